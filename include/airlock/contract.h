@@ -1,0 +1,292 @@
+/* airlock — the contract: request, limits, grant, result, facts.
+ *
+ * These are plain value types (the contract is data); the things that act —
+ * hosts, provider handles, cancel tokens — are opaque handles declared in
+ * provider.h and host.h.  Every pointer inside a request, result or facts is
+ * owned by it and released by its _free function.  Byte buffers (al_bytes)
+ * may hold NULs and need not be UTF-8.
+ */
+#ifndef AIRLOCK_CONTRACT_H
+#define AIRLOCK_CONTRACT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct al_bytes {
+	unsigned char *data; /* NUL-terminated for convenience, len excludes it */
+	size_t len;
+} al_bytes;
+
+/* ---- outcomes ------------------------------------------------------- */
+
+typedef enum al_outcome {
+	AL_OUTCOME_COMPLETED = 0,
+	AL_OUTCOME_FAILED,
+	AL_OUTCOME_KILLED,
+	AL_OUTCOME_TIMED_OUT,
+	AL_OUTCOME_INTERRUPTED,
+	AL_OUTCOME_CANCELLED,
+	AL_OUTCOME_INVALID_REQUEST,
+	AL_OUTCOME_DENIED,
+	AL_OUTCOME_UNSUPPORTED_LANGUAGE,
+	AL_OUTCOME_UNENFORCEABLE_LIMIT,
+	AL_OUTCOME_DISABLED,
+	AL_OUTCOME_UNAVAILABLE,
+	AL_OUTCOME_CONFLICT,
+	AL_OUTCOME__COUNT
+} al_outcome;
+
+/* "completed", "timed_out", ...; NULL for an out-of-range value. */
+const char *al_outcome_name(al_outcome outcome);
+/* 0 and *out set, or -EINVAL for an unknown name. */
+int al_outcome_from_name(const char *name, al_outcome *out);
+/* true for the outcomes where a process existed (cancelled counts as ran). */
+bool al_outcome_ran(al_outcome outcome);
+
+/* ---- limits --------------------------------------------------------- */
+
+typedef enum al_limit_bit {
+	AL_LIMIT_WALL_MS = 1u << 0,
+	AL_LIMIT_CPU_MS = 1u << 1,
+	AL_LIMIT_MEMORY_BYTES = 1u << 2,
+	AL_LIMIT_PIDS = 1u << 3,
+	AL_LIMIT_OUTPUT_BYTES = 1u << 4,
+	AL_LIMIT_FILE_BYTES = 1u << 5,
+	AL_LIMIT_WORKSPACE_BYTES = 1u << 6,
+	AL_LIMIT_OPEN_FILES = 1u << 7,
+	AL_LIMIT__ALL = (1u << 8) - 1
+} al_limit_bit;
+
+/* JSON name of one limit bit ("wall_ms", ...); NULL if not a single bit. */
+const char *al_limit_name(unsigned bit);
+int al_limit_from_name(const char *name, unsigned *bit);
+
+typedef struct al_limits {
+	uint64_t wall_ms;
+	uint64_t cpu_ms;
+	uint64_t memory_bytes;
+	uint64_t pids;
+	uint64_t output_bytes; /* bytes kept per stream */
+	uint64_t file_bytes;
+	uint64_t workspace_bytes;
+	uint64_t open_files;
+	unsigned set; /* AL_LIMIT_* bits the request asked for explicitly */
+} al_limits;
+
+/* Defaults used for limits a request leaves unset (documented in
+ * docs/contract.md).  A value of 0 means "no limit of this kind" and is
+ * only ever the default for cpu_ms, memory_bytes, pids, file_bytes and
+ * workspace_bytes. */
+#define AL_DEFAULT_WALL_MS 10000u
+#define AL_DEFAULT_OUTPUT_BYTES (1024u * 1024u)
+#define AL_DEFAULT_OPEN_FILES 256u
+#define AL_DEFAULT_GRACE_MS 500u /* TERM -> KILL */
+
+/* Fills every limit not in l->set with its default. */
+void al_limits_apply_defaults(al_limits *l);
+
+/* ---- grant ---------------------------------------------------------- */
+
+typedef enum al_network {
+	AL_NETWORK_NONE = 0,
+	AL_NETWORK_LOOPBACK,
+	AL_NETWORK_HOST
+} al_network;
+
+typedef enum al_workspace_mode {
+	AL_WORKSPACE_NONE = 0,
+	AL_WORKSPACE_RO,
+	AL_WORKSPACE_RW
+} al_workspace_mode;
+
+const char *al_network_name(al_network n);
+int al_network_from_name(const char *name, al_network *out);
+const char *al_workspace_mode_name(al_workspace_mode m);
+int al_workspace_mode_from_name(const char *name, al_workspace_mode *out);
+
+typedef struct al_grant {
+	al_network network;
+	al_workspace_mode workspace;
+	char **secrets; /* names only */
+	size_t n_secrets;
+	bool streaming;
+} al_grant;
+
+/* ---- request -------------------------------------------------------- */
+
+typedef enum al_purpose {
+	AL_PURPOSE_SCRIPT = 0,
+	AL_PURPOSE_PLUGIN,
+	AL_PURPOSE_ASSET
+} al_purpose;
+
+typedef enum al_isolation {
+	AL_ISOLATION_PREFERRED = 0,
+	AL_ISOLATION_REQUIRED
+} al_isolation;
+
+const char *al_purpose_name(al_purpose p);
+const char *al_isolation_name(al_isolation i);
+
+typedef struct al_file {
+	char *path;	  /* relative, clean */
+	al_bytes content; /* exact bytes */
+	unsigned mode;	  /* permission bits, default 0644 */
+} al_file;
+
+typedef struct al_env_var {
+	char *name;
+	char *value;
+} al_env_var;
+
+typedef struct al_toolchain_req {
+	char *toolchain;  /* canonical toolchain id, e.g. "python" */
+	char *constraint; /* "3.11.2", ">=3.10", "<4", ... */
+} al_toolchain_req;
+
+typedef struct al_request {
+	char *language;
+	al_bytes code;
+	char *code_sha256; /* optional pin, lower-case hex; NULL if absent */
+	char **argv;
+	size_t argc;
+	al_bytes stdin_data;
+	bool has_stdin; /* false: the program's stdin is closed empty */
+	al_file *files;
+	size_t n_files;
+	char **outputs;
+	size_t n_outputs;
+	al_purpose purpose;
+	al_limits limits;
+	al_grant grant;
+	al_env_var *env;
+	size_t n_env;
+	char *idempotency_key; /* NULL if absent */
+	al_isolation isolation;
+	al_toolchain_req *toolchain;
+	size_t n_toolchain;
+} al_request;
+
+al_request *al_request_new(void);
+void al_request_free(al_request *req);
+/* Deep copy; NULL on allocation failure. */
+al_request *al_request_dup(const al_request *req);
+
+/* ---- facts ---------------------------------------------------------- */
+
+typedef enum al_safety_class {
+	AL_SAFETY_DISABLED = 0,
+	AL_SAFETY_TRUSTED_LOCAL,
+	AL_SAFETY_SANDBOXED,
+	AL_SAFETY_CONTAINER,
+	AL_SAFETY_REMOTE
+} al_safety_class;
+
+const char *al_safety_class_name(al_safety_class c);
+int al_safety_class_from_name(const char *name, al_safety_class *out);
+
+typedef struct al_isolation_axes {
+	bool process_contained;
+	bool host_filesystem_restricted;
+	bool privilege_escalation_blocked;
+	bool syscalls_restricted;
+	bool network_restricted;
+} al_isolation_axes;
+
+typedef struct al_language_fact {
+	char *language;	 /* "python" */
+	char *toolchain; /* canonical toolchain id, "python" */
+	char *version;	 /* normalised "3.11.2" */
+	char *path;	 /* the real interpreter, shims resolved */
+} al_language_fact;
+
+typedef struct al_facts {
+	char *provider;
+	bool available;
+	char *unavailable_reason; /* NULL when available */
+	al_safety_class safety_class;
+	al_isolation_axes isolation;
+	al_language_fact *languages;
+	size_t n_languages;
+	unsigned limits;    /* AL_LIMIT_* bits truly enforced */
+	unsigned network;   /* bit (1u << al_network) per mode offered */
+	unsigned workspace; /* bit (1u << al_workspace_mode) per mode */
+	bool streaming;
+	char *mechanism_json; /* provider-specific JSON object text, or NULL */
+} al_facts;
+
+al_facts *al_facts_new(const char *provider_id, al_safety_class cls);
+void al_facts_free(al_facts *facts);
+al_facts *al_facts_dup(const al_facts *facts);
+/* Appends a language fact (copies the strings). */
+int al_facts_add_language(al_facts *facts, const char *language,
+			  const char *toolchain, const char *version,
+			  const char *path);
+const al_language_fact *al_facts_find_language(const al_facts *facts,
+					       const char *language);
+
+/* ---- result --------------------------------------------------------- */
+
+enum { AL_STDOUT = 0, AL_STDERR = 1 };
+
+typedef struct al_usage {
+	uint64_t wall_ms;
+	uint64_t cpu_user_ms;
+	uint64_t cpu_sys_ms;
+	uint64_t peak_memory_bytes;
+} al_usage;
+
+typedef struct al_output_file {
+	char *path;
+	uint64_t size;
+	char sha256[65];
+	char *artifact;
+	char *refused_reason; /* non-NULL: not collected, and why */
+} al_output_file;
+
+typedef struct al_result {
+	char run_id[40];
+	al_outcome outcome;
+	char *reason; /* NULL or a token: "memory_limit", "gate:grant", ... */
+	bool has_exit_code;
+	int exit_code;
+	bool has_signal;
+	int signal;
+	al_bytes output[2];	  /* indexed by AL_STDOUT / AL_STDERR */
+	bool truncated[2];
+	uint64_t output_seen[2];  /* bytes the program wrote, kept or not */
+	al_usage usage;
+	al_facts *provider;	  /* facts of the provider that ran it, or NULL */
+	al_output_file *outputs;
+	size_t n_outputs;
+	int64_t started_at_ms;	  /* Unix epoch milliseconds; 0 if none */
+	int64_t finished_at_ms;
+	bool permanent;		  /* retrying the same request cannot help */
+} al_result;
+
+al_result *al_result_new(void);
+void al_result_free(al_result *res);
+/* Sets outcome, reason (copied; may be NULL) and `permanent` as the outcome
+ * implies.  Returns 0 or -ENOMEM. */
+int al_result_set_outcome(al_result *res, al_outcome outcome,
+			  const char *reason);
+/* The shape rules of DESIGN.md: an exit code only with completed/failed
+ * (and exit_code 0 iff completed), a signal only with killed/interrupted,
+ * neither on a timeout, no process fields on a refusal.  Returns 0 when the
+ * shape is consistent, -EPROTO otherwise. */
+int al_result_check_shape(const al_result *res);
+
+/* Formats the current time as RFC 3339 UTC with milliseconds into buf
+ * (at least 32 bytes); also handy for logs. */
+int64_t al_now_ms(void);
+void al_format_time_ms(int64_t ms, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
