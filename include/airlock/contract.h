@@ -131,7 +131,9 @@ typedef enum al_isolation {
 } al_isolation;
 
 const char *al_purpose_name(al_purpose p);
+int al_purpose_from_name(const char *name, al_purpose *out);
 const char *al_isolation_name(al_isolation i);
+int al_isolation_from_name(const char *name, al_isolation *out);
 
 typedef struct al_file {
 	char *path;	  /* relative, clean */
