@@ -365,13 +365,14 @@ static void add(argv_builder *b, const char *s)
 		b->rc = al_strv_push(&b->v, s);
 }
 
-static void add_printf(argv_builder *b, const char *fmt, const char *arg)
+/* Adds prefix followed by value as one argument ("--outfile=" + path). */
+static void add_joined(argv_builder *b, const char *prefix, const char *value)
 {
 	char *s = NULL;
 
 	if (b->rc)
 		return;
-	if (asprintf(&s, fmt, arg) < 0) {
+	if (asprintf(&s, "%s%s", prefix, value) < 0) {
 		b->rc = -ENOMEM;
 		return;
 	}
@@ -409,10 +410,10 @@ int al_toolchain_plan(const al_toolchain *tc, const char *script_path,
 		/* Transpile only (no bundling), to CommonJS for this node. */
 		add(&build, tc->helper_path);
 		add(&build, script_path);
-		add_printf(&build, "--outfile=%s", js);
+		add_joined(&build, "--outfile=", js);
 		add(&build, "--format=cjs");
 		add(&build, "--platform=node");
-		add_printf(&build, "--target=node%s", tc->version);
+		add_joined(&build, "--target=node", tc->version);
 		add(&build, "--log-level=warning");
 		script = js;
 	}
