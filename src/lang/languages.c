@@ -365,16 +365,21 @@ static void add(argv_builder *b, const char *s)
 		b->rc = al_strv_push(&b->v, s);
 }
 
-static void add_printf(argv_builder *b, const char *fmt, const char *arg)
+/* Adds prefix followed by value ("--outfile=" + path). */
+static void add_joined(argv_builder *b, const char *prefix, const char *value)
 {
-	char *s = NULL;
+	size_t lp = strlen(prefix), lv = strlen(value);
+	char *s;
 
 	if (b->rc)
 		return;
-	if (asprintf(&s, fmt, arg) < 0) {
+	s = malloc(lp + lv + 1);
+	if (!s) {
 		b->rc = -ENOMEM;
 		return;
 	}
+	memcpy(s, prefix, lp);
+	memcpy(s + lp, value, lv + 1);
 	add(b, s);
 	free(s);
 }
@@ -409,10 +414,10 @@ int al_toolchain_plan(const al_toolchain *tc, const char *script_path,
 		/* Transpile only (no bundling), to CommonJS for this node. */
 		add(&build, tc->helper_path);
 		add(&build, script_path);
-		add_printf(&build, "--outfile=%s", js);
+		add_joined(&build, "--outfile=", js);
 		add(&build, "--format=cjs");
 		add(&build, "--platform=node");
-		add_printf(&build, "--target=node%s", tc->version);
+		add_joined(&build, "--target=node", tc->version);
 		add(&build, "--log-level=warning");
 		script = js;
 	}
