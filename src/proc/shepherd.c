@@ -190,22 +190,16 @@ int al_shepherd_loop(pid_t program, int status_fd, bool as_init)
 }
 
 struct shepherd_ctx {
-	int pidfd;
+	pid_t pid;
 };
 
-static int pidfd_signal(int pidfd, int sig)
-{
-	if (syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0)
-		return -errno;
-	return 0;
-}
-
 /* TERM is forwarded by the shepherd; KILL is asked of it with SIGUSR1 so
- * it can sweep the tree before it goes. */
+ * it can sweep the tree before it goes.  The shepherd is our child and is
+ * reaped only after supervision ends, so its pid cannot be reused here. */
 static int shepherd_signal_tree(void *ctx, int sig)
 {
 	const struct shepherd_ctx *c = ctx;
-	return pidfd_signal(c->pidfd, sig == SIGKILL ? SIGUSR1 : sig);
+	return kill(c->pid, sig == SIGKILL ? SIGUSR1 : sig) < 0 ? -errno : 0;
 }
 
 static void write_errno_and_exit(int fd, int code)
@@ -246,6 +240,10 @@ static void exec_program(const al_spawn_spec *spec, int in_fd, int out_fd,
 		write_errno_and_exit(errpipe, 127);
 	for (size_t i = 0; i < spec->n_rlimits; i++) {
 		struct rlimit rl = {spec->rlimits[i].value, spec->rlimits[i].value};
+		/* One second of headroom so the soft limit's SIGXCPU, which
+		 * names the cause, arrives before the hard limit's SIGKILL. */
+		if (spec->rlimits[i].resource == RLIMIT_CPU)
+			rl.rlim_max = rl.rlim_cur + 1;
 		if (setrlimit(spec->rlimits[i].resource, &rl) < 0)
 			write_errno_and_exit(errpipe, 127);
 	}
@@ -280,12 +278,6 @@ int al_shepherd_spawn(const al_spawn_spec *spec, al_child *child, al_error **err
 			goto out;
 		}
 	}
-	ctx = calloc(1, sizeof(*ctx));
-	if (ctx == NULL) {
-		rc = -ENOMEM;
-		goto out;
-	}
-
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -319,6 +311,8 @@ int al_shepherd_spawn(const al_spawn_spec *spec, al_child *child, al_error **err
 	}
 
 	child->pid = pid;
+	/* Optional: the status pipe's EOF also says the shepherd is gone
+	 * (valgrind, for one, does not know pidfd_open). */
 	child->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	/* Close our copies of the child's ends, then learn whether exec
 	 * worked: the error pipe closes on a successful exec. */
@@ -339,7 +333,16 @@ int al_shepherd_spawn(const al_spawn_spec *spec, al_child *child, al_error **err
 		n = read(execerr[0], &exec_errno, sizeof(exec_errno));
 	while (n < 0 && errno == EINTR);
 
-	ctx->pidfd = child->pidfd;
+	/* Allocated after the fork so the shepherd owns no heap block. */
+	ctx = calloc(1, sizeof(*ctx));
+	if (ctx == NULL) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, __WALL);
+		child->pid = -1;
+		rc = -ENOMEM;
+		goto out;
+	}
+	ctx->pid = pid;
 	child->stdin_fd = in[1];
 	child->stdout_fd = out[0];
 	child->stderr_fd = errp[0];
@@ -349,11 +352,7 @@ int al_shepherd_spawn(const al_spawn_spec *spec, al_child *child, al_error **err
 	in[1] = out[0] = errp[0] = status[0] = -1;
 	ctx = NULL;
 
-	if (child->pidfd < 0) {
-		rc = al_error_set(err, AL_ERR_UNAVAILABLE, errno, "start_failed",
-				  "pidfd_open failed");
-		kill(pid, SIGKILL);
-	} else if (n == (ssize_t)sizeof(exec_errno)) {
+	if (n == (ssize_t)sizeof(exec_errno)) {
 		rc = al_error_set(err, AL_ERR_UNAVAILABLE, exec_errno,
 				  "start_failed", "cannot start the interpreter: %s",
 				  strerror(exec_errno));
@@ -380,8 +379,7 @@ void al_child_discard(al_child *child)
 	child->stdin_fd = child->stdout_fd = child->stderr_fd = -1;
 	child->status_fd = -1;
 	if (child->pid > 0) {
-		if (child->pidfd >= 0)
-			pidfd_signal(child->pidfd, SIGUSR1);
+		kill(child->pid, SIGUSR1);
 		waitpid(child->pid, NULL, __WALL);
 		child->pid = -1;
 	}

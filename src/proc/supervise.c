@@ -235,10 +235,15 @@ int al_supervise(al_child *child, const al_supervise_opts *opts,
 					 sizeof(report_buf) - report_len);
 			if (r > 0)
 				report_len += (size_t)r;
-			else if (r == 0 || (errno != EAGAIN && errno != EINTR))
+			else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
+				/* Only the shepherd/init holds the write end:
+				 * EOF means it is gone. */
 				close_fd(&child->status_fd);
-			if (report_len == sizeof(report_buf))
-				close_fd(&child->status_fd);
+				if (!exited) {
+					exited = true;
+					give_up_at = mono_ms() + DRAIN_AFTER_EXIT_MS;
+				}
+			}
 		}
 		if (i_pid >= 0 && pfd[i_pid].revents) {
 			exited = true;
