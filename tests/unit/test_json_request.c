@@ -77,7 +77,7 @@ static const bad_case bad_cases[] = {
 	{"{" BASE ",\"stdin\":\"x\",\"stdin_b64\":\"" MARK "\"}", 0, "stdin",
 	 NULL},
 	{"{" BASE ",\"stdin_b64\":\"" MARK "\"}", 0, "stdin_b64", NULL},
-	{"{" BASE ",\"stdin_b64\":\"" MARK "=\"}", 0, "stdin_b64", NULL},
+	{"{" BASE ",\"stdin_b64\":\"S3CRETVALU=A\"}", 0, "stdin_b64", "S3CR"},
 	{"{" BASE ",\"stdin_b64\":\"S3CR ETVA\"}", 0, "stdin_b64", "S3CR"},
 	{"{" BASE ",\"stdin_b64\":\"Zh==\"}", 0, "stdin_b64", "Zh=="},
 	{"{" BASE ",\"stdin\":true}", 0, "stdin", NULL},
@@ -212,7 +212,7 @@ static const bad_case bad_cases[] = {
 	{"{" BASE ",\"toolchain\":{\"python\":\"=>3.10\"}}", 0, "toolchain",
 	 "=>3.10"},
 	{"{" BASE ",\"toolchain\":{\"python\":\">=3.10,\"}}", 0, "toolchain",
-	 ">=3.10"},
+	 ">=3.10,"},
 	{"{" BASE ",\"toolchain\":{\"python\":\"3..1\"}}", 0, "toolchain",
 	 "3..1"},
 	{"{" BASE ",\"toolchain\":{\"python\":310}}", 0, "toolchain", "310"},
@@ -317,10 +317,20 @@ static void test_oversize_fields(void **state)
 
 	/* Two files each within bounds, together beyond the total. */
 	size_t half = AL_MAX_FILES_TOTAL_BYTES / 2 + 1;
-	char *a = build("\"files\":[{\"path\":\"a\",\"content\":\"", "S", half,
-			"\"},{\"path\":\"b\",\"content_b64\":\"\"}]");
-	check_refused(a, strlen(a), "files[1].content_b64", "SSSS", 100);
-	free(a);
+	char *inner = build("\"path\":\"b\",\"content\":\"", "S", half, "\"");
+	/* inner is '{BASE,"path":"b","content":"SSS..."}': reuse its tail */
+	char *second = strstr(inner, "\"path\":\"b\"");
+	size_t cap2 = strlen(inner) + half + 128;
+	char *two = malloc(cap2);
+	assert_non_null(two);
+	char *p = two + sprintf(two, "{%s,\"files\":[{\"path\":\"a\",\"content\":\"",
+				BASE);
+	memset(p, 'S', half);
+	p += half;
+	sprintf(p, "\"},{%s]}", second);
+	check_refused(two, strlen(two), "files", "SSSS", 100);
+	free(two);
+	free(inner);
 
 	/* Over AL_MAX_ENV variables, each valid. */
 	size_t cap = 64 + 16 * (AL_MAX_ENV + 1);
