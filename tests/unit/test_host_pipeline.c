@@ -42,6 +42,7 @@ static atomic_int max_live;
 static atomic_int n_ensure;
 static atomic_int n_release;
 static atomic_int fail_release;
+static void *quarantined;
 
 static void reset_counters(void)
 {
@@ -108,8 +109,11 @@ static int tp_release(al_provider_handle *h, al_error **err)
 {
 	(void)err;
 	n_release++;
-	if (fail_release)
-		return -EIO; /* the host quarantines it (and frees nothing) */
+	if (fail_release) {
+		/* The host quarantines it; the test frees it afterwards. */
+		quarantined = h;
+		return -EIO;
+	}
 	free(h);
 	return 0;
 }
@@ -123,6 +127,7 @@ static void sleep_ms(long ms)
 
 static void set_out(al_result *res, const char *text)
 {
+	free(res->output[AL_STDOUT].data);
 	res->output[AL_STDOUT].data = (unsigned char *)strdup(text);
 	res->output[AL_STDOUT].len = strlen(text);
 	res->output_seen[AL_STDOUT] = strlen(text);
@@ -526,6 +531,9 @@ static void test_handles_cached_and_quarantined(void **state)
 	al_host_free(f->host);
 	f->host = NULL;
 	assert_int_equal(n_release, 1);
+	assert_non_null(quarantined);
+	free(quarantined);
+	quarantined = NULL;
 }
 
 /* ---- audit refusal ----------------------------------------------------- */
