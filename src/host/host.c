@@ -535,6 +535,11 @@ static int run_selected(run_state *rs)
 		goto out;
 	}
 	/* 9. slot */
+	al_cancel *caller = rs->opts ? rs->opts->cancel : NULL;
+	if (caller && al_cancel_state(caller) != AL_CANCEL_NONE) {
+		rc = refuse(rs, AL_OUTCOME_CANCELLED, "caller");
+		goto finished;
+	}
 	int sr = al_slots_acquire(h->slots, rs->tenant->name,
 				  rs->tenant->concurrency, h->cfg->slot_wait_ms,
 				  rs->opts ? rs->opts->cancel : NULL);
