@@ -131,7 +131,9 @@ typedef enum al_isolation {
 } al_isolation;
 
 const char *al_purpose_name(al_purpose p);
+int al_purpose_from_name(const char *name, al_purpose *out);
 const char *al_isolation_name(al_isolation i);
+int al_isolation_from_name(const char *name, al_isolation *out);
 
 typedef struct al_file {
 	char *path;	  /* relative, clean */
@@ -280,6 +282,9 @@ int al_result_set_outcome(al_result *res, al_outcome outcome,
  * neither on a timeout, no process fields on a refusal.  Returns 0 when the
  * shape is consistent, -EPROTO otherwise. */
 int al_result_check_shape(const al_result *res);
+
+/* A new random run id (UUID v4 text) into out[40]. */
+void al_run_id_new(char out[40]);
 
 /* Formats the current time as RFC 3339 UTC with milliseconds into buf
  * (at least 32 bytes); also handy for logs. */

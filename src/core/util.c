@@ -1,0 +1,106 @@
+/* Small helpers for strings, string vectors and byte buffers. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "core/util.h"
+
+int al_strdup_opt(const char *s, char **out)
+{
+	*out = NULL;
+	if (s == NULL)
+		return 0;
+	*out = strdup(s);
+	return *out != NULL ? 0 : -ENOMEM;
+}
+
+int al_strv_dup(char *const *v, size_t n, char ***out)
+{
+	*out = NULL;
+	if (n == 0)
+		return 0;
+	char **copy = calloc(n + 1, sizeof(*copy));
+	if (copy == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		copy[i] = strdup(v[i] != NULL ? v[i] : "");
+		if (copy[i] == NULL) {
+			al_strv_free(copy, i);
+			return -ENOMEM;
+		}
+	}
+	*out = copy;
+	return 0;
+}
+
+void al_strv_free(char **v, size_t n)
+{
+	if (v == NULL)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+int al_bytes_set(al_bytes *dst, const void *data, size_t len)
+{
+	unsigned char *p = malloc(len + 1);
+	if (p == NULL)
+		return -ENOMEM;
+	if (len > 0)
+		memcpy(p, data, len);
+	p[len] = '\0';
+	dst->data = p;
+	dst->len = len;
+	return 0;
+}
+
+int al_bytes_dup(const al_bytes *src, al_bytes *dst)
+{
+	return al_bytes_set(dst, src->data, src->data != NULL ? src->len : 0);
+}
+
+void al_bytes_clear(al_bytes *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = 0;
+}
+
+void al_explicit_free_str(char *s)
+{
+	if (s == NULL)
+		return;
+	explicit_bzero(s, strlen(s));
+	free(s);
+}
+
+char *al_strdup_printf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+	va_start(ap, fmt);
+	int n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	return n < 0 ? NULL : s;
+}
+
+void al_run_id_new(char out[40])
+{
+	unsigned char b[16];
+	size_t got = 0;
+	while (got < sizeof(b)) {
+		ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
+		if (n > 0)
+			got += (size_t)n;
+	}
+	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+	snprintf(out, 40,
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
+		 b[10], b[11], b[12], b[13], b[14], b[15]);
+}

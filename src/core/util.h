@@ -1,0 +1,24 @@
+/* Internal: small helpers for strings, string vectors and byte buffers. */
+#ifndef AL_CORE_UTIL_H
+#define AL_CORE_UTIL_H
+
+#include <stddef.h>
+
+#include <airlock/contract.h>
+
+/* *out = strdup(s), or NULL when s is NULL.  0 or -ENOMEM. */
+int al_strdup_opt(const char *s, char **out);
+/* Copies n strings into a new NULL-terminated vector (NULL when n == 0). */
+int al_strv_dup(char *const *v, size_t n, char ***out);
+/* Frees the first n strings and the vector. */
+void al_strv_free(char **v, size_t n);
+/* Deep copy; the copy is NUL-terminated like every al_bytes. */
+int al_bytes_dup(const al_bytes *src, al_bytes *dst);
+int al_bytes_set(al_bytes *dst, const void *data, size_t len);
+void al_bytes_clear(al_bytes *b);
+/* Zeroes then frees a string that may hold a secret. */
+void al_explicit_free_str(char *s);
+/* snprintf into a new string; NULL on failure. */
+char *al_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif
