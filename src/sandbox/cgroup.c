@@ -131,6 +131,7 @@ static void read_self_cgroup(struct self_cg *s)
 		char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 		if (c2 == NULL)
 			continue;
+		*c1 = '\0';
 		*c2 = '\0';
 		const char *ctrls = c1 + 1, *path = c2 + 1;
 		if (strcmp(line, "0") == 0 && *ctrls == '\0') {

@@ -11,6 +11,7 @@ int al_sb_landlock_abi(void);
 typedef struct al_sb_landlock_spec {
 	int abi;		/* from al_sb_landlock_abi(); 0 = skip */
 	bool workspace_rw;	/* /workspace writable */
+	bool build_rw;		/* /build writable (build step) */
 	bool deny_tcp;		/* handle TCP bind/connect with no rule */
 } al_sb_landlock_spec;
 

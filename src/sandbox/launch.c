@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -210,6 +211,7 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 		if (setgroups(0, NULL) < 0 ||
 		    setresgid(l->host_gid, l->host_gid, l->host_gid) < 0 ||
 		    setresuid(l->host_uid, l->host_uid, l->host_uid) < 0 ||
+		    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0 || /* own /proc/self */
 		    unshare(CLONE_NEWUSER) < 0)
 			fail(ff, ST_USERNS, errno, 0);
 		rc = al_sb_write_idmaps(0, l->host_uid, l->host_gid);

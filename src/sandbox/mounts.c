@@ -203,8 +203,11 @@ int al_sb_mount_plan_build(const al_sb_mount_params *prm,
 	if (rc == 0)
 		rc = add(p, AL_MOP_TMPFS, opts, "/tmp", true, false, false);
 	if (rc == 0)
-		rc = add(p, AL_MOP_BIND, prm->code_dir, "/code", prm->code_rw,
-			 false, false);
+		rc = add(p, AL_MOP_BIND, prm->code_dir, "/code", false, false,
+			 false);
+	if (rc == 0 && prm->build_dir)
+		rc = add(p, AL_MOP_BIND, prm->build_dir, "/build",
+			 prm->build_rw, false, false);
 	if (rc == 0) {
 		if (prm->workspace == AL_WORKSPACE_NONE ||
 		    prm->workspace_dir == NULL)

@@ -48,7 +48,8 @@ typedef struct al_sb_mount_params {
 	al_network network;
 	uint64_t tmp_bytes;
 	char *const *extra_roots; /* toolchain roots, NULL-terminated or NULL */
-	bool code_rw;		  /* build step writes next to the script */
+	const char *build_dir;	  /* host RUN/tmp mounted at /build, or NULL */
+	bool build_rw;		  /* the build step writes /build */
 } al_sb_mount_params;
 
 int al_sb_mount_plan_build(const al_sb_mount_params *p,

@@ -2,6 +2,8 @@
 #include "sandbox/userns.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,48 +41,58 @@ int al_sb_write_idmaps(pid_t pid, uid_t host_uid, gid_t host_gid)
 	return write_proc(pid, "gid_map", line);
 }
 
-int al_sb_uidpool_init(al_sb_uidpool *p, uint32_t base, uint32_t count)
+static pthread_mutex_t uid_lock = PTHREAD_MUTEX_INITIALIZER;
+static uid_t *taken;
+static size_t n_taken, cap_taken;
+
+static bool is_taken(uid_t uid)
 {
-	memset(p, 0, sizeof(*p));
-	if (count == 0)
-		return -EINVAL;
-	p->used = calloc(count, 1);
-	if (p->used == NULL)
-		return -ENOMEM;
-	p->base = base;
-	p->count = count;
-	pthread_mutex_init(&p->lock, NULL);
-	return 0;
+	for (size_t i = 0; i < n_taken; i++)
+		if (taken[i] == uid)
+			return true;
+	return false;
 }
 
-void al_sb_uidpool_destroy(al_sb_uidpool *p)
-{
-	if (p->used == NULL)
-		return;
-	pthread_mutex_destroy(&p->lock);
-	free(p->used);
-	p->used = NULL;
-}
-
-int al_sb_uidpool_take(al_sb_uidpool *p, uid_t *uid)
+int al_sb_uid_take(uint32_t base, uint32_t count, uid_t *uid)
 {
 	int rc = -EAGAIN;
-	pthread_mutex_lock(&p->lock);
-	for (uint32_t i = 0; i < p->count; i++)
-		if (!p->used[i]) {
-			p->used[i] = 1;
-			*uid = (uid_t)(p->base + i);
+	pthread_mutex_lock(&uid_lock);
+	if (n_taken == cap_taken) {
+		size_t cap = cap_taken ? cap_taken * 2 : 16;
+		uid_t *t = realloc(taken, cap * sizeof(*t));
+		if (t == NULL) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		taken = t;
+		cap_taken = cap;
+	}
+	for (uint32_t i = 0; i < count; i++) {
+		uid_t u = (uid_t)(base + i);
+		if (!is_taken(u)) {
+			taken[n_taken++] = u;
+			*uid = u;
 			rc = 0;
 			break;
 		}
-	pthread_mutex_unlock(&p->lock);
+	}
+out:
+	pthread_mutex_unlock(&uid_lock);
 	return rc;
 }
 
-void al_sb_uidpool_give(al_sb_uidpool *p, uid_t uid)
+void al_sb_uid_give(uid_t uid)
 {
-	pthread_mutex_lock(&p->lock);
-	if (uid >= p->base && uid - p->base < p->count)
-		p->used[uid - p->base] = 0;
-	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_lock(&uid_lock);
+	for (size_t i = 0; i < n_taken; i++)
+		if (taken[i] == uid) {
+			taken[i] = taken[--n_taken];
+			break;
+		}
+	if (n_taken == 0) {
+		free(taken);
+		taken = NULL;
+		cap_taken = 0;
+	}
+	pthread_mutex_unlock(&uid_lock);
 }
