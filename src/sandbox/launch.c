@@ -218,6 +218,9 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 		if (rc < 0)
 			fail(ff, ST_USERNS, -rc, 1);
 	}
+	/* The init's memory holds the host's environment: the program (same
+	 * uid) must not read it through /proc/1. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	pid_t prog = fork();
 	if (prog < 0)
 		fail(ff, ST_FORK, errno, 0);

@@ -335,10 +335,8 @@ int al_sb_probe_facts(const al_sb_context *ctx, al_facts **out,
 			f->limits |= AL_LIMIT_MEMORY_BYTES;
 		if (ctx->cg.ver[AL_CG_PIDS] != AL_CG_NONE)
 			f->limits |= AL_LIMIT_PIDS;
-		/* /tmp and a tmpfs /workspace are sized; the latter needs a
-		 * mount on the host, so only as root */
-		if (ctx->privileged)
-			f->limits |= AL_LIMIT_WORKSPACE_BYTES;
+		/* workspace_bytes is not offered: /tmp is a bounded tmpfs, but
+		 * a rw /workspace is a bind of a host directory, unbounded */
 		f->network = (1u << AL_NETWORK_NONE) |
 			     (1u << AL_NETWORK_LOOPBACK);
 		if (ctx->cfg.allow_host_network)

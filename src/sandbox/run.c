@@ -67,10 +67,7 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 		.workspace_dir = s->rd->workspace,
 		.workspace = req->grant.workspace,
 		.network = req->grant.network,
-		.tmp_bytes = (req->limits.set & AL_LIMIT_WORKSPACE_BYTES) &&
-					     req->limits.workspace_bytes > 0
-				     ? req->limits.workspace_bytes
-				     : ctx->cfg.tmp_bytes,
+		.tmp_bytes = ctx->cfg.tmp_bytes,
 		.extra_roots = s->extra_roots,
 		.build_dir = s->has_build_dir ? s->rd->tmp : NULL,
 		.build_rw = s->build,
