@@ -742,11 +742,15 @@ out:
 
 int al_config_default(al_config **out, al_error **err)
 {
+	/* The operator's own defaults: every network mode may be granted,
+	 * because the provider still offers only what it enforces (the
+	 * sandbox gives `host` only when its configuration allows it, and
+	 * the trusted local provider runs only when chosen explicitly). */
 	static const char def[] =
 		"{\"execution_enabled\": true,"
 		" \"providers\": [\"sandbox\"],"
 		" \"tenants\": {\"default\": {\"languages\": \"*\","
-		" \"grant\": {\"network\": [\"none\", \"loopback\"],"
+		" \"grant\": {\"network\": [\"none\", \"loopback\", \"host\"],"
 		" \"workspace\": [\"none\", \"ro\", \"rw\"],"
 		" \"secrets\": [], \"streaming\": true}}}}";
 	return al_config_parse(def, sizeof(def) - 1, out, err);
