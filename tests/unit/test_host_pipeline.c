@@ -213,7 +213,7 @@ static int tp_health(al_provider_handle *h, al_error **err)
 }
 
 #define TP_OPS(name)                                                       \
-	{.id = name, .probe = tp_probe, .ensure = tp_ensure,               \
+	{.id = (name), .probe = tp_probe, .ensure = tp_ensure,               \
 	 .health = tp_health, .execute = tp_execute, .interrupt = NULL,    \
 	 .release = tp_release}
 
