@@ -779,7 +779,7 @@ int al_host_capabilities(al_host *h, const al_host_context *ctx,
 	if (!t)
 		return al_error_set(err, AL_ERR_NOT_FOUND, ENOENT, "tenant",
 				    "unknown tenant");
-	al_facts **arr = calloc(h->sel.n ? h->sel.n : 1, sizeof(*arr));
+	al_facts **arr = calloc(h->sel.n ? h->sel.n : 1, sizeof(al_facts *));
 	if (!arr)
 		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
 				    "out of memory");
