@@ -26,6 +26,12 @@ const char *al_sb_cgver_name(al_sb_cgver v)
 	return v == AL_CG_V2 ? "v2" : v == AL_CG_V1 ? "v1" : "none";
 }
 
+/* -errno, never 0: a failed call that left errno unset still fails. */
+static int neg_errno(void)
+{
+	return errno > 0 ? -errno : -EIO;
+}
+
 static int write_str(const char *dir, const char *file, const char *val)
 {
 	char path[4096];
@@ -34,25 +40,27 @@ static int write_str(const char *dir, const char *file, const char *val)
 		return -ENAMETOOLONG;
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return neg_errno();
 	size_t len = strlen(val);
 	ssize_t w = write(fd, val, len);
-	int rc = w == (ssize_t)len ? 0 : (w < 0 ? -errno : -EIO);
+	int rc = w == (ssize_t)len ? 0 : (w < 0 ? neg_errno() : -EIO);
 	close(fd);
 	return rc;
 }
 
+/* Reads up to len-1 bytes; buf is always a string, "" on failure. */
 static int read_str(const char *dir, const char *file, char *buf, size_t len)
 {
+	buf[0] = '\0';
 	char path[4096];
 	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >=
 	    (int)sizeof(path))
 		return -ENAMETOOLONG;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return neg_errno();
 	ssize_t r = read(fd, buf, len - 1);
-	int rc = r < 0 ? -errno : 0;
+	int rc = r < 0 ? neg_errno() : 0;
 	close(fd);
 	buf[r < 0 ? 0 : r] = '\0';
 	return rc;
@@ -270,17 +278,18 @@ void al_sb_cgroups_clear(al_sb_cgroups *cg)
 	memset(cg, 0, sizeof(*cg));
 }
 
+/* Creates base/name; *out is set only on success. */
 static int make_dir(const char *base, const char *name, char **out)
 {
-	*out = al_strdup_printf("%s/%s", base, name);
-	if (*out == NULL)
+	char *dir = al_strdup_printf("%s/%s", base, name);
+	if (dir == NULL)
 		return -ENOMEM;
-	if (mkdir(*out, 0755) < 0) {
-		int e = errno;
-		free(*out);
-		*out = NULL;
-		return -e;
+	if (mkdir(dir, 0755) < 0) {
+		int rc = neg_errno();
+		free(dir);
+		return rc;
 	}
+	*out = dir;
 	return 0;
 }
 
@@ -334,7 +343,7 @@ int al_sb_cgrun_create(const al_sb_cgroups *cg, const char *name,
 			run->v2_fd = open(run->v2_dir,
 					  O_DIRECTORY | O_RDONLY | O_CLOEXEC);
 			if (run->v2_fd < 0)
-				rc = -errno;
+				rc = neg_errno();
 		}
 	}
 	for (int i = 0; rc == 0 && i < AL_CG__N; i++) {
@@ -411,11 +420,14 @@ void al_sb_cgrun_kill(const al_sb_cgrun *run)
 			kill_listed(run->v1_dir[i]);
 }
 
+/* Empty only when the kernel says so (or the cgroup is gone): a read that
+ * fails for another reason must not let a caller believe the run ended. */
 static bool dir_empty(const char *dir)
 {
 	char buf[64];
-	if (read_str(dir, "cgroup.procs", buf, sizeof(buf)) < 0)
-		return true;
+	int rc = read_str(dir, "cgroup.procs", buf, sizeof(buf));
+	if (rc < 0)
+		return rc == -ENOENT;
 	return buf[0] == '\0';
 }
 

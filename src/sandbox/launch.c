@@ -3,7 +3,10 @@
  *
  * Everything between clone and exec runs in a copy of a possibly
  * multi-threaded process, so it only makes system calls on data the parent
- * prepared: no allocation. */
+ * prepared: no allocation, and raw system calls where glibc would act on
+ * every thread it believes exists (set*id broadcast to all threads, fork's
+ * atfork locks), since those threads are not in the copy and a wrapper
+ * would wait for them forever. */
 #include "sandbox/launch.h"
 
 #include <errno.h>
@@ -17,7 +20,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <grp.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -167,6 +169,15 @@ static _Noreturn void run_program(const al_sb_launch *l, const struct fds *f)
 	fail(ff, ST_EXEC, errno, 0);
 }
 
+/* fork() without glibc: its atfork handlers take locks (malloc arenas,
+ * stdio) that another thread of the parent may have held when clone3
+ * copied us, and would wait on them forever. */
+static pid_t raw_fork(void)
+{
+	return (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, 0UL, 0UL, 0UL,
+			      0UL);
+}
+
 static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 {
 	int ff = f->fail[1];
@@ -208,9 +219,11 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 		/* Root built the view; from here on the run is its own
 		 * unprivileged host uid, root only in a user namespace that
 		 * owns none of the other namespaces. */
-		if (setgroups(0, NULL) < 0 ||
-		    setresgid(l->host_gid, l->host_gid, l->host_gid) < 0 ||
-		    setresuid(l->host_uid, l->host_uid, l->host_uid) < 0 ||
+		if (syscall(SYS_setgroups, 0, NULL) < 0 ||
+		    syscall(SYS_setresgid, l->host_gid, l->host_gid,
+			    l->host_gid) < 0 ||
+		    syscall(SYS_setresuid, l->host_uid, l->host_uid,
+			    l->host_uid) < 0 ||
 		    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0 || /* own /proc/self */
 		    unshare(CLONE_NEWUSER) < 0)
 			fail(ff, ST_USERNS, errno, 0);
@@ -221,7 +234,7 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 	/* The init's memory holds the host's environment: the program (same
 	 * uid) must not read it through /proc/1. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	pid_t prog = fork();
+	pid_t prog = raw_fork();
 	if (prog < 0)
 		fail(ff, ST_FORK, errno, 0);
 	if (prog == 0)
