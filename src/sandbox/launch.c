@@ -33,6 +33,7 @@
 
 enum stage {
 	ST_SYNC = 1,
+	ST_CGROUP,
 	ST_CGROUPNS,
 	ST_MOUNTS,
 	ST_NET,
@@ -52,7 +53,8 @@ enum stage {
 };
 
 static const char *const stage_names[ST__N] = {
-	[ST_SYNC] = "sync",	     [ST_CGROUPNS] = "cgroup_namespace",
+	[ST_SYNC] = "sync",	     [ST_CGROUP] = "cgroup",
+	[ST_CGROUPNS] = "cgroup_namespace",
 	[ST_MOUNTS] = "mounts",	     [ST_NET] = "network",
 	[ST_UTS] = "hostname",	     [ST_USERNS] = "user_namespace",
 	[ST_FORK] = "fork",	     [ST_STDIO] = "stdio",
@@ -73,8 +75,10 @@ struct fail_msg {
 	int32_t op;
 };
 
+/* Only ints: al_sb_launch_start sets every one to -1 at once. */
 struct fds {
 	int in[2], out[2], err[2], status[2], sync[2], fail[2];
+	int cg_tasks[AL_CG__N]; /* v1 `tasks` files the init joins */
 };
 
 static _Noreturn void fail(int fd, int stage, int err, int op)
@@ -202,6 +206,14 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 	if (read(f->sync[0], &go, 1) != 1)
 		fail(ff, ST_SYNC, errno ? errno : EPIPE, 0);
 	close(f->sync[0]);
+	/* Into the run's v1 cgroups before anything else: the program is
+	 * forked inside them, and the cgroup namespace below is rooted at
+	 * the cgroup the init is in when it is created. */
+	if (al_sb_cgrun_join_self(f->cg_tasks) < 0)
+		fail(ff, ST_CGROUP, errno, 0);
+	for (int i = 0; i < AL_CG__N; i++)
+		if (f->cg_tasks[i] >= 0)
+			close(f->cg_tasks[i]);
 	if (unshare(CLONE_NEWCGROUP) < 0)
 		fail(ff, ST_CGROUPNS, errno, 0);
 	int op;
@@ -386,6 +398,12 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 	}
 	ctx->pidfd = -1;
 	ctx->cg = l->cgroups;
+	what = "opening the run's cgroups";
+	if (l->cgroups) {
+		rc = al_sb_cgrun_open_tasks(l->cgroups, f.cg_tasks);
+		if (rc < 0)
+			goto fail;
+	}
 
 	bool in_v2;
 	what = "clone3 into namespaces";
@@ -406,6 +424,7 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 	close(f.sync[0]);
 	close(f.fail[1]);
 	f.out[1] = f.err[1] = f.status[1] = f.sync[0] = f.fail[1] = -1;
+	al_sb_cgrun_close_tasks(f.cg_tasks);
 
 	what = "writing the uid map";
 	if (!l->privileged) {
@@ -414,8 +433,8 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 			goto fail_child;
 	}
 	what = "joining the run's cgroups";
-	if (l->cgroups) {
-		rc = al_sb_cgrun_attach(l->cgroups, pid, in_v2);
+	if (l->cgroups && !in_v2) {
+		rc = al_sb_cgrun_attach_v2(l->cgroups, pid);
 		if (rc < 0)
 			goto fail_child;
 	}
@@ -479,6 +498,7 @@ fail:
 	close_pair(f.status);
 	close_pair(f.sync);
 	close_pair(f.fail);
+	al_sb_cgrun_close_tasks(f.cg_tasks);
 	free(ctx);
 	return al_error_set(err, AL_ERR_UNAVAILABLE, -rc, reason,
 			    "sandbox start failed: %s", what);
