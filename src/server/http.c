@@ -402,7 +402,11 @@ static enum MHD_Result metrics(al_service *svc, struct MHD_Connection *conn)
 	pthread_mutex_lock(&svc->lock);
 	unsigned active = svc->active;
 	pthread_mutex_unlock(&svc->lock);
-	char *text = al_srv_metrics_text(svc->metrics, active, NULL);
+	al_srv_gen *gen = al_service_gen_get(svc);
+	char *host_text = gen ? al_host_metrics_text(gen->host) : NULL;
+	al_service_gen_put(svc, gen);
+	char *text = al_srv_metrics_text(svc->metrics, active, host_text);
+	free(host_text);
 	return queue_text(svc, conn, 200, text,
 			  "text/plain; version=0.0.4; charset=utf-8", NULL,
 			  NULL);

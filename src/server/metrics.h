@@ -2,18 +2,11 @@
 #ifndef AL_SERVER_METRICS_H
 #define AL_SERVER_METRICS_H
 
-#include <airlock/contract.h>
 
 typedef struct al_srv_metrics al_srv_metrics;
 
 al_srv_metrics *al_srv_metrics_new(void);
 void al_srv_metrics_free(al_srv_metrics *m);
-/* One finished run.  provider and language are label values the caller
- * has already bounded (observed provider ids and languages, or "none" /
- * "other"); seconds is submission to result. */
-void al_srv_metrics_run(al_srv_metrics *m, al_outcome outcome,
-			const char *provider, const char *language,
-			double seconds);
 void al_srv_metrics_http(al_srv_metrics *m, unsigned status);
 /* Prometheus text exposition.  runs_active: runs not yet finished.
  * host_text: the host's own metrics text appended as is (may be NULL).

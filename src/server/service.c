@@ -5,20 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <jansson.h>
 
 #include <airlock/json.h>
 
 #include "server/service.h"
-
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 int al_service_init(al_service *svc, const al_server_options *opts)
 {
@@ -210,23 +202,6 @@ static void on_output(void *ctx, int stream, const unsigned char *data,
 	pthread_mutex_unlock(&run->svc->lock);
 }
 
-/* The language label of a run: only a language the provider reported, so
- * request text cannot grow the label set. */
-static void language_label(const al_srv_run *run, const al_result *res,
-			   char *out, size_t outlen)
-{
-	json_t *root = NULL;
-	snprintf(out, outlen, "other");
-	if (res->provider == NULL || res->provider->n_languages == 0 ||
-	    run->body == NULL)
-		return;
-	root = json_loadb(run->body, run->body_len, 0, NULL);
-	const char *lang = json_string_value(json_object_get(root, "language"));
-	if (lang != NULL && al_facts_find_language(res->provider, lang))
-		snprintf(out, outlen, "%s", lang);
-	json_decref(root);
-}
-
 static void *worker(void *arg)
 {
 	al_srv_run *run = arg;
@@ -239,22 +214,14 @@ static void *worker(void *arg)
 			     .on_run_id = on_run_id,
 			     .on_run_id_ctx = run};
 	al_result *res = NULL;
-	char *json = NULL, lang[32] = "other";
+	char *json = NULL;
 	unsigned status = 500;
-	double t0 = mono_s();
 
 	int rc = al_host_run_json(run->gen->host, &hc, run->body,
 				  run->body_len, &ro, &res);
 	if (rc == 0 && res != NULL) {
 		json = al_result_to_json(res, 0);
 		status = al_srv_status_for(res->outcome, res->reason);
-		language_label(run, res, lang, sizeof(lang));
-		al_srv_metrics_run(svc->metrics, res->outcome,
-				   res->provider != NULL &&
-						   res->provider->provider
-					   ? res->provider->provider
-					   : "none",
-				   lang, mono_s() - t0);
 	}
 	if (json == NULL) {
 		json = strdup("{\"error\":\"internal\",\"message\":\"the run "
