@@ -528,6 +528,9 @@ enum MHD_Result al_http_handle(void *cls, struct MHD_Connection *conn,
 		if ((rc = calloc(1, sizeof(*rc))) == NULL)
 			return MHD_NO;
 		*con_cls = rc;
+		pthread_mutex_lock(&svc->lock);
+		svc->requests++;
+		pthread_mutex_unlock(&svc->lock);
 		return MHD_YES;
 	}
 	if (*upload_data_size > 0) {
@@ -579,13 +582,18 @@ enum MHD_Result al_http_handle(void *cls, struct MHD_Connection *conn,
 void al_http_completed(void *cls, struct MHD_Connection *conn,
 		       void **con_cls, enum MHD_RequestTerminationCode toe)
 {
+	al_service *svc = cls;
 	req_ctx *rc = *con_cls;
-	(void)cls;
 	(void)conn;
 	(void)toe;
 	if (rc != NULL) {
 		free(rc->body);
 		free(rc);
 		*con_cls = NULL;
+		/* Shutdown waits for answers to be sent before closing. */
+		pthread_mutex_lock(&svc->lock);
+		svc->requests--;
+		pthread_cond_broadcast(&svc->idle);
+		pthread_mutex_unlock(&svc->lock);
 	}
 }

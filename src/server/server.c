@@ -23,6 +23,8 @@
 #define IDLE_TIMEOUT_S 120u
 /* After interrupting, how long runs get to report before we stop anyway. */
 #define INTERRUPT_WAIT_MS 30000u
+/* How long answers already decided get to reach their clients. */
+#define FLUSH_WAIT_MS 5000u
 
 static int sig_pipe[2] = {-1, -1};
 
@@ -168,11 +170,11 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Waits (lock held) until no worker is left or the deadline passes. */
-static void wait_workers_locked(al_service *svc, int64_t deadline_ms,
-				bool active_only)
+/* Waits (lock held) until *count is 0 or the deadline passes. */
+static void wait_zero_locked(al_service *svc, const unsigned *count,
+			     int64_t deadline_ms)
 {
-	while ((active_only ? svc->active : svc->workers) > 0) {
+	while (*count > 0) {
 		int64_t left = deadline_ms - mono_ms();
 		if (left <= 0)
 			return;
@@ -211,8 +213,8 @@ static bool drain(al_service *svc, struct MHD_Daemon **d, int *fds, int n)
 			"run(s)\n",
 			svc->opts.shutdown_grace_ms, active);
 	pthread_mutex_lock(&svc->lock);
-	wait_workers_locked(svc, mono_ms() + svc->opts.shutdown_grace_ms,
-			    true);
+	wait_zero_locked(svc, &svc->active,
+			 mono_ms() + svc->opts.shutdown_grace_ms);
 	active = svc->active;
 	pthread_mutex_unlock(&svc->lock);
 	if (active > 0) {
@@ -220,11 +222,13 @@ static bool drain(al_service *svc, struct MHD_Daemon **d, int *fds, int n)
 		al_service_interrupt_all(svc);
 	}
 	pthread_mutex_lock(&svc->lock);
-	wait_workers_locked(svc, mono_ms() + INTERRUPT_WAIT_MS, false);
+	wait_zero_locked(svc, &svc->workers, mono_ms() + INTERRUPT_WAIT_MS);
 	bool all = svc->workers == 0;
 	svc->closing = true;
 	for (al_srv_run *r = svc->newest; r != NULL; r = r->older)
 		pthread_cond_broadcast(&r->changed);
+	/* Waiters and event streams now end; let their answers go out. */
+	wait_zero_locked(svc, &svc->requests, mono_ms() + FLUSH_WAIT_MS);
 	pthread_mutex_unlock(&svc->lock);
 	return all;
 }

@@ -72,6 +72,7 @@ struct al_service {
 	size_t n_runs;
 	unsigned active;  /* runs not done */
 	unsigned workers; /* worker threads alive */
+	unsigned requests; /* HTTP requests past their headers, not ended */
 	bool draining;	  /* refuse new runs */
 	bool closing;	  /* wake and end every waiter */
 };
