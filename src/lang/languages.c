@@ -224,10 +224,12 @@ static int observe_typescript(const al_lang_row *row, const al_tc_key *key,
 {
 	al_toolchain *node = NULL, *tc = NULL;
 	int rc = observe_row(al_lang_row_find("javascript"), path_env, cache_dir, &node, err);
+	bool strips;
 
-	if (rc)
-		return rc;
-	if (!node_strips_types(node->version) && !key->helper) {
+	if (rc || !node)
+		return rc ? rc : -ENOENT;
+	strips = node_strips_types(node->version);
+	if (!strips && !key->helper) {
 		rc = al_error_set(err, AL_ERR_UNAVAILABLE, ENOENT, "toolchain_absent",
 				  "typescript: node %s cannot strip types (needs >= 22.6) "
 				  "and no esbuild was found (scripts/install-tools.sh)",
@@ -243,7 +245,7 @@ static int observe_typescript(const al_lang_row *row, const al_tc_key *key,
 		rc = -ENOMEM;
 		goto fail;
 	}
-	if (!node_strips_types(node->version)) {
+	if (!strips) {
 		/* The sandbox must see esbuild's directory too. */
 		char *dir = strdup(key->helper);
 		char **dirs = NULL;
@@ -365,17 +367,21 @@ static void add(argv_builder *b, const char *s)
 		b->rc = al_strv_push(&b->v, s);
 }
 
-/* Adds prefix followed by value as one argument ("--outfile=" + path). */
+/* Adds prefix followed by value ("--outfile=" + path). */
 static void add_joined(argv_builder *b, const char *prefix, const char *value)
 {
-	char *s = NULL;
+	size_t lp = strlen(prefix), lv = strlen(value);
+	char *s;
 
 	if (b->rc)
 		return;
-	if (asprintf(&s, "%s%s", prefix, value) < 0) {
+	s = malloc(lp + lv + 1);
+	if (!s) {
 		b->rc = -ENOMEM;
 		return;
 	}
+	memcpy(s, prefix, lp);
+	memcpy(s + lp, value, lv + 1);
 	add(b, s);
 	free(s);
 }

@@ -84,11 +84,13 @@ static char *maps_dir(const char *line, size_t len)
 int al_observe_parse(const char *text, char **version_text, char **exe,
 		     char ***dirs)
 {
-	int rc = 0;
+	int rc;
 
 	*version_text = NULL;
 	*exe = NULL;
 	*dirs = NULL;
+	if (!text)
+		return -EINVAL;
 	for (const char *p = text; *p;) {
 		const char *nl = strchr(p, '\n');
 		size_t len = nl ? (size_t)(nl - p) : strlen(p);
@@ -156,9 +158,9 @@ int al_dpkg_version(const char *status_file, const char *package, char *out,
 		return -ENOENT;
 	for (;;) {
 		ssize_t n = getline(&line, &cap, f);
-		bool end = n < 0 || n <= 1;
+		bool end = n <= 1; /* EOF (-1) or a blank line */
 
-		if (!end && n > 0 && line[n - 1] == '\n')
+		if (!end && line[n - 1] == '\n')
 			line[n - 1] = '\0';
 		if (end) {
 			/* End of a stanza. */
