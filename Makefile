@@ -87,7 +87,7 @@ valgrind: all
 	@scripts/run-valgrind.sh $(BUILD)
 
 integration: all
-	AIRLOCK_BIN=$(abspath $(CLI)) python3 -m pytest -q tests/integration
+	AIRLOCK_BIN=$(abspath $(CLI)) /usr/bin/python3 -m pytest -q tests/integration
 
 lint:
 	@scripts/lint.sh
