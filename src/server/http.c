@@ -298,34 +298,21 @@ static enum MHD_Result list_runs(al_service *svc, struct MHD_Connection *conn,
 /* Joins each provider's facts JSON into {"providers": [...]}. */
 static char *capabilities_json(al_facts **facts, size_t n)
 {
-	size_t len = 0, cap = 64;
-	char *out = malloc(cap);
-	if (out == NULL)
-		return NULL;
-	len = (size_t)snprintf(out, cap, "{\"providers\":[");
-	for (size_t i = 0; i < n; i++) {
+	json_t *arr = json_array(), *doc = NULL;
+	char *out = NULL;
+	for (size_t i = 0; arr != NULL && i < n; i++) {
 		char *f = al_facts_to_json(facts[i], 0);
-		size_t fl = f ? strlen(f) : 0;
-		char *p = f ? realloc(out, len + fl + 4) : NULL;
-		if (p == NULL) {
-			free(f);
-			free(out);
-			return NULL;
-		}
-		out = p;
-		if (i > 0)
-			out[len++] = ',';
-		memcpy(out + len, f, fl);
-		len += fl;
+		json_t *o = f ? json_loads(f, 0, NULL) : NULL;
 		free(f);
+		if (o == NULL || json_array_append_new(arr, o) < 0)
+			goto out;
 	}
-	char *p = realloc(out, len + 3);
-	if (p == NULL) {
-		free(out);
-		return NULL;
-	}
-	memcpy(p + len, "]}", 3);
-	return p;
+	if (arr != NULL && (doc = json_pack("{s:O}", "providers", arr)) != NULL)
+		out = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
+out:
+	json_decref(doc);
+	json_decref(arr);
+	return out;
 }
 
 static enum MHD_Result capabilities(al_service *svc,

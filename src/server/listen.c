@@ -2,6 +2,7 @@
  * start-up failure names its cause and port 0 can be reported. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <string.h>
@@ -60,24 +61,27 @@ int al_listen_tcp(const char *addr, int *fd_out, char *shown, size_t len,
 				  strerror(errno));
 		goto out;
 	}
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
+	union {
+		struct sockaddr sa;
+		struct sockaddr_in s4;
+		struct sockaddr_in6 s6;
+	} sa;
+	memset(&sa, 0, sizeof(sa));
+	socklen_t sl = sizeof(sa);
 	char num[INET6_ADDRSTRLEN] = "?";
 	unsigned p = 0;
-	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
-		if (ss.ss_family == AF_INET6) {
-			const struct sockaddr_in6 *s6 = (void *)&ss;
-			inet_ntop(AF_INET6, &s6->sin6_addr, num, sizeof(num));
-			p = ntohs(s6->sin6_port);
+	bool v6 = false;
+	if (getsockname(fd, &sa.sa, &sl) == 0) {
+		v6 = sa.sa.sa_family == AF_INET6;
+		if (v6) {
+			inet_ntop(AF_INET6, &sa.s6.sin6_addr, num, sizeof(num));
+			p = ntohs(sa.s6.sin6_port);
 		} else {
-			const struct sockaddr_in *s4 = (void *)&ss;
-			inet_ntop(AF_INET, &s4->sin_addr, num, sizeof(num));
-			p = ntohs(s4->sin_port);
+			inet_ntop(AF_INET, &sa.s4.sin_addr, num, sizeof(num));
+			p = ntohs(sa.s4.sin_port);
 		}
 	}
-	snprintf(shown, len, ss.ss_family == AF_INET6 ? "http://[%s]:%u"
-						       : "http://%s:%u",
-		 num, p);
+	snprintf(shown, len, v6 ? "http://[%s]:%u" : "http://%s:%u", num, p);
 	*fd_out = fd;
 	fd = -1;
 	rc = 0;
@@ -132,11 +136,16 @@ int al_listen_unix(const char *path, int *fd_out, al_error **err)
 					    "cannot create a socket");
 	}
 	/* Restricted before listen(): nobody can connect in between. */
-	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
-	    chmod(path, 0600) < 0 || listen(fd, BACKLOG) < 0) {
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		rc = al_error_set(err, AL_ERR_IO, errno, "unix_socket",
+				  "cannot bind %s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (chmod(path, 0600) < 0 || listen(fd, BACKLOG) < 0) {
 		rc = al_error_set(err, AL_ERR_IO, errno, "unix_socket",
 				  "cannot listen on %s: %s", path,
 				  strerror(errno));
+		unlink(path);
 		goto out;
 	}
 	*fd_out = fd;
