@@ -16,7 +16,7 @@ MAX_BODY = 16 * 1024 * 1024
 @pytest.fixture
 def daemon(tmp_path):
     d = Daemon(tmp_path, local_config(
-        concurrency=4, extra={"slot_wait_ms": 20000})).start()
+        concurrency=4, extra={"slot_wait_ms": 5000})).start()
     yield d
     d.stop()
 
@@ -88,8 +88,9 @@ def test_200_concurrent_clients_with_4_slots_are_all_answered(daemon):
 
     def client(i):
         try:
-            results[i] = daemon.run(sh("sleep 0.05; echo %d" % i),
-                                    token=tok)[:3:2]
+            results[i] = daemon.run(sh("sleep 0.05; echo %d" % i,
+                                       limits={"wall_ms": 60000}),
+                                    token=tok, timeout=150)[:3:2]
         except Exception as e:  # noqa: BLE001 — recorded, asserted below
             results[i] = ("error", repr(e))
     tok = daemon.token
@@ -98,16 +99,17 @@ def test_200_concurrent_clients_with_4_slots_are_all_answered(daemon):
     for t in threads:
         t.start()
     for t in threads:
-        t.join(120)
+        t.join(180)
     elapsed = time.monotonic() - t0
     assert not any(t.is_alive() for t in threads), "a client hung"
-    assert elapsed < 90, elapsed
+    # Plain builds take ~10 s; sanitizer builds are several times slower.
+    assert elapsed < 150, elapsed
     statuses = {}
     for i, (st, res) in enumerate(results):
         assert st in (200, 429), (st, res)
         statuses[st] = statuses.get(st, 0) + 1
         if st == 200:
-            assert res["outcome"] == "completed"
+            assert res["outcome"] == "completed", json.dumps(res)
             assert res["stdout"] == "%d\n" % i
         else:
             assert res["outcome"] == "unavailable"

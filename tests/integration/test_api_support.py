@@ -146,9 +146,10 @@ class Daemon:
             return resp.status, hdrs, json.loads(data)
         return resp.status, hdrs, data.decode("utf-8", "replace")
 
-    def run(self, req, wait=True, token="default"):
+    def run(self, req, wait=True, token="default", timeout=60):
         q = "" if wait else "?wait=false"
-        return self.request("POST", "/v1/runs" + q, req, token=token)
+        return self.request("POST", "/v1/runs" + q, req, token=token,
+                            timeout=timeout)
 
     def wait_finished(self, run_id, token="default", timeout=30):
         deadline = time.monotonic() + timeout
