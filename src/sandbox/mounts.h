@@ -52,8 +52,8 @@ typedef struct al_sb_mount_params {
 	bool build_rw;		  /* the build step writes /build */
 } al_sb_mount_params;
 
-int al_sb_mount_plan_build(const al_sb_mount_params *p,
-			   al_sb_mount_plan *plan, al_error **err);
+int al_sb_mount_plan_build(const al_sb_mount_params *prm,
+			   al_sb_mount_plan *p, al_error **err);
 void al_sb_mount_plan_clear(al_sb_mount_plan *plan);
 
 /* In the child (new mount namespace, privileged there): builds the tree on

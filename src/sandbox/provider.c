@@ -159,7 +159,7 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 		      al_result *res, al_error **err)
 {
 	const al_request *req = exec->request;
-	al_run_entry entry;
+	al_run_entry entry = {0};
 	al_rundir rd = {0};
 	al_toolchain *tc = NULL;
 	al_plan plan = {0};

@@ -77,14 +77,14 @@ static int tp_probe(const char *config_json, al_facts **out, al_error **err)
 		f->streaming = json_is_true(v);
 	json_t *langs = c ? json_object_get(c, "languages") : NULL;
 	if (langs) {
-		size_t i;
-		json_t *l;
-		json_array_foreach(langs, i, l)
+		for (size_t i = 0; i < json_array_size(langs); i++) {
+			json_t *l = json_array_get(langs, i);
 			al_facts_add_language(
 				f, json_string_value(json_array_get(l, 0)),
 				json_string_value(json_array_get(l, 1)),
 				json_string_value(json_array_get(l, 2)),
 				"/usr/bin/true");
+		}
 	} else {
 		al_facts_add_language(f, "python", "python", "3.11.2",
 				      "/usr/bin/python3");
@@ -213,7 +213,7 @@ static int tp_health(al_provider_handle *h, al_error **err)
 }
 
 #define TP_OPS(name)                                                       \
-	{.id = name, .probe = tp_probe, .ensure = tp_ensure,               \
+	{.id = (name), .probe = tp_probe, .ensure = tp_ensure,               \
 	 .health = tp_health, .execute = tp_execute, .interrupt = NULL,    \
 	 .release = tp_release}
 
