@@ -48,7 +48,8 @@ all: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(UNIT_BIN) $(EX_BIN)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	@echo "  CC      $<"
+	@$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(LIBA): $(LIB_OBJ)
 	@mkdir -p $(dir $@)

@@ -283,6 +283,9 @@ int al_result_set_outcome(al_result *res, al_outcome outcome,
  * shape is consistent, -EPROTO otherwise. */
 int al_result_check_shape(const al_result *res);
 
+/* A new random run id (UUID v4 text) into out[40]. */
+void al_run_id_new(char out[40]);
+
 /* Formats the current time as RFC 3339 UTC with milliseconds into buf
  * (at least 32 bytes); also handy for logs. */
 int64_t al_now_ms(void);

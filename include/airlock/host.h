@@ -46,6 +46,9 @@ typedef struct al_host_options {
 	 * acknowledgement (the CLI's explicit -p local counts as one). */
 	const char *force_provider;
 	bool force_acknowledges_trusted;
+	/* Extra providers (third-party, tests), NULL-terminated; looked up
+	 * by id before the built-ins.  May be NULL. */
+	const al_provider_ops *const *providers;
 } al_host_options;
 
 int al_host_new(const al_config *cfg, const al_host_options *opts,
@@ -82,6 +85,16 @@ void al_facts_array_free(al_facts **facts, size_t n);
 
 /* Audit trail (SQLite, hash-chained; docs/audit.md). */
 int al_audit_verify(const char *state_dir, size_t *records, al_error **err);
+/* The last n audit records, oldest first, one JSON object per line (each
+ * with its "hash" and "prev_hash"); caller frees *json_lines_out. */
+int al_audit_tail(const char *state_dir, size_t n, char **json_lines_out,
+		  al_error **err);
+
+/* The host's metrics in Prometheus text format (runs by outcome, provider
+ * and language; duration histogram; slots in use; slot waiters; audit
+ * write failures; quarantined handles).  Caller frees; NULL on allocation
+ * failure. */
+char *al_host_metrics_text(al_host *host);
 
 #ifdef __cplusplus
 }

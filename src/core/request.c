@@ -51,20 +51,20 @@ void al_request_free(al_request *req)
 	free(req->code_sha256);
 	al_strv_free(req->argv, req->argc);
 	free(req->stdin_data.data);
-	for (size_t i = 0; i < req->n_files; i++) {
+	for (size_t i = 0; req->files != NULL && i < req->n_files; i++) {
 		free(req->files[i].path);
 		free(req->files[i].content.data);
 	}
 	free(req->files);
 	al_strv_free(req->outputs, req->n_outputs);
 	al_strv_free(req->grant.secrets, req->grant.n_secrets);
-	for (size_t i = 0; i < req->n_env; i++) {
+	for (size_t i = 0; req->env != NULL && i < req->n_env; i++) {
 		free(req->env[i].name);
 		al_explicit_free_str(req->env[i].value);
 	}
 	free(req->env);
 	free(req->idempotency_key);
-	for (size_t i = 0; i < req->n_toolchain; i++) {
+	for (size_t i = 0; req->toolchain != NULL && i < req->n_toolchain; i++) {
 		free(req->toolchain[i].toolchain);
 		free(req->toolchain[i].constraint);
 	}

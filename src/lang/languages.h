@@ -57,17 +57,33 @@ int al_toolchain_observe(const char *language, const char *path_env,
 			 const char *cache_dir, al_toolchain **out,
 			 al_error **err);
 
-/* Builds the argv plan to run the script at script_path (absolute, as the
- * program will see it) with the request's arguments.  Never passes code on
- * a command line.  out_js_path: for a build step, where its output goes
- * (computed next to script_path). */
-int al_toolchain_plan(const al_toolchain *tc, const char *script_path,
-		      char *const *args, size_t nargs, al_plan *out,
-		      al_error **err);
+/* Forgets the in-process cache (the disk cache stays). */
+void al_toolchain_cache_reset(void);
 
-/* Compares a normalised version with a constraint ("3.11.2" exact,
- * ">=3.10", ">3", "<=4.1", "<4", "==3.11", "3.11" prefix match).
- * Returns 1 satisfied, 0 not, -EINVAL for a malformed constraint. */
+/* Builds the argv plan to run the script at script_path (absolute, as the
+ * program will see it) with the request's arguments (an empty string stays
+ * an argument).  Never passes code on a command line.  build_dir: where a
+ * build step writes its output, as the program sees it (the run's tmp dir:
+ * the code directory is read-only); required only when the plan has a
+ * build step (TypeScript through esbuild), else may be NULL. */
+int al_toolchain_plan(const al_toolchain *tc, const char *script_path,
+		      const char *build_dir, char *const *args, size_t nargs,
+		      al_plan *out, al_error **err);
+
+/* Extracts a normalised dotted version ("3.11.7", "20.20.2", "5.2.15")
+ * from an interpreter's version text ("Python 3.11.7", "v20.20.2",
+ * "GNU bash, version 5.2.15(1)-release ...", "ruby 3.1.2p20 ...").  The
+ * first run of at least two dot-separated numbers that starts a word (or
+ * follows a "v") wins.  Returns 0, -EINVAL when none, -ERANGE when it does
+ * not fit in outsz. */
+int al_version_parse(const char *text, char *out, size_t outsz);
+
+/* Compares a normalised version with a constraint: a comma-separated
+ * conjunction (">=3.10,<4") of clauses "==V" (equal, missing components
+ * count as 0), ">=V", ">V", "<=V", "<V", or a bare "V" (prefix match:
+ * "3.11" matches 3.11.x, "3.11.2" matches exactly 3.11.2).  Components
+ * compare numerically.  Returns 1 satisfied, 0 not, -EINVAL for a
+ * malformed constraint or version. */
 int al_version_satisfies(const char *version, const char *constraint);
 
 #endif

@@ -46,6 +46,10 @@ typedef struct al_spawn_spec {
 int al_shepherd_spawn(const al_spawn_spec *spec, al_child *child,
 		      al_error **err);
 
+/* Tears down a child whose start failed or that was never supervised:
+ * kills its tree, reaps it, closes every fd and frees signal_ctx. */
+void al_child_discard(al_child *child);
+
 /* Runs in an already-forked process: starts nothing, supervises `program`
  * (already running, a child of the caller) to the end, writes the report
  * to status_fd and returns the exit code the caller should _exit with.

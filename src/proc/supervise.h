@@ -72,8 +72,9 @@ typedef struct al_supervise_result {
 	uint64_t wall_ms;
 } al_supervise_result;
 
-/* Runs the loop to the end: on return the tree is gone and every fd in
- * child (except pidfd) is closed.  Owns and frees nothing else. */
+/* Runs the loop to the end: on return the tree is gone, the shepherd/init
+ * is reaped and every fd in child is closed.  signal_ctx is left to the
+ * provider that made it. */
 int al_supervise(al_child *child, const al_supervise_opts *opts,
 		 al_supervise_result *out, al_error **err);
 void al_supervise_result_clear(al_supervise_result *r);

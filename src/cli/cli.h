@@ -1,0 +1,40 @@
+/* Internal to the CLI: shared options and helpers. */
+#ifndef AL_CLI_H
+#define AL_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct cli_globals {
+	const char *state_dir; /* resolved: never NULL after main() */
+	const char *config;    /* NULL: the defaults */
+} cli_globals;
+
+/* Exit statuses shared by the commands. */
+enum {
+	CLI_EXIT_OK = 0,
+	CLI_EXIT_USAGE = 2,
+	CLI_EXIT_TIMEOUT = 124,
+	CLI_EXIT_REFUSED = 125,
+};
+
+int cmd_run(const cli_globals *g, int argc, char **argv);
+int cmd_probe(const cli_globals *g, int argc, char **argv);
+int cmd_audit(const cli_globals *g, int argc, char **argv);
+int cmd_doctor(const cli_globals *g, int argc, char **argv);
+int cmd_contract(const cli_globals *g, int argc, char **argv);
+int cmd_serve(const cli_globals *g, int argc, char **argv);
+
+/* "500ms", "5s", "2m", "1h", "5" (seconds) -> milliseconds. */
+int cli_parse_duration_ms(const char *s, uint64_t *out);
+/* "256M", "64k", "1G", "1000" (bytes) -> bytes. */
+int cli_parse_size(const char *s, uint64_t *out);
+int cli_parse_count(const char *s, uint64_t *out);
+/* Reads a whole file ("-" = stdin); NUL-terminated; caller frees. */
+int cli_read_file(const char *path, char **data, size_t *len);
+/* Loads the configuration named by the globals, or the defaults. */
+struct al_config;
+int cli_load_config(const cli_globals *g, struct al_config **out);
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

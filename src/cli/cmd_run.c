@@ -1,0 +1,391 @@
+/* airlock run: build a request from options, run it through the host
+ * pipeline, print the program's output (or the typed result as JSON). */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <airlock/airlock.h>
+
+#include "cli/cli.h"
+
+static const char run_usage[] =
+	"usage: airlock run [options] [FILE | -e CODE]\n"
+	"Runs code (from FILE, -e, or standard input) and passes its output\n"
+	"through; exits with the program's status, 128+N when killed by signal\n"
+	"N, 124 on timeout, 125 when refused.\n"
+	"\n"
+	"  -l, --lang LANG        sh bash python javascript typescript ruby\n"
+	"                         powershell (guessed from FILE's extension)\n"
+	"  -e, --eval CODE        the code itself\n"
+	"  -p, --provider ID      disabled, local, sandbox, remote (default: the\n"
+	"                         configuration's candidates, safest first)\n"
+	"  -t, --timeout DUR      wall limit: 500ms, 5s, 2m\n"
+	"  -m, --memory SIZE      memory limit: 256M\n"
+	"      --pids N           process limit\n"
+	"      --cpu DUR          CPU time limit\n"
+	"      --output-limit SIZE  bytes kept per output stream\n"
+	"      --file-limit SIZE  largest file the program may write\n"
+	"      --network MODE     none, loopback or host\n"
+	"      --stdin-file FILE  the program's standard input\n"
+	"      --arg ARG          an argument for the program (repeatable)\n"
+	"      --env K=V          an environment variable (repeatable)\n"
+	"      --tenant NAME      tenant to run as (default: default)\n"
+	"      --request FILE     a whole JSON request (docs/contract.md)\n"
+	"      --json             print the typed result as JSON\n"
+	"  -h, --help             this help\n";
+
+static const struct {
+	const char *ext;
+	const char *lang;
+} extensions[] = {
+	{".sh", "sh"},	       {".bash", "bash"},	{".py", "python"},
+	{".js", "javascript"}, {".mjs", "javascript"}, {".cjs", "javascript"},
+	{".ts", "typescript"}, {".rb", "ruby"},	{".ps1", "powershell"},
+};
+
+static const char *guess_language(const char *file)
+{
+	const char *dot = file != NULL ? strrchr(file, '.') : NULL;
+	if (dot == NULL)
+		return NULL;
+	for (size_t i = 0; i < sizeof(extensions) / sizeof(extensions[0]); i++)
+		if (strcmp(dot, extensions[i].ext) == 0)
+			return extensions[i].lang;
+	return NULL;
+}
+
+static al_cancel *volatile g_cancel;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	/* The caller gave up: the run ends as `cancelled`. */
+	al_cancel_fire(g_cancel, AL_CANCEL_CANCELLED);
+}
+
+static int exit_status_for(const al_result *res)
+{
+	switch (res->outcome) {
+	case AL_OUTCOME_COMPLETED:
+	case AL_OUTCOME_FAILED:
+		return res->exit_code;
+	case AL_OUTCOME_KILLED:
+	case AL_OUTCOME_INTERRUPTED:
+		return 128 + (res->has_signal ? res->signal : 9);
+	case AL_OUTCOME_TIMED_OUT:
+		return CLI_EXIT_TIMEOUT;
+	case AL_OUTCOME_CANCELLED:
+		return 128 + SIGINT;
+	default:
+		return CLI_EXIT_REFUSED;
+	}
+}
+
+static int set_limit(json_t *limits, const char *name, uint64_t v)
+{
+	return json_object_set_new(limits, name, json_integer((json_int_t)v));
+}
+
+/* Writes all of buf; a closed stdout is not an error worth more noise. */
+static void write_all(int fd, const unsigned char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, buf, len);
+		if (n <= 0)
+			return;
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+int cmd_run(const cli_globals *g, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"lang", required_argument, NULL, 'l'},
+		{"eval", required_argument, NULL, 'e'},
+		{"provider", required_argument, NULL, 'p'},
+		{"timeout", required_argument, NULL, 't'},
+		{"memory", required_argument, NULL, 'm'},
+		{"pids", required_argument, NULL, 1},
+		{"cpu", required_argument, NULL, 2},
+		{"output-limit", required_argument, NULL, 3},
+		{"network", required_argument, NULL, 4},
+		{"stdin-file", required_argument, NULL, 5},
+		{"arg", required_argument, NULL, 6},
+		{"env", required_argument, NULL, 7},
+		{"request", required_argument, NULL, 8},
+		{"json", no_argument, NULL, 9},
+		{"tenant", required_argument, NULL, 10},
+		{"file-limit", required_argument, NULL, 11},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *lang = NULL, *code = NULL, *provider = NULL;
+	const char *network = NULL, *stdin_file = NULL, *request_file = NULL;
+	const char *tenant = "default";
+	bool as_json = false;
+	json_t *req = json_object(), *limits = json_object();
+	json_t *args = json_array(), *env = json_object();
+	char *code_buf = NULL, *stdin_buf = NULL, *body = NULL;
+	size_t code_len = 0, stdin_len = 0, body_len = 0;
+	al_config *cfg = NULL;
+	al_host *host = NULL;
+	al_result *res = NULL;
+	int rc = CLI_EXIT_USAGE;
+	uint64_t v;
+
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, "+l:e:p:t:m:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			lang = optarg;
+			break;
+		case 'e':
+			code = optarg;
+			break;
+		case 'p':
+			provider = optarg;
+			break;
+		case 't':
+			if (cli_parse_duration_ms(optarg, &v) < 0 || v == 0) {
+				cli_error("--timeout: expected a duration like 500ms, 5s or 2m");
+				goto out;
+			}
+			set_limit(limits, "wall_ms", v);
+			break;
+		case 'm':
+			if (cli_parse_size(optarg, &v) < 0 || v == 0) {
+				cli_error("--memory: expected a size like 256M");
+				goto out;
+			}
+			set_limit(limits, "memory_bytes", v);
+			break;
+		case 1:
+			if (cli_parse_count(optarg, &v) < 0 || v == 0) {
+				cli_error("--pids: expected a positive number");
+				goto out;
+			}
+			set_limit(limits, "pids", v);
+			break;
+		case 2:
+			if (cli_parse_duration_ms(optarg, &v) < 0 || v == 0) {
+				cli_error("--cpu: expected a duration like 1s");
+				goto out;
+			}
+			set_limit(limits, "cpu_ms", v);
+			break;
+		case 3:
+			if (cli_parse_size(optarg, &v) < 0 || v == 0) {
+				cli_error("--output-limit: expected a size like 64K");
+				goto out;
+			}
+			set_limit(limits, "output_bytes", v);
+			break;
+		case 11:
+			if (cli_parse_size(optarg, &v) < 0 || v == 0) {
+				cli_error("--file-limit: expected a size like 16M");
+				goto out;
+			}
+			set_limit(limits, "file_bytes", v);
+			break;
+		case 4:
+			network = optarg;
+			break;
+		case 5:
+			stdin_file = optarg;
+			break;
+		case 6:
+			json_array_append_new(args, json_string(optarg));
+			break;
+		case 7: {
+			const char *eq = strchr(optarg, '=');
+			if (eq == NULL || eq == optarg) {
+				cli_error("--env: expected NAME=VALUE");
+				goto out;
+			}
+			char *name = strndup(optarg, (size_t)(eq - optarg));
+			if (name == NULL)
+				goto out;
+			json_object_set_new(env, name, json_string(eq + 1));
+			free(name);
+			break;
+		}
+		case 8:
+			request_file = optarg;
+			break;
+		case 9:
+			as_json = true;
+			break;
+		case 10:
+			tenant = optarg;
+			break;
+		case 'h':
+			fputs(run_usage, stdout);
+			rc = 0;
+			goto out;
+		default:
+			fputs(run_usage, stderr);
+			goto out;
+		}
+	}
+	const char *file = optind < argc ? argv[optind++] : NULL;
+	if (optind < argc) {
+		cli_error("run: unexpected argument (use --arg for the program's arguments)");
+		goto out;
+	}
+
+	if (request_file != NULL) {
+		if (file != NULL || code != NULL) {
+			cli_error("run: --request carries the code; give no FILE or -e");
+			goto out;
+		}
+		int r = cli_read_file(request_file, &body, &body_len);
+		if (r < 0) {
+			cli_error("run: cannot read the request file: %s", strerror(-r));
+			rc = CLI_EXIT_REFUSED;
+			goto out;
+		}
+	} else {
+		if (file != NULL && code != NULL) {
+			cli_error("run: give FILE or -e CODE, not both");
+			goto out;
+		}
+		if (code == NULL) {
+			int r = cli_read_file(file != NULL ? file : "-", &code_buf,
+					      &code_len);
+			if (r < 0) {
+				cli_error("run: cannot read the code: %s", strerror(-r));
+				rc = CLI_EXIT_REFUSED;
+				goto out;
+			}
+			code = code_buf;
+		} else {
+			code_len = strlen(code);
+		}
+		if (lang == NULL)
+			lang = guess_language(file);
+		if (lang == NULL) {
+			cli_error("run: no language: use -l LANG (or a FILE with a known extension)");
+			goto out;
+		}
+		json_object_set_new(req, "language", json_string(lang));
+		/* The codec refuses invalid UTF-8 and NULs in code; keep
+		 * the bytes as given so it can say so. */
+		json_object_set_new(req, "code", json_stringn_nocheck(code, code_len));
+		if (json_array_size(args) > 0)
+			json_object_set(req, "argv", args);
+		if (json_object_size(env) > 0)
+			json_object_set(req, "env", env);
+		if (json_object_size(limits) > 0)
+			json_object_set(req, "limits", limits);
+		json_t *grant = json_object();
+		/* Choosing the trusted local provider by name is the
+		 * acknowledgement that the program shares this host's
+		 * network; any other provider keeps the deny-all default. */
+		if (network == NULL && provider != NULL && strcmp(provider, "local") == 0)
+			network = "host";
+		if (network != NULL)
+			json_object_set_new(grant, "network", json_string(network));
+		json_object_set_new(req, "grant", grant);
+		if (stdin_file != NULL) {
+			int r = cli_read_file(stdin_file, &stdin_buf, &stdin_len);
+			if (r < 0) {
+				cli_error("run: cannot read --stdin-file: %s", strerror(-r));
+				rc = CLI_EXIT_REFUSED;
+				goto out;
+			}
+			json_t *in = json_stringn_nocheck(stdin_buf, stdin_len);
+			json_object_set_new(req, "stdin", in);
+		}
+		body = json_dumps(req, JSON_COMPACT | JSON_ALLOW_NUL);
+		if (body == NULL) {
+			/* Binary stdin: send it as base64 instead. */
+			cli_error("run: cannot encode the request");
+			rc = CLI_EXIT_REFUSED;
+			goto out;
+		}
+		body_len = strlen(body);
+	}
+
+	if (cli_load_config(g, &cfg) < 0) {
+		rc = CLI_EXIT_REFUSED;
+		goto out;
+	}
+	al_host_options hopts = {
+		.state_dir = g->state_dir,
+		.force_provider = provider,
+		.force_acknowledges_trusted = provider != NULL,
+	};
+	al_error *err = NULL;
+	if (al_host_new(cfg, &hopts, &host, &err) < 0) {
+		cli_error("cannot start: %s", al_error_get_message(err));
+		al_error_free(err);
+		rc = CLI_EXIT_REFUSED;
+		goto out;
+	}
+
+	g_cancel = al_cancel_new();
+	if (g_cancel == NULL)
+		goto out;
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	al_host_context ctx = {.tenant = tenant, .principal = "cli"};
+	al_run_options ropts = {.cancel = g_cancel};
+	if (al_host_run_json(host, &ctx, body, body_len, &ropts, &res) < 0 ||
+	    res == NULL) {
+		cli_error("out of memory");
+		rc = 1;
+		goto out;
+	}
+
+	if (as_json) {
+		char *text = al_result_to_json(res, 1);
+		if (text != NULL) {
+			puts(text);
+			free(text);
+		}
+	} else {
+		write_all(STDOUT_FILENO, res->output[AL_STDOUT].data,
+			  res->output[AL_STDOUT].len);
+		write_all(STDERR_FILENO, res->output[AL_STDERR].data,
+			  res->output[AL_STDERR].len);
+		if (!al_outcome_ran(res->outcome) ||
+		    res->outcome == AL_OUTCOME_TIMED_OUT ||
+		    res->outcome == AL_OUTCOME_KILLED ||
+		    res->outcome == AL_OUTCOME_CANCELLED ||
+		    res->outcome == AL_OUTCOME_INTERRUPTED)
+			fprintf(stderr, "airlock: %s%s%s%s\n",
+				al_outcome_name(res->outcome),
+				res->reason ? " (" : "",
+				res->reason ? res->reason : "",
+				res->reason ? ")" : "");
+	}
+	rc = exit_status_for(res);
+out:
+	al_result_free(res);
+	al_host_free(host);
+	al_config_free(cfg);
+	if (g_cancel != NULL) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		al_cancel_free(g_cancel);
+		g_cancel = NULL;
+	}
+	free(code_buf);
+	free(stdin_buf);
+	free(body);
+	json_decref(req);
+	json_decref(limits);
+	json_decref(args);
+	json_decref(env);
+	return rc;
+}

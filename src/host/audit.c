@@ -1,0 +1,275 @@
+/* The audit trail: one row per event, each row chained to the one before by
+ * hash = sha256(prev_hash || record), where record is the canonical JSON
+ * text (sorted keys, compact) and prev_hash the previous row's hash (64
+ * zeros for the first).  The record carries its own seq, so moving a record
+ * breaks the chain as surely as editing or removing one.  Writers take
+ * SQLite's write lock (BEGIN IMMEDIATE) before reading the chain's head, so
+ * two processes sharing a state directory cannot fork the chain. */
+#include "host/audit.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <airlock/contract.h>
+#include <airlock/host.h>
+#include <airlock/json.h>
+
+static const char zero_hash[65] =
+	"0000000000000000000000000000000000000000000000000000000000000000";
+
+static void chain_hash(const char *prev, const char *record, char out[65])
+{
+	size_t pl = strlen(prev), rl = strlen(record);
+	char *buf = malloc(pl + rl + 1);
+	if (!buf) {
+		/* Cannot hash: an impossible value that never verifies. */
+		memset(out, 'x', 64);
+		out[64] = '\0';
+		return;
+	}
+	memcpy(buf, prev, pl);
+	memcpy(buf + pl, record, rl + 1);
+	al_sha256_hex(buf, pl + rl, out);
+	free(buf);
+}
+
+static int exec_sql(sqlite3 *db, const char *sql)
+{
+	return sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+int al_audit_append(al_db *d, json_t *record, bool full, al_error **err)
+{
+	sqlite3_stmt *st = NULL;
+	char *text = NULL;
+	char prev[65], hash[65], when[32];
+	int64_t seq = 1;
+	int rc = 0;
+	bool in_tx = false;
+
+	pthread_mutex_lock(&d->lock);
+	if (exec_sql(d->db, full ? "PRAGMA synchronous=FULL"
+				 : "PRAGMA synchronous=NORMAL") < 0 ||
+	    exec_sql(d->db, "BEGIN IMMEDIATE") < 0) {
+		rc = -EIO;
+		goto out;
+	}
+	in_tx = true;
+	memcpy(prev, zero_hash, sizeof(prev));
+	if (sqlite3_prepare_v2(d->db,
+			       "SELECT seq, hash FROM audit ORDER BY seq DESC "
+			       "LIMIT 1",
+			       -1, &st, NULL) != SQLITE_OK) {
+		rc = -EIO;
+		goto out;
+	}
+	int step = sqlite3_step(st);
+	if (step == SQLITE_ROW) {
+		const unsigned char *h = sqlite3_column_text(st, 1);
+		seq = sqlite3_column_int64(st, 0) + 1;
+		snprintf(prev, sizeof(prev), "%s", h ? (const char *)h : "");
+	} else if (step != SQLITE_DONE) {
+		rc = -EIO;
+		goto out;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+
+	al_format_time_ms(al_now_ms(), when, sizeof(when));
+	if (json_object_set_new(record, "seq", json_integer(seq)) < 0 ||
+	    json_object_set_new(record, "time", json_string(when)) < 0 ||
+	    !(text = json_dumps(record, JSON_COMPACT | JSON_SORT_KEYS))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	chain_hash(prev, text, hash);
+	if (sqlite3_prepare_v2(d->db,
+			       "INSERT INTO audit (seq, prev_hash, hash, "
+			       "record) VALUES (?, ?, ?, ?)",
+			       -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, seq) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 2, prev, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 3, hash, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 4, text, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_DONE) {
+		rc = -EIO;
+		goto out;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (exec_sql(d->db, "COMMIT") < 0) {
+		rc = -EIO;
+		goto out;
+	}
+	in_tx = false;
+out:
+	if (rc < 0)
+		al_error_set(err, AL_ERR_IO, -rc, "audit_refused",
+			     "audit write failed: %s", sqlite3_errmsg(d->db));
+	sqlite3_finalize(st);
+	if (in_tx)
+		exec_sql(d->db, "ROLLBACK");
+	pthread_mutex_unlock(&d->lock);
+	free(text);
+	return rc;
+}
+
+static int verify_fail(al_error **err, int64_t seq, const char *what)
+{
+	return al_error_set(err, AL_ERR_IO, EBADMSG, "audit_chain_broken",
+			    "audit chain broken at record %lld: %s",
+			    (long long)seq, what);
+}
+
+int al_audit_verify(const char *state_dir, size_t *records, al_error **err)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	char expect_prev[65], hash[65];
+	int64_t expect_seq = 1;
+	size_t n = 0;
+	int rc;
+
+	if (records)
+		*records = 0;
+	if ((rc = al_db_open_readonly(state_dir, &db, err)) < 0)
+		return rc;
+	memcpy(expect_prev, zero_hash, sizeof(expect_prev));
+	/* Rows are read in rowid order, the order they were appended in;
+	 * the chain itself (not the triggers) is the evidence. */
+	if (sqlite3_prepare_v2(db,
+			       "SELECT seq, prev_hash, hash, record FROM audit "
+			       "ORDER BY seq",
+			       -1, &st, NULL) != SQLITE_OK) {
+		rc = al_error_set(err, AL_ERR_IO, EIO, "audit",
+				  "cannot read the audit trail: %s",
+				  sqlite3_errmsg(db));
+		goto out;
+	}
+	int step;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t seq = sqlite3_column_int64(st, 0);
+		const char *prev = (const char *)sqlite3_column_text(st, 1);
+		const char *h = (const char *)sqlite3_column_text(st, 2);
+		const char *rec = (const char *)sqlite3_column_text(st, 3);
+		if (!prev || !h || !rec) {
+			rc = verify_fail(err, seq, "missing field");
+			goto out;
+		}
+		if (seq != expect_seq) {
+			rc = verify_fail(err, seq, "sequence gap");
+			goto out;
+		}
+		if (strcmp(prev, expect_prev) != 0) {
+			rc = verify_fail(err, seq, "previous hash mismatch");
+			goto out;
+		}
+		chain_hash(prev, rec, hash);
+		if (strcmp(hash, h) != 0) {
+			rc = verify_fail(err, seq, "record hash mismatch");
+			goto out;
+		}
+		json_t *j = json_loads(rec, JSON_REJECT_DUPLICATES, NULL);
+		json_t *js = j ? json_object_get(j, "seq") : NULL;
+		bool seq_ok = js && json_is_integer(js) &&
+			      json_integer_value(js) == seq;
+		json_decref(j);
+		if (!seq_ok) {
+			rc = verify_fail(err, seq, "record sequence mismatch");
+			goto out;
+		}
+		memcpy(expect_prev, h, 64);
+		expect_prev[64] = '\0';
+		expect_seq++;
+		n++;
+	}
+	if (step != SQLITE_DONE) {
+		rc = al_error_set(err, AL_ERR_IO, EIO, "audit",
+				  "cannot read the audit trail: %s",
+				  sqlite3_errmsg(db));
+		goto out;
+	}
+	if (records)
+		*records = n;
+	rc = 0;
+out:
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return rc;
+}
+
+int al_audit_tail(const char *state_dir, size_t n, char **json_lines_out,
+		  al_error **err)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	int rc;
+
+	*json_lines_out = NULL;
+	if ((rc = al_db_open_readonly(state_dir, &db, err)) < 0)
+		return rc;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT prev_hash, hash, record FROM (SELECT * "
+			       "FROM audit ORDER BY seq DESC LIMIT ?) ORDER BY "
+			       "seq",
+			       -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, (sqlite3_int64)(n > INT64_MAX ? INT64_MAX
+								    : n)) !=
+		    SQLITE_OK) {
+		rc = al_error_set(err, AL_ERR_IO, EIO, "audit",
+				  "cannot read the audit trail: %s",
+				  sqlite3_errmsg(db));
+		goto out;
+	}
+	buf = strdup("");
+	if (!buf) {
+		rc = al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				  "out of memory");
+		goto out;
+	}
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *rec = (const char *)sqlite3_column_text(st, 2);
+		json_t *j = rec ? json_loads(rec, 0, NULL) : NULL;
+		char *line = NULL;
+		if (j) {
+			json_object_set_new(
+				j, "prev_hash",
+				json_string((const char *)sqlite3_column_text(
+					st, 0)));
+			json_object_set_new(
+				j, "hash",
+				json_string((const char *)sqlite3_column_text(
+					st, 1)));
+			line = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+			json_decref(j);
+		}
+		if (!line)
+			continue; /* an unreadable row: verify reports it */
+		size_t ll = strlen(line);
+		char *nb = realloc(buf, len + ll + 2);
+		if (!nb) {
+			free(line);
+			rc = al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+					  "out of memory");
+			goto out;
+		}
+		buf = nb;
+		memcpy(buf + len, line, ll);
+		buf[len + ll] = '\n';
+		buf[len + ll + 1] = '\0';
+		len += ll + 1;
+		free(line);
+	}
+	*json_lines_out = buf;
+	buf = NULL;
+	rc = 0;
+out:
+	free(buf);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return rc;
+}

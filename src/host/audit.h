@@ -1,0 +1,14 @@
+/* Internal: appending to the hash-chained audit trail (docs/audit.md). */
+#ifndef AL_HOST_AUDIT_H
+#define AL_HOST_AUDIT_H
+
+#include <jansson.h>
+
+#include "host/db.h"
+
+/* Appends one record.  `record` holds the event's fields (event, tenant,
+ * ...); seq and time are added here.  full: commit with synchronous=FULL
+ * (always so for run.started).  Returns 0 once the record is committed. */
+int al_audit_append(al_db *db, json_t *record, bool full, al_error **err);
+
+#endif

@@ -1,0 +1,778 @@
+/* The configuration file: one JSON object, parsed strictly (unknown keys,
+ * wrong types and bad values fail with AL_ERR_INVALID_CONFIG whose reason is
+ * the key path; values are never echoed).  docs/configuration.md documents
+ * every key. */
+#include "host/config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#define PATH_MAX_LEN 512
+
+/* Key paths are built into a fixed buffer; a config nested deeper than this
+ * is refused anyway. */
+typedef struct kpath {
+	char buf[PATH_MAX_LEN];
+} kpath;
+
+/* Appends s to out at *len, truncating (paths that long are refused
+ * anyway, by the keys' own length checks). */
+static void kp_put(kpath *out, size_t *len, const char *s)
+{
+	size_t n = strlen(s);
+	if (n > sizeof(out->buf) - 1 - *len)
+		n = sizeof(out->buf) - 1 - *len;
+	memcpy(out->buf + *len, s, n);
+	*len += n;
+	out->buf[*len] = '\0';
+}
+
+static void kp_join(kpath *out, const char *parent, const char *key)
+{
+	size_t len = 0;
+	char p[PATH_MAX_LEN];
+	snprintf(p, sizeof(p), "%s", parent ? parent : "");
+	out->buf[0] = '\0';
+	kp_put(out, &len, p);
+	if (p[0])
+		kp_put(out, &len, ".");
+	kp_put(out, &len, key);
+}
+
+static void kp_index(kpath *out, const char *parent, size_t i)
+{
+	char idx[32];
+	size_t len = 0;
+	char p[PATH_MAX_LEN];
+	snprintf(p, sizeof(p), "%s", parent);
+	snprintf(idx, sizeof(idx), "[%zu]", i);
+	out->buf[0] = '\0';
+	kp_put(out, &len, p);
+	kp_put(out, &len, idx);
+}
+
+static int bad(al_error **err, const char *path, const char *what)
+{
+	return al_error_set(err, AL_ERR_INVALID_CONFIG, EINVAL, path,
+			    "configuration key %s: %s", path, what);
+}
+
+uint64_t *al_limits_field(al_limits *l, unsigned bit)
+{
+	switch (bit) {
+	case AL_LIMIT_WALL_MS: return &l->wall_ms;
+	case AL_LIMIT_CPU_MS: return &l->cpu_ms;
+	case AL_LIMIT_MEMORY_BYTES: return &l->memory_bytes;
+	case AL_LIMIT_PIDS: return &l->pids;
+	case AL_LIMIT_OUTPUT_BYTES: return &l->output_bytes;
+	case AL_LIMIT_FILE_BYTES: return &l->file_bytes;
+	case AL_LIMIT_WORKSPACE_BYTES: return &l->workspace_bytes;
+	case AL_LIMIT_OPEN_FILES: return &l->open_files;
+	default: return NULL;
+	}
+}
+
+static void free_strv(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void grant_free(al_cfg_grant *g)
+{
+	free_strv(g->secrets, g->n_secrets);
+	g->secrets = NULL;
+	g->n_secrets = 0;
+}
+
+void al_config_free(al_config *cfg)
+{
+	if (!cfg)
+		return;
+	for (size_t i = 0; i < cfg->n_candidates; i++) {
+		free(cfg->candidates[i].provider);
+		free(cfg->candidates[i].config_json);
+	}
+	free(cfg->candidates);
+	for (size_t i = 0; i < cfg->n_tenants; i++) {
+		al_cfg_tenant *t = &cfg->tenants[i];
+		free(t->name);
+		free_strv(t->languages, t->n_languages);
+		grant_free(&t->grant);
+		for (size_t j = 0; j < t->n_pins; j++)
+			grant_free(&t->pins[j].grant);
+		free(t->pins);
+	}
+	free(cfg->tenants);
+	free(cfg->state_dir);
+	free(cfg->secrets_path);
+	free(cfg->source);
+	free(cfg);
+}
+
+/* ---- value helpers -------------------------------------------------- */
+
+static int get_bool(json_t *v, const char *path, bool *out, al_error **err)
+{
+	if (!json_is_boolean(v))
+		return bad(err, path, "expected true or false");
+	*out = json_is_true(v);
+	return 0;
+}
+
+static int get_uint(json_t *v, const char *path, uint64_t min, uint64_t *out,
+		    al_error **err)
+{
+	if (!json_is_integer(v))
+		return bad(err, path, "expected an integer");
+	json_int_t i = json_integer_value(v);
+	if (i < 0 || (uint64_t)i < min)
+		return bad(err, path, "integer out of range");
+	*out = (uint64_t)i;
+	return 0;
+}
+
+static int get_str(json_t *v, const char *path, size_t maxlen, char **out,
+		   al_error **err)
+{
+	if (!json_is_string(v))
+		return bad(err, path, "expected a string");
+	size_t len = json_string_length(v);
+	const char *s = json_string_value(v);
+	if (len == 0 || len > maxlen || strlen(s) != len)
+		return bad(err, path, "empty, too long or holds a NUL");
+	*out = strdup(s);
+	if (!*out)
+		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				    "out of memory");
+	return 0;
+}
+
+/* Names used as identifiers (tenants, providers, languages). */
+static bool ident_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 64)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+		      c == '.'))
+			return false;
+	}
+	return true;
+}
+
+/* Secret names become environment variable names. */
+static bool secret_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 128 || (s[0] >= '0' && s[0] <= '9'))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_'))
+			return false;
+	}
+	return true;
+}
+
+static bool hex64_ok(const char *s)
+{
+	if (strlen(s) != 64)
+		return false;
+	for (size_t i = 0; i < 64; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+		      (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+static int get_strv(json_t *v, const char *path, bool (*ok)(const char *),
+		    char ***out, size_t *n, al_error **err)
+{
+	if (!json_is_array(v))
+		return bad(err, path, "expected an array of strings");
+	size_t count = json_array_size(v);
+	char **arr = calloc(count + 1, sizeof(*arr));
+	if (!arr)
+		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				    "out of memory");
+	for (size_t i = 0; i < count; i++) {
+		kpath kp;
+		kp_index(&kp, path, i);
+		int rc = get_str(json_array_get(v, i), kp.buf, 256, &arr[i],
+				 err);
+		if (rc == 0 && ok && !ok(arr[i]))
+			rc = bad(err, kp.buf, "not a valid name");
+		for (size_t j = 0; rc == 0 && j < i; j++)
+			if (strcmp(arr[j], arr[i]) == 0)
+				rc = bad(err, kp.buf, "duplicate entry");
+		if (rc < 0) {
+			free_strv(arr, i + 1);
+			return rc;
+		}
+	}
+	*out = arr;
+	*n = count;
+	return 0;
+}
+
+/* A list of mode names into a bit set, using a name parser. */
+static int get_modes(json_t *v, const char *path,
+		     int (*parse)(const char *, unsigned *), unsigned *out,
+		     al_error **err)
+{
+	if (!json_is_array(v))
+		return bad(err, path, "expected an array of mode names");
+	unsigned bits = 0;
+	size_t i;
+	json_t *e;
+	json_array_foreach(v, i, e) {
+		kpath kp;
+		kp_index(&kp, path, i);
+		unsigned m;
+		if (!json_is_string(e) || parse(json_string_value(e), &m) < 0)
+			return bad(err, kp.buf, "unknown mode");
+		bits |= 1u << m;
+	}
+	*out = bits;
+	return 0;
+}
+
+static int parse_network(const char *s, unsigned *m)
+{
+	al_network n;
+	int rc = al_network_from_name(s, &n);
+	*m = (unsigned)n;
+	return rc;
+}
+
+static int parse_workspace(const char *s, unsigned *m)
+{
+	al_workspace_mode w;
+	int rc = al_workspace_mode_from_name(s, &w);
+	*m = (unsigned)w;
+	return rc;
+}
+
+/* Rejects any key of obj not in the NULL-terminated list `known`. */
+static int only_keys(json_t *obj, const char *path, const char *const *known,
+		     al_error **err)
+{
+	const char *key;
+	json_t *v;
+	json_object_foreach(obj, key, v) {
+		bool found = false;
+		for (size_t i = 0; known[i]; i++)
+			if (strcmp(key, known[i]) == 0)
+				found = true;
+		if (!found) {
+			kpath kp;
+			/* An unknown key is named by its path; keys are
+			 * configuration, not request values. */
+			kp_join(&kp, path, ident_ok(key) ? key : "?");
+			return bad(err, kp.buf, "unknown key");
+		}
+	}
+	return 0;
+}
+
+/* ---- sections ------------------------------------------------------- */
+
+static int parse_grant(json_t *g, const char *path, al_cfg_grant *out,
+		       al_error **err)
+{
+	static const char *const keys[] = {"network", "workspace", "secrets",
+					   "streaming", NULL};
+	kpath kp;
+	int rc;
+	if (!json_is_object(g))
+		return bad(err, path, "expected an object");
+	if ((rc = only_keys(g, path, keys, err)) < 0)
+		return rc;
+	out->network = 1u << AL_NETWORK_NONE;
+	out->workspace = 1u << AL_WORKSPACE_NONE;
+	json_t *v;
+	if ((v = json_object_get(g, "network"))) {
+		kp_join(&kp, path, "network");
+		if ((rc = get_modes(v, kp.buf, parse_network, &out->network,
+				    err)) < 0)
+			return rc;
+	}
+	if ((v = json_object_get(g, "workspace"))) {
+		kp_join(&kp, path, "workspace");
+		if ((rc = get_modes(v, kp.buf, parse_workspace,
+				    &out->workspace, err)) < 0)
+			return rc;
+	}
+	if ((v = json_object_get(g, "secrets"))) {
+		kp_join(&kp, path, "secrets");
+		if ((rc = get_strv(v, kp.buf, secret_name_ok, &out->secrets,
+				   &out->n_secrets, err)) < 0)
+			return rc;
+	}
+	if ((v = json_object_get(g, "streaming"))) {
+		kp_join(&kp, path, "streaming");
+		if ((rc = get_bool(v, kp.buf, &out->streaming, err)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int parse_ceilings(json_t *c, const char *path, al_limits *out,
+			  al_error **err)
+{
+	if (!json_is_object(c))
+		return bad(err, path, "expected an object");
+	const char *key;
+	json_t *v;
+	json_object_foreach(c, key, v) {
+		kpath kp;
+		unsigned bit;
+		kp_join(&kp, path, ident_ok(key) ? key : "?");
+		if (al_limit_from_name(key, &bit) < 0)
+			return bad(err, kp.buf, "unknown limit");
+		uint64_t val;
+		int rc = get_uint(v, kp.buf, 1, &val, err);
+		if (rc < 0)
+			return rc;
+		*al_limits_field(out, bit) = val;
+		out->set |= bit;
+	}
+	return 0;
+}
+
+static int parse_tenant(json_t *t, const char *path, al_cfg_tenant *out,
+			al_error **err)
+{
+	static const char *const keys[] = {"languages", "grant", "pins",
+					   "ceilings", "concurrency", NULL};
+	kpath kp;
+	int rc;
+	json_t *v;
+	if (!json_is_object(t))
+		return bad(err, path, "expected an object");
+	if ((rc = only_keys(t, path, keys, err)) < 0)
+		return rc;
+	out->grant.network = 1u << AL_NETWORK_NONE;
+	out->grant.workspace = 1u << AL_WORKSPACE_NONE;
+	/* No "languages" key: no language is allowed (deny by default). */
+	if ((v = json_object_get(t, "languages"))) {
+		kp_join(&kp, path, "languages");
+		if (json_is_string(v)) {
+			if (strcmp(json_string_value(v), "*") != 0)
+				return bad(err, kp.buf,
+					   "expected \"*\" or an array");
+			out->all_languages = true;
+		} else if ((rc = get_strv(v, kp.buf, ident_ok,
+					  &out->languages, &out->n_languages,
+					  err)) < 0) {
+			return rc;
+		}
+	}
+	if ((v = json_object_get(t, "grant"))) {
+		kp_join(&kp, path, "grant");
+		if ((rc = parse_grant(v, kp.buf, &out->grant, err)) < 0)
+			return rc;
+	}
+	if ((v = json_object_get(t, "pins"))) {
+		kp_join(&kp, path, "pins");
+		if (!json_is_array(v))
+			return bad(err, kp.buf, "expected an array");
+		out->pins = calloc(json_array_size(v) + 1, sizeof(*out->pins));
+		if (!out->pins)
+			return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+					    "out of memory");
+		size_t i;
+		json_t *p;
+		json_array_foreach(v, i, p) {
+			static const char *const pkeys[] = {"code_sha256",
+							    "grant", NULL};
+			kpath pk, sub;
+			kp_index(&pk, kp.buf, i);
+			al_cfg_pin *pin = &out->pins[i];
+			out->n_pins = i + 1;
+			if (!json_is_object(p))
+				return bad(err, pk.buf, "expected an object");
+			if ((rc = only_keys(p, pk.buf, pkeys, err)) < 0)
+				return rc;
+			json_t *h = json_object_get(p, "code_sha256");
+			kp_join(&sub, pk.buf, "code_sha256");
+			if (!json_is_string(h) ||
+			    !hex64_ok(json_string_value(h)))
+				return bad(err, sub.buf,
+					   "expected 64 lower-case hex digits");
+			memcpy(pin->code_sha256, json_string_value(h), 65);
+			kp_join(&sub, pk.buf, "grant");
+			json_t *g = json_object_get(p, "grant");
+			if (!g)
+				return bad(err, sub.buf, "missing");
+			if ((rc = parse_grant(g, sub.buf, &pin->grant, err)) <
+			    0)
+				return rc;
+		}
+	}
+	if ((v = json_object_get(t, "ceilings"))) {
+		kp_join(&kp, path, "ceilings");
+		if ((rc = parse_ceilings(v, kp.buf, &out->ceilings, err)) < 0)
+			return rc;
+	}
+	if ((v = json_object_get(t, "concurrency"))) {
+		uint64_t n;
+		kp_join(&kp, path, "concurrency");
+		if ((rc = get_uint(v, kp.buf, 1, &n, err)) < 0)
+			return rc;
+		if (n > 100000)
+			return bad(err, kp.buf, "integer out of range");
+		out->concurrency = (unsigned)n;
+	}
+	return 0;
+}
+
+static int parse_candidates(json_t *v, al_config *cfg, al_error **err)
+{
+	if (!json_is_array(v) || json_array_size(v) == 0)
+		return bad(err, "providers", "expected a non-empty array");
+	cfg->candidates = calloc(json_array_size(v), sizeof(*cfg->candidates));
+	if (!cfg->candidates)
+		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				    "out of memory");
+	size_t i;
+	json_t *e;
+	json_array_foreach(v, i, e) {
+		static const char *const keys[] = {"provider", "config", NULL};
+		kpath kp, sub;
+		int rc;
+		al_cfg_candidate *c = &cfg->candidates[i];
+		cfg->n_candidates = i + 1;
+		kp_index(&kp, "providers", i);
+		json_t *name = e;
+		if (json_is_object(e)) {
+			if ((rc = only_keys(e, kp.buf, keys, err)) < 0)
+				return rc;
+			name = json_object_get(e, "provider");
+			kp_join(&sub, kp.buf, "provider");
+			if (!name)
+				return bad(err, sub.buf, "missing");
+			json_t *pc = json_object_get(e, "config");
+			if (pc) {
+				kpath ck;
+				kp_join(&ck, kp.buf, "config");
+				if (!json_is_object(pc))
+					return bad(err, ck.buf,
+						   "expected an object");
+				c->config_json = json_dumps(
+					pc, JSON_COMPACT | JSON_SORT_KEYS);
+				if (!c->config_json)
+					return al_error_set(
+						err, AL_ERR_INTERNAL, ENOMEM,
+						NULL, "out of memory");
+			}
+		} else {
+			sub = kp;
+		}
+		if ((rc = get_str(name, sub.buf, 64, &c->provider, err)) < 0)
+			return rc;
+		if (!ident_ok(c->provider))
+			return bad(err, sub.buf, "not a valid provider name");
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(cfg->candidates[j].provider,
+				   c->provider) == 0)
+				return bad(err, sub.buf, "duplicate provider");
+	}
+	return 0;
+}
+
+static int parse_tenants(json_t *v, al_config *cfg, al_error **err)
+{
+	if (!json_is_object(v) || json_object_size(v) == 0)
+		return bad(err, "tenants", "expected a non-empty object");
+	cfg->tenants = calloc(json_object_size(v), sizeof(*cfg->tenants));
+	if (!cfg->tenants)
+		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				    "out of memory");
+	const char *key;
+	json_t *t;
+	json_object_foreach(v, key, t) {
+		kpath kp;
+		int rc;
+		al_cfg_tenant *ten = &cfg->tenants[cfg->n_tenants++];
+		if (!ident_ok(key))
+			return bad(err, "tenants", "not a valid tenant name");
+		kp_join(&kp, "tenants", key);
+		if (!(ten->name = strdup(key)))
+			return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+					    "out of memory");
+		if ((rc = parse_tenant(t, kp.buf, ten, err)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int parse_audit(json_t *v, al_config *cfg, al_error **err)
+{
+	static const char *const keys[] = {"finished_synchronous",
+					   "busy_timeout_ms", NULL};
+	int rc;
+	if (!json_is_object(v))
+		return bad(err, "audit", "expected an object");
+	if ((rc = only_keys(v, "audit", keys, err)) < 0)
+		return rc;
+	json_t *e;
+	if ((e = json_object_get(v, "finished_synchronous"))) {
+		const char *s = json_is_string(e) ? json_string_value(e) : "";
+		if (strcmp(s, "full") == 0)
+			cfg->audit_finished_full = true;
+		else if (strcmp(s, "normal") == 0)
+			cfg->audit_finished_full = false;
+		else
+			return bad(err, "audit.finished_synchronous",
+				   "expected \"full\" or \"normal\"");
+	}
+	if ((e = json_object_get(v, "busy_timeout_ms"))) {
+		if ((rc = get_uint(e, "audit.busy_timeout_ms", 1,
+				   &cfg->audit_busy_timeout_ms, err)) < 0)
+			return rc;
+		if (cfg->audit_busy_timeout_ms > 600000)
+			return bad(err, "audit.busy_timeout_ms",
+				   "integer out of range");
+	}
+	return 0;
+}
+
+static int parse_secrets(json_t *v, al_config *cfg, al_error **err)
+{
+	static const char *const keys[] = {"dir", "file", NULL};
+	int rc;
+	if (!json_is_object(v) || json_object_size(v) != 1)
+		return bad(err, "secrets", "expected {\"dir\": …} or "
+					   "{\"file\": …}");
+	if ((rc = only_keys(v, "secrets", keys, err)) < 0)
+		return rc;
+	json_t *e;
+	if ((e = json_object_get(v, "dir"))) {
+		cfg->secrets_kind = AL_SECRETS_DIR;
+		rc = get_str(e, "secrets.dir", 4096, &cfg->secrets_path, err);
+	} else {
+		cfg->secrets_kind = AL_SECRETS_FILE;
+		rc = get_str(json_object_get(v, "file"), "secrets.file", 4096,
+			     &cfg->secrets_path, err);
+	}
+	if (rc == 0 && cfg->secrets_path[0] != '/')
+		rc = bad(err, cfg->secrets_kind == AL_SECRETS_DIR
+				      ? "secrets.dir"
+				      : "secrets.file",
+			 "expected an absolute path");
+	return rc;
+}
+
+static int parse_root(json_t *root, al_config *cfg, al_error **err)
+{
+	static const char *const keys[] = {
+		"execution_enabled", "trusted_provider_acknowledged",
+		"providers", "tenants", "concurrency", "slot_wait_ms",
+		"state_dir", "idempotency_retention_s", "audit", "secrets",
+		"grace_ms", NULL};
+	int rc;
+	json_t *v;
+	if (!json_is_object(root))
+		return bad(err, "$", "expected a JSON object");
+	if ((rc = only_keys(root, "", keys, err)) < 0)
+		return rc;
+	if ((v = json_object_get(root, "execution_enabled")) &&
+	    (rc = get_bool(v, "execution_enabled", &cfg->execution_enabled,
+			   err)) < 0)
+		return rc;
+	if ((v = json_object_get(root, "trusted_provider_acknowledged")) &&
+	    (rc = get_bool(v, "trusted_provider_acknowledged",
+			   &cfg->trusted_acknowledged, err)) < 0)
+		return rc;
+	if (!(v = json_object_get(root, "providers")))
+		return bad(err, "providers", "missing");
+	if ((rc = parse_candidates(v, cfg, err)) < 0)
+		return rc;
+	if (!(v = json_object_get(root, "tenants")))
+		return bad(err, "tenants", "missing");
+	if ((rc = parse_tenants(v, cfg, err)) < 0)
+		return rc;
+	if ((v = json_object_get(root, "concurrency"))) {
+		uint64_t n;
+		if ((rc = get_uint(v, "concurrency", 1, &n, err)) < 0)
+			return rc;
+		if (n > 100000)
+			return bad(err, "concurrency", "integer out of range");
+		cfg->concurrency = (unsigned)n;
+	}
+	if ((v = json_object_get(root, "slot_wait_ms")) &&
+	    (rc = get_uint(v, "slot_wait_ms", 0, &cfg->slot_wait_ms, err)) < 0)
+		return rc;
+	if ((v = json_object_get(root, "state_dir"))) {
+		if ((rc = get_str(v, "state_dir", 4096, &cfg->state_dir,
+				  err)) < 0)
+			return rc;
+		if (cfg->state_dir[0] != '/')
+			return bad(err, "state_dir",
+				   "expected an absolute path");
+	}
+	if ((v = json_object_get(root, "idempotency_retention_s")) &&
+	    (rc = get_uint(v, "idempotency_retention_s", 1,
+			   &cfg->idempotency_retention_s, err)) < 0)
+		return rc;
+	if ((v = json_object_get(root, "audit")) &&
+	    (rc = parse_audit(v, cfg, err)) < 0)
+		return rc;
+	if ((v = json_object_get(root, "secrets")) &&
+	    (rc = parse_secrets(v, cfg, err)) < 0)
+		return rc;
+	if ((v = json_object_get(root, "grace_ms"))) {
+		if ((rc = get_uint(v, "grace_ms", 0, &cfg->grace_ms, err)) < 0)
+			return rc;
+		if (cfg->grace_ms > 3600000)
+			return bad(err, "grace_ms", "integer out of range");
+	}
+	/* A secret a tenant may be granted must come from a store. */
+	for (size_t i = 0; i < cfg->n_tenants; i++) {
+		const al_cfg_tenant *t = &cfg->tenants[i];
+		bool any = t->grant.n_secrets > 0;
+		for (size_t j = 0; j < t->n_pins; j++)
+			any = any || t->pins[j].grant.n_secrets > 0;
+		if (any && cfg->secrets_kind == AL_SECRETS_NONE)
+			return bad(err, "secrets",
+				   "a tenant grants secrets but no store is "
+				   "configured");
+	}
+	return 0;
+}
+
+int al_config_parse(const char *json, size_t len, al_config **out,
+		    al_error **err)
+{
+	json_error_t jerr;
+	al_config *cfg = NULL;
+	json_t *root = NULL;
+	int rc;
+
+	*out = NULL;
+	root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root)
+		return al_error_set(err, AL_ERR_INVALID_CONFIG, EINVAL,
+				    "syntax",
+				    "configuration is not valid JSON "
+				    "(line %d, column %d)",
+				    jerr.line, jerr.column);
+	cfg = calloc(1, sizeof(*cfg));
+	if (!cfg || !(cfg->source = strndup(json, len))) {
+		rc = al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				  "out of memory");
+		goto out;
+	}
+	cfg->execution_enabled = true;
+	cfg->concurrency = AL_CFG_DEFAULT_CONCURRENCY;
+	cfg->slot_wait_ms = AL_CFG_DEFAULT_SLOT_WAIT_MS;
+	cfg->idempotency_retention_s = AL_CFG_DEFAULT_RETENTION_S;
+	cfg->audit_finished_full = true;
+	cfg->audit_busy_timeout_ms = AL_CFG_DEFAULT_BUSY_TIMEOUT_MS;
+	cfg->grace_ms = AL_CFG_DEFAULT_GRACE_MS;
+	rc = parse_root(root, cfg, err);
+out:
+	json_decref(root);
+	if (rc < 0) {
+		al_config_free(cfg);
+		return rc;
+	}
+	*out = cfg;
+	return 0;
+}
+
+int al_config_load(const char *path, al_config **out, al_error **err)
+{
+	FILE *f = NULL;
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int rc;
+
+	*out = NULL;
+	f = fopen(path, "re");
+	if (!f)
+		return al_error_set(err, AL_ERR_IO, errno, "config",
+				    "cannot open the configuration file");
+	for (;;) {
+		if (len + 4096 > cap) {
+			if (cap > 4u * 1024u * 1024u) {
+				rc = al_error_set(err, AL_ERR_INVALID_CONFIG,
+						  EFBIG, "$",
+						  "configuration file too "
+						  "large");
+				goto out;
+			}
+			cap = cap ? cap * 2 : 8192;
+			char *nb = realloc(buf, cap);
+			if (!nb) {
+				rc = al_error_set(err, AL_ERR_INTERNAL,
+						  ENOMEM, NULL,
+						  "out of memory");
+				goto out;
+			}
+			buf = nb;
+		}
+		size_t n = fread(buf + len, 1, cap - len, f);
+		len += n;
+		if (n == 0)
+			break;
+	}
+	if (ferror(f)) {
+		rc = al_error_set(err, AL_ERR_IO, EIO, "config",
+				  "cannot read the configuration file");
+		goto out;
+	}
+	rc = al_config_parse(buf ? buf : "", len, out, err);
+out:
+	free(buf);
+	fclose(f);
+	return rc;
+}
+
+int al_config_default(al_config **out, al_error **err)
+{
+	static const char def[] =
+		"{\"execution_enabled\": true,"
+		" \"providers\": [\"sandbox\"],"
+		" \"tenants\": {\"default\": {\"languages\": \"*\","
+		" \"grant\": {\"network\": [\"none\", \"loopback\"],"
+		" \"workspace\": [\"none\", \"ro\", \"rw\"],"
+		" \"secrets\": [], \"streaming\": true}}}}";
+	return al_config_parse(def, sizeof(def) - 1, out, err);
+}
+
+int al_config_copy(const al_config *cfg, al_config **out, al_error **err)
+{
+	return al_config_parse(cfg->source, strlen(cfg->source), out, err);
+}
+
+const al_cfg_tenant *al_config_tenant(const al_config *cfg, const char *name)
+{
+	if (!name)
+		return NULL;
+	for (size_t i = 0; i < cfg->n_tenants; i++)
+		if (strcmp(cfg->tenants[i].name, name) == 0)
+			return &cfg->tenants[i];
+	return NULL;
+}
+
+bool al_cfg_tenant_allows_language(const al_cfg_tenant *t, const char *lang)
+{
+	if (t->all_languages)
+		return true;
+	for (size_t i = 0; i < t->n_languages; i++)
+		if (strcmp(t->languages[i], lang) == 0)
+			return true;
+	return false;
+}

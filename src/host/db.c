@@ -1,0 +1,112 @@
+/* The host database.  WAL lets readers (audit tail, verify) run beside the
+ * writer; the schema makes the audit table append-only with triggers, but
+ * verification never relies on them (docs/audit.md). */
+#include "host/db.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+static const char schema[] =
+	"CREATE TABLE IF NOT EXISTS audit ("
+	" seq INTEGER PRIMARY KEY,"
+	" prev_hash TEXT NOT NULL,"
+	" hash TEXT NOT NULL,"
+	" record TEXT NOT NULL);"
+	"CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit"
+	" BEGIN SELECT RAISE(ABORT, 'audit trail is append-only'); END;"
+	"CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit"
+	" BEGIN SELECT RAISE(ABORT, 'audit trail is append-only'); END;"
+	"CREATE TABLE IF NOT EXISTS idempotency ("
+	" tenant TEXT NOT NULL,"
+	" key TEXT NOT NULL,"
+	" request_sha256 TEXT NOT NULL,"
+	" result TEXT NOT NULL,"
+	" created_ms INTEGER NOT NULL,"
+	" PRIMARY KEY (tenant, key));";
+
+static int db_path(const char *state_dir, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/airlock.db", state_dir);
+	return (n < 0 || (size_t)n >= len) ? -ENAMETOOLONG : 0;
+}
+
+int al_db_open(const char *state_dir, uint64_t busy_ms, al_db **out,
+	       al_error **err)
+{
+	char path[PATH_MAX];
+	al_db *d = NULL;
+	char *msg = NULL;
+	int rc;
+
+	*out = NULL;
+	if (db_path(state_dir, path, sizeof(path)) < 0)
+		return al_error_set(err, AL_ERR_INVALID_ARGUMENT, ENAMETOOLONG,
+				    "state_dir", "state directory path too "
+						 "long");
+	if (mkdir(state_dir, 0700) < 0 && errno != EEXIST)
+		return al_error_set(err, AL_ERR_IO, errno, "state_dir",
+				    "cannot create the state directory");
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				    "out of memory");
+	pthread_mutex_init(&d->lock, NULL);
+	if (sqlite3_open_v2(path, &d->db,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+				    SQLITE_OPEN_FULLMUTEX,
+			    NULL) != SQLITE_OK) {
+		rc = al_error_set(err, AL_ERR_IO, EIO, "state_dir",
+				  "cannot open the database: %s",
+				  d->db ? sqlite3_errmsg(d->db) : "?");
+		goto fail;
+	}
+	sqlite3_busy_timeout(d->db, busy_ms > INT_MAX ? INT_MAX : (int)busy_ms);
+	if (sqlite3_exec(d->db,
+			 "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
+			 NULL, NULL, &msg) != SQLITE_OK ||
+	    sqlite3_exec(d->db, schema, NULL, NULL, &msg) != SQLITE_OK) {
+		rc = al_error_set(err, AL_ERR_IO, EIO, "state_dir",
+				  "cannot set up the database: %s",
+				  msg ? msg : "?");
+		goto fail;
+	}
+	*out = d;
+	return 0;
+fail:
+	sqlite3_free(msg);
+	al_db_close(d);
+	return rc;
+}
+
+void al_db_close(al_db *d)
+{
+	if (!d)
+		return;
+	sqlite3_close(d->db);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+}
+
+int al_db_open_readonly(const char *state_dir, sqlite3 **out, al_error **err)
+{
+	char path[PATH_MAX];
+	*out = NULL;
+	if (db_path(state_dir, path, sizeof(path)) < 0)
+		return al_error_set(err, AL_ERR_INVALID_ARGUMENT, ENAMETOOLONG,
+				    "state_dir", "state directory path too "
+						 "long");
+	sqlite3 *db = NULL;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) !=
+	    SQLITE_OK) {
+		sqlite3_close(db);
+		return al_error_set(err, AL_ERR_NOT_FOUND, ENOENT, "state_dir",
+				    "no airlock database in the state "
+				    "directory");
+	}
+	sqlite3_busy_timeout(db, 5000);
+	*out = db;
+	return 0;
+}

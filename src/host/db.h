@@ -1,0 +1,29 @@
+/* Internal: the host's SQLite database (STATE_DIR/airlock.db, WAL): the
+ * audit trail and the idempotency keys. */
+#ifndef AL_HOST_DB_H
+#define AL_HOST_DB_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include <airlock/error.h>
+
+typedef struct al_db {
+	sqlite3 *db;
+	/* One connection serves every thread; transactions are serialised
+	 * here (other processes are held off by SQLite's own locks). */
+	pthread_mutex_t lock;
+} al_db;
+
+/* Creates state_dir (0700) when missing, opens or creates the database and
+ * its schema.  busy_ms: how long a write waits for another writer. */
+int al_db_open(const char *state_dir, uint64_t busy_ms, al_db **out,
+	       al_error **err);
+void al_db_close(al_db *db);
+/* Opens an existing database read-only (verify, tail). */
+int al_db_open_readonly(const char *state_dir, sqlite3 **out, al_error **err);
+
+#endif

@@ -1,0 +1,819 @@
+/* The host pipeline (DESIGN.md, "The host pipeline"; docs/host.md).
+ *
+ * Steps in fixed order: validate, enabled, tenant language allow-list,
+ * grant, ceilings, provider selection, idempotency, audit run.started,
+ * slot, execute (on a worker thread, waited for at most wall + grace),
+ * after (caps, shape check, audit run.finished, idempotent store,
+ * metrics).  A refusal at any step returns before the next one: nothing
+ * reaches a provider unless every step before it passed. */
+#include "host/host_internal.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <airlock/json.h>
+
+#include "host/audit.h"
+#include "host/gates.h"
+#include "host/secrets.h"
+
+static const char truncation_notice[] = "\n[airlock: output truncated]\n";
+
+/* ---- lifetime ------------------------------------------------------- */
+
+int al_host_new(const al_config *cfg, const al_host_options *opts,
+		al_host **out, al_error **err)
+{
+	al_host *h = NULL;
+	int rc;
+
+	*out = NULL;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				    "out of memory");
+	pthread_mutex_init(&h->lock, NULL);
+	pthread_cond_init(&h->workers_cond, NULL);
+	if ((rc = al_config_copy(cfg, &h->cfg, err)) < 0)
+		goto fail;
+	const char *sd = opts && opts->state_dir ? opts->state_dir
+						 : h->cfg->state_dir;
+	if (!sd) {
+		rc = al_error_set(err, AL_ERR_INVALID_ARGUMENT, EINVAL,
+				  "state_dir", "no state directory given");
+		goto fail;
+	}
+	if (!(h->state_dir = strdup(sd))) {
+		rc = al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				  "out of memory");
+		goto fail;
+	}
+	if ((rc = al_secrets_check(h->cfg->secrets_kind, h->cfg->secrets_path,
+				   err)) < 0)
+		goto fail;
+	if ((rc = al_selector_init(&h->sel, h->cfg,
+				   opts ? opts->providers : NULL,
+				   opts ? opts->force_provider : NULL,
+				   opts && opts->force_acknowledges_trusted,
+				   err)) < 0) {
+		h->sel_ready = true;
+		goto fail;
+	}
+	h->sel_ready = true;
+	if ((rc = al_db_open(h->state_dir, h->cfg->audit_busy_timeout_ms,
+			     &h->db, err)) < 0)
+		goto fail;
+	h->idem = al_idem_new(h->db, h->cfg->idempotency_retention_s);
+	h->slots = al_slots_new(h->cfg->concurrency);
+	h->metrics = al_metrics_new();
+	if (!h->idem || !h->slots || !h->metrics) {
+		rc = al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				  "out of memory");
+		goto fail;
+	}
+	*out = h;
+	return 0;
+fail:
+	al_host_free(h);
+	return rc;
+}
+
+void al_host_free(al_host *h)
+{
+	if (!h)
+		return;
+	/* Abandoned workers (a provider that ignored the host's deadline)
+	 * still hold a provider handle: wait for them to return before the
+	 * handles are released. */
+	pthread_mutex_lock(&h->lock);
+	while (h->workers > 0)
+		pthread_cond_wait(&h->workers_cond, &h->lock);
+	pthread_mutex_unlock(&h->lock);
+	if (h->sel_ready)
+		al_selector_destroy(&h->sel);
+	al_idem_free(h->idem);
+	al_slots_free(h->slots);
+	al_metrics_free(h->metrics);
+	al_db_close(h->db);
+	al_config_free(h->cfg);
+	free(h->state_dir);
+	pthread_cond_destroy(&h->workers_cond);
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+}
+
+/* ---- helpers -------------------------------------------------------- */
+
+static json_t *jstr_or_null(const char *s)
+{
+	json_t *j = s ? json_string(s) : NULL;
+	return j ? j : json_null();
+}
+
+static json_t *grant_json(const al_grant *g)
+{
+	json_t *sec = json_array();
+	for (size_t i = 0; sec && i < g->n_secrets; i++)
+		json_array_append_new(sec, json_string(g->secrets[i]));
+	return json_pack("{s:s, s:s, s:o, s:b}", "network",
+			 al_network_name(g->network), "workspace",
+			 al_workspace_mode_name(g->workspace), "secrets",
+			 sec ? sec : json_array(), "streaming", g->streaming);
+}
+
+static json_t *limits_json(const al_limits *l)
+{
+	json_t *o = json_object();
+	al_limits copy = *l;
+	for (unsigned bit = 1; o && (bit & AL_LIMIT__ALL); bit <<= 1)
+		json_object_set_new(
+			o, al_limit_name(bit),
+			json_integer((json_int_t)*al_limits_field(&copy, bit)));
+	return o;
+}
+
+/* What a run accumulates for its audit records. */
+typedef struct run_state {
+	al_host *h;
+	const al_host_context *ctx;
+	const al_run_options *opts;
+	al_request *req; /* validated copy; NULL when invalid */
+	const al_cfg_tenant *tenant;
+	char code_sha256[65];
+	char *canonical; /* canonical request JSON */
+	char canonical_sha256[65];
+	al_selection sel;
+	bool selected;
+	const char *provider_id;
+	int64_t t0;
+	al_result *res;
+} run_state;
+
+static json_t *audit_record(const run_state *rs, const char *event)
+{
+	const al_request *req = rs->req;
+	json_t *r = json_object();
+	if (!r)
+		return NULL;
+	json_object_set_new(r, "event", json_string(event));
+	json_object_set_new(r, "tenant",
+			    jstr_or_null(rs->ctx ? rs->ctx->tenant : NULL));
+	json_object_set_new(r, "principal",
+			    jstr_or_null(rs->ctx ? rs->ctx->principal : NULL));
+	json_object_set_new(r, "run_id", json_string(rs->res->run_id));
+	json_object_set_new(r, "language",
+			    jstr_or_null(req ? req->language : NULL));
+	json_object_set_new(r, "code_sha256",
+			    jstr_or_null(req ? rs->code_sha256 : NULL));
+	json_object_set_new(r, "purpose",
+			    jstr_or_null(req ? al_purpose_name(req->purpose)
+					     : NULL));
+	json_object_set_new(r, "isolation",
+			    jstr_or_null(req ? al_isolation_name(req->isolation)
+					     : NULL));
+	json_object_set_new(r, "grant", req ? grant_json(&req->grant)
+					    : json_null());
+	json_object_set_new(r, "limits", req ? limits_json(&req->limits)
+					     : json_null());
+	json_object_set_new(r, "provider", jstr_or_null(rs->provider_id));
+	if (rs->selected || rs->sel.n_skips)
+		json_object_set_new(r, "selection",
+				    al_selection_json(&rs->sel));
+	if (strcmp(event, "run.started") != 0) {
+		json_object_set_new(
+			r, "outcome",
+			json_string(al_outcome_name(rs->res->outcome)));
+		json_object_set_new(r, "reason",
+				    jstr_or_null(rs->res->reason));
+	}
+	return r;
+}
+
+static int audit_write(run_state *rs, const char *event, bool full)
+{
+	json_t *rec = audit_record(rs, event);
+	int rc = rec ? al_audit_append(rs->h->db, rec, full, NULL) : -ENOMEM;
+	json_decref(rec);
+	if (rc < 0)
+		al_metrics_audit_failure(rs->h->metrics);
+	return rc;
+}
+
+/* Turns the result into a refusal (no process fields). */
+static int refuse(run_state *rs, al_outcome outcome, const char *reason)
+{
+	al_result *r = rs->res;
+	r->has_exit_code = r->has_signal = false;
+	r->exit_code = r->signal = 0;
+	for (int s = 0; s < 2; s++) {
+		free(r->output[s].data);
+		r->output[s].data = NULL;
+		r->output[s].len = 0;
+		r->truncated[s] = false;
+		r->output_seen[s] = 0;
+	}
+	memset(&r->usage, 0, sizeof(r->usage));
+	r->started_at_ms = 0;
+	r->finished_at_ms = al_now_ms();
+	return al_result_set_outcome(r, outcome, reason);
+}
+
+static void announce(run_state *rs)
+{
+	if (rs->opts && rs->opts->on_run_id)
+		rs->opts->on_run_id(rs->opts->on_run_id_ctx, rs->res->run_id);
+}
+
+static void count(run_state *rs)
+{
+	int64_t now = al_now_ms();
+	al_metrics_run(rs->h->metrics, rs->res->outcome, rs->provider_id,
+		       rs->req ? rs->req->language : NULL,
+		       now > rs->t0 ? (uint64_t)(now - rs->t0) : 0);
+}
+
+/* A refusal before run.started: audited as run.denied. */
+static int deny(run_state *rs, al_outcome outcome, const char *reason)
+{
+	if (refuse(rs, outcome, reason) < 0)
+		return -ENOMEM;
+	(void)audit_write(rs, "run.denied", rs->h->cfg->audit_finished_full);
+	return 0;
+}
+
+/* Caps a stream to `cap` bytes (backing off to a UTF-8 boundary when the
+ * stream is text) and appends the one truncation notice. */
+static int cap_stream(al_result *r, int s, uint64_t cap)
+{
+	al_bytes *b = &r->output[s];
+	bool cut = b->len > cap;
+	if (!cut && !r->truncated[s])
+		return 0;
+	if (r->output_seen[s] < b->len)
+		r->output_seen[s] = b->len;
+	size_t keep = cut ? (size_t)cap : b->len;
+	if (cut && al_utf8_valid(b->data, b->len))
+		while (keep > 0 && (b->data[keep] & 0xC0) == 0x80)
+			keep--;
+	unsigned char *nd =
+		realloc(b->data, keep + sizeof(truncation_notice));
+	if (!nd)
+		return -ENOMEM;
+	memcpy(nd + keep, truncation_notice, sizeof(truncation_notice));
+	b->data = nd;
+	b->len = keep + sizeof(truncation_notice) - 1;
+	r->truncated[s] = true;
+	return 0;
+}
+
+/* ---- execution on a worker thread ----------------------------------- */
+
+static void run_exec_unref(run_exec *x)
+{
+	pthread_mutex_lock(&x->lock);
+	unsigned left = --x->refs;
+	pthread_mutex_unlock(&x->lock);
+	if (left)
+		return;
+	al_secrets_env_free(x->host_env, x->n_host_env);
+	al_request_free(x->req);
+	al_result_free(x->res);
+	al_cancel_free(x->cancel);
+	if (x->efd >= 0)
+		close(x->efd);
+	pthread_mutex_destroy(&x->lock);
+	free(x);
+}
+
+static void forward_output(void *ctx, int stream, const unsigned char *data,
+			   size_t len)
+{
+	run_exec *x = ctx;
+	/* Held while calling out, so once the host abandons the run no
+	 * output reaches a caller that may have gone. */
+	pthread_mutex_lock(&x->lock);
+	if (!x->abandoned && x->on_output)
+		x->on_output(x->on_output_ctx, stream, data, len);
+	pthread_mutex_unlock(&x->lock);
+}
+
+static void *worker_main(void *arg)
+{
+	run_exec *x = arg;
+	al_host *h = x->host;
+	al_exec ex = {
+		.run_id = x->run_id,
+		.request = x->req,
+		.on_output = x->on_output ? forward_output : NULL,
+		.on_output_ctx = x,
+		.cancel = x->cancel,
+		.host_env = (const char *const *)x->host_env,
+		.n_host_env = x->n_host_env,
+	};
+	int rc = x->ref->ops->execute(x->ref->handle, &ex, x->res, NULL);
+	uint64_t one = 1;
+	pthread_mutex_lock(&x->lock);
+	x->exec_rc = rc;
+	x->done = true;
+	pthread_mutex_unlock(&x->lock);
+	if (write(x->efd, &one, sizeof(one)) < 0) {
+		/* The host then waits out its deadline; nothing else to do. */
+	}
+	al_selector_put(&h->sel, x->ref);
+	run_exec_unref(x);
+	/* Last: after this the host may be freed. */
+	pthread_mutex_lock(&h->lock);
+	h->workers--;
+	pthread_cond_broadcast(&h->workers_cond);
+	pthread_mutex_unlock(&h->lock);
+	return NULL;
+}
+
+static void live_add(al_host *h, live_run *lr)
+{
+	pthread_mutex_lock(&h->lock);
+	lr->next = h->live;
+	h->live = lr;
+	pthread_mutex_unlock(&h->lock);
+}
+
+static void live_remove(al_host *h, live_run *lr)
+{
+	pthread_mutex_lock(&h->lock);
+	for (live_run **pp = &h->live; *pp; pp = &(*pp)->next)
+		if (*pp == lr) {
+			*pp = lr->next;
+			break;
+		}
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* Runs the request on the selected handle and waits at most wall + grace.
+ * Fills rs->res (replacing it) with the outcome. */
+static int execute(run_state *rs, char **host_env, size_t n_host_env)
+{
+	al_host *h = rs->h;
+	run_exec *x = calloc(1, sizeof(*x));
+	pthread_t tid;
+	int rc = 0;
+
+	if (!x) {
+		al_secrets_env_free(host_env, n_host_env);
+		return refuse(rs, AL_OUTCOME_UNAVAILABLE, "start_failed");
+	}
+	pthread_mutex_init(&x->lock, NULL);
+	x->refs = 2; /* this function and the worker */
+	x->host = h;
+	x->ref = rs->sel.ref;
+	x->req = al_request_dup(rs->req);
+	memcpy(x->run_id, rs->res->run_id, sizeof(x->run_id));
+	x->host_env = host_env;
+	x->n_host_env = n_host_env;
+	x->cancel = al_cancel_new();
+	x->res = al_result_new();
+	x->efd = eventfd(0, EFD_CLOEXEC);
+	if (rs->req->grant.streaming && rs->opts && rs->opts->on_output) {
+		x->on_output = rs->opts->on_output;
+		x->on_output_ctx = rs->opts->on_output_ctx;
+	}
+	if (!x->req || !x->cancel || !x->res || x->efd < 0) {
+		x->refs = 1;
+		run_exec_unref(x);
+		return refuse(rs, AL_OUTCOME_UNAVAILABLE, "start_failed");
+	}
+	/* The worker owns the handle reference from here on. */
+	rs->sel.ref = NULL;
+	live_run lr = {.x = x};
+	memcpy(lr.run_id, x->run_id, sizeof(lr.run_id));
+	snprintf(lr.tenant, sizeof(lr.tenant), "%s", rs->tenant->name);
+	live_add(h, &lr);
+
+	int64_t start = al_now_ms();
+	pthread_mutex_lock(&h->lock);
+	h->workers++;
+	pthread_mutex_unlock(&h->lock);
+	if (pthread_create(&tid, NULL, worker_main, x) != 0) {
+		pthread_mutex_lock(&h->lock);
+		h->workers--;
+		pthread_mutex_unlock(&h->lock);
+		live_remove(h, &lr);
+		rs->sel.ref = x->ref;
+		x->refs = 1;
+		run_exec_unref(x);
+		return refuse(rs, AL_OUTCOME_UNAVAILABLE, "start_failed");
+	}
+	pthread_detach(tid);
+
+	int64_t deadline = start + (int64_t)rs->req->limits.wall_ms +
+			   (int64_t)h->cfg->grace_ms;
+	al_cancel *caller = rs->opts ? rs->opts->cancel : NULL;
+	bool done = false;
+	for (;;) {
+		struct pollfd pf[2] = {{.fd = x->efd, .events = POLLIN},
+				       {.fd = -1, .events = POLLIN}};
+		if (caller && al_cancel_state(x->cancel) == AL_CANCEL_NONE)
+			pf[1].fd = al_cancel_fd(caller);
+		int64_t left = deadline - al_now_ms();
+		if (left <= 0)
+			break;
+		int pr = poll(pf, 2, left > 1000 ? 1000 : (int)left);
+		if (pr < 0 && errno != EINTR)
+			break;
+		pthread_mutex_lock(&x->lock);
+		done = x->done;
+		pthread_mutex_unlock(&x->lock);
+		if (done)
+			break;
+		if (caller && al_cancel_state(caller) != AL_CANCEL_NONE)
+			al_cancel_fire(x->cancel, al_cancel_state(caller));
+	}
+	pthread_mutex_lock(&x->lock);
+	done = x->done;
+	if (!done)
+		x->abandoned = true;
+	pthread_mutex_unlock(&x->lock);
+	live_remove(h, &lr);
+
+	if (!done) {
+		/* The provider overran wall + grace: cancel it, stop
+		 * waiting, and record the timeout.  A provider ignoring the
+		 * token keeps its thread (docs/host.md). */
+		al_cancel_fire(x->cancel, AL_CANCEL_CANCELLED);
+		rc = refuse(rs, AL_OUTCOME_TIMED_OUT, "host_deadline");
+		rs->res->started_at_ms = start;
+		rs->res->usage.wall_ms = (uint64_t)(al_now_ms() - start);
+	} else if (x->exec_rc < 0 || al_result_check_shape(x->res) < 0) {
+		rc = refuse(rs, AL_OUTCOME_UNAVAILABLE, "provider_error");
+	} else {
+		/* Take the provider's result; identity and facts are the
+		 * host's. */
+		al_result *pr = x->res;
+		x->res = NULL;
+		memcpy(pr->run_id, rs->res->run_id, sizeof(pr->run_id));
+		al_facts_free(pr->provider);
+		pr->provider = NULL;
+		if (!pr->started_at_ms)
+			pr->started_at_ms = start;
+		if (!pr->finished_at_ms)
+			pr->finished_at_ms = al_now_ms();
+		al_result_free(rs->res);
+		rs->res = pr;
+		if (al_outcome_ran(pr->outcome))
+			for (int s = 0; s < 2 && rc == 0; s++)
+				rc = cap_stream(pr, s,
+						rs->req->limits.output_bytes);
+	}
+	run_exec_unref(x);
+	return rc;
+}
+
+/* ---- the pipeline --------------------------------------------------- */
+
+static int store_result(run_state *rs)
+{
+	char *json = al_result_to_json(rs->res, 0);
+	if (!json)
+		return -ENOMEM;
+	al_idem_finish(rs->h->idem, rs->tenant->name,
+		       rs->req->idempotency_key,
+		       rs->canonical_sha256, json);
+	free(json);
+	return 0;
+}
+
+static int run_selected(run_state *rs)
+{
+	al_host *h = rs->h;
+	char **host_env = NULL;
+	bool claimed = false, called = false;
+	int rc = 0;
+
+	/* 7. idempotency */
+	if (rs->req->idempotency_key) {
+		char *stored = NULL;
+		int ir = al_idem_claim(h->idem, rs->tenant->name,
+				       rs->req->idempotency_key,
+				       rs->canonical_sha256, &stored, NULL);
+		if (ir == AL_IDEM_CONFLICT) {
+			rc = deny(rs, AL_OUTCOME_CONFLICT,
+				  "idempotency_conflict");
+			goto out;
+		}
+		if (ir < 0) {
+			rc = deny(rs, AL_OUTCOME_UNAVAILABLE,
+				  "idempotency_unavailable");
+			goto out;
+		}
+		if (ir == AL_IDEM_STORED) {
+			/* The stored result, run id included: no second
+			 * run and no new audit record. */
+			al_result *prev = NULL;
+			int pr = al_result_from_json(stored, strlen(stored),
+						     &prev, NULL);
+			free(stored);
+			if (pr < 0) {
+				rc = deny(rs, AL_OUTCOME_UNAVAILABLE,
+					  "idempotency_unavailable");
+				goto out;
+			}
+			al_result_free(rs->res);
+			rs->res = prev;
+			goto out;
+		}
+		claimed = true;
+	}
+	rs->res->provider = al_facts_dup(rs->sel.facts);
+
+	/* 8. audit run.started, durably, before any provider call */
+	if (audit_write(rs, "run.started", true) < 0) {
+		rc = refuse(rs, AL_OUTCOME_UNAVAILABLE, "audit_refused");
+		goto out;
+	}
+	/* 9. slot */
+	int sr = al_slots_acquire(h->slots, rs->tenant->name,
+				  rs->tenant->concurrency, h->cfg->slot_wait_ms,
+				  rs->opts ? rs->opts->cancel : NULL);
+	if (sr < 0) {
+		rc = sr == -ECANCELED
+			     ? refuse(rs, AL_OUTCOME_CANCELLED, "caller")
+			     : refuse(rs, AL_OUTCOME_UNAVAILABLE, "busy");
+		goto finished;
+	}
+	/* Secrets are read only now, at launch. */
+	size_t n_env = rs->req->grant.n_secrets;
+	if (al_secrets_resolve(h->cfg->secrets_kind, h->cfg->secrets_path,
+			       rs->req->grant.secrets, n_env, &host_env,
+			       NULL) < 0) {
+		al_slots_release(h->slots, rs->tenant->name);
+		rc = refuse(rs, AL_OUTCOME_UNAVAILABLE, "secret_unavailable");
+		goto finished;
+	}
+	/* 10. execute (the env strings move to the worker) */
+	announce(rs);
+	called = true;
+	rc = execute(rs, host_env, n_env);
+	host_env = NULL;
+	al_slots_release(h->slots, rs->tenant->name);
+	if (rc == 0 && !rs->res->provider)
+		rs->res->provider = al_facts_dup(rs->sel.facts);
+finished:
+	/* 11. after */
+	(void)audit_write(rs, "run.finished", h->cfg->audit_finished_full);
+out:
+	if (claimed) {
+		/* A result is kept once a provider was called: running
+		 * again could repeat side effects.  Refusals before that
+		 * are not kept, so a retry runs. */
+		if (called && rc == 0)
+			store_result(rs);
+		else
+			al_idem_finish(h->idem, rs->tenant->name,
+				       rs->req->idempotency_key,
+				       rs->canonical_sha256, NULL);
+	}
+	if (!called)
+		announce(rs);
+	return rc;
+}
+
+static int pipeline(al_host *h, const al_host_context *ctx,
+		    const al_request *in, const char *invalid_reason,
+		    const al_run_options *opts, al_result **out)
+{
+	run_state rs = {.h = h, .ctx = ctx, .opts = opts, .t0 = al_now_ms()};
+	char ceil_buf[64];
+	const char *why;
+	int rc = 0;
+
+	*out = NULL;
+	if (!(rs.res = al_result_new()))
+		return -ENOMEM;
+	al_run_id_new(rs.res->run_id);
+
+	/* 1. validate: the canonical JSON form re-parsed strictly, so a
+	 * request built in C passes the same checks as one sent as JSON. */
+	if (!invalid_reason && in) {
+		al_error *perr = NULL;
+		rs.canonical = al_request_to_json(in);
+		if (!rs.canonical) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		if (al_request_from_json(rs.canonical, strlen(rs.canonical),
+					 &rs.req, &perr) < 0) {
+			rc = deny(&rs, AL_OUTCOME_INVALID_REQUEST,
+				  al_error_get_reason(perr)[0]
+					  ? al_error_get_reason(perr)
+					  : "request");
+			al_error_free(perr);
+			goto done;
+		}
+		al_sha256_hex(rs.canonical, strlen(rs.canonical),
+			      rs.canonical_sha256);
+		al_sha256_hex(rs.req->code.data, rs.req->code.len,
+			      rs.code_sha256);
+	} else {
+		rc = deny(&rs, AL_OUTCOME_INVALID_REQUEST,
+			  invalid_reason ? invalid_reason : "request");
+		goto done;
+	}
+	/* 2. enabled */
+	if (!h->cfg->execution_enabled) {
+		rc = deny(&rs, AL_OUTCOME_DISABLED, "execution_disabled");
+		goto done;
+	}
+	/* 3. tenant and its language allow-list */
+	rs.tenant = al_config_tenant(h->cfg, ctx ? ctx->tenant : NULL);
+	if (!rs.tenant) {
+		rc = deny(&rs, AL_OUTCOME_DENIED, "gate:tenant");
+		goto done;
+	}
+	if ((why = al_gate_language(rs.tenant, rs.req))) {
+		rc = deny(&rs, AL_OUTCOME_DENIED, why);
+		goto done;
+	}
+	/* 4. grant (or a grant pinned to this exact content) */
+	if ((why = al_gate_grant(rs.tenant, rs.req, rs.code_sha256))) {
+		rc = deny(&rs, AL_OUTCOME_DENIED, why);
+		goto done;
+	}
+	/* 5. ceilings */
+	if ((why = al_gate_ceilings(rs.tenant, &rs.req->limits, ceil_buf,
+				    sizeof(ceil_buf)))) {
+		rc = deny(&rs, AL_OUTCOME_DENIED, why);
+		goto done;
+	}
+	/* 6. provider */
+	int sr = al_select(&h->sel, rs.req, &rs.sel);
+	if (sr < 0) {
+		rc = sr;
+		goto out;
+	}
+	if (rs.sel.facts)
+		rs.provider_id = h->sel.cands[rs.sel.chosen].ops->id;
+	if (sr == 1) {
+		rc = deny(&rs, rs.sel.outcome, rs.sel.reason);
+		if (rc == 0 && rs.sel.facts)
+			rs.res->provider = al_facts_dup(rs.sel.facts);
+		goto done;
+	}
+	rs.selected = true;
+	rc = run_selected(&rs);
+	goto counted;
+done:
+	announce(&rs);
+counted:
+	if (rc == 0)
+		count(&rs);
+out:
+	if (rs.sel.ref)
+		al_selector_put(&h->sel, rs.sel.ref);
+	al_selection_clear(&rs.sel);
+	al_request_free(rs.req);
+	free(rs.canonical);
+	if (rc < 0) {
+		al_result_free(rs.res);
+		return rc;
+	}
+	*out = rs.res;
+	return 0;
+}
+
+int al_host_run(al_host *host, const al_host_context *ctx,
+		const al_request *req, const al_run_options *opts,
+		al_result **out)
+{
+	return pipeline(host, ctx, req, req ? NULL : "request", opts, out);
+}
+
+int al_host_run_json(al_host *host, const al_host_context *ctx,
+		     const char *json, size_t len, const al_run_options *opts,
+		     al_result **out)
+{
+	al_request *req = NULL;
+	al_error *perr = NULL;
+	int rc;
+	if (al_request_from_json(json, len, &req, &perr) < 0) {
+		const char *reason = al_error_get_reason(perr);
+		rc = pipeline(host, ctx, NULL, reason[0] ? reason : "request",
+			      opts, out);
+		al_error_free(perr);
+		return rc;
+	}
+	rc = pipeline(host, ctx, req, NULL, opts, out);
+	al_request_free(req);
+	return rc;
+}
+
+/* ---- interrupt, capabilities, metrics ------------------------------- */
+
+int al_host_interrupt(al_host *h, const al_host_context *ctx,
+		      const char *run_id, al_error **err)
+{
+	run_exec *x = NULL;
+	al_handle_ref *ref = NULL;
+	pthread_mutex_lock(&h->lock);
+	for (live_run *lr = h->live; lr; lr = lr->next) {
+		/* Another tenant's run is reported as no such run. */
+		if (run_id && ctx && ctx->tenant &&
+		    strcmp(lr->run_id, run_id) == 0 &&
+		    strcmp(lr->tenant, ctx->tenant) == 0) {
+			x = lr->x;
+			pthread_mutex_lock(&x->lock);
+			x->refs++;
+			pthread_mutex_unlock(&x->lock);
+			ref = x->ref;
+			pthread_mutex_lock(&h->sel.lock);
+			ref->users++;
+			pthread_mutex_unlock(&h->sel.lock);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&h->lock);
+	if (!x)
+		return al_error_set(err, AL_ERR_NOT_FOUND, ESRCH, "run_id",
+				    "no such live run");
+	al_cancel_fire(x->cancel, AL_CANCEL_INTERRUPTED);
+	if (ref->ops->interrupt)
+		(void)ref->ops->interrupt(ref->handle, x->run_id, NULL);
+	al_selector_put(&h->sel, ref);
+	run_exec_unref(x);
+	return 0;
+}
+
+/* Drops the language facts the tenant may not use. */
+static void restrict_languages(al_facts *f, const al_cfg_tenant *t)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < f->n_languages; i++) {
+		al_language_fact *lf = &f->languages[i];
+		if (al_cfg_tenant_allows_language(t, lf->language)) {
+			f->languages[w++] = *lf;
+		} else {
+			free(lf->language);
+			free(lf->toolchain);
+			free(lf->version);
+			free(lf->path);
+		}
+	}
+	f->n_languages = w;
+}
+
+int al_host_capabilities(al_host *h, const al_host_context *ctx,
+			 al_facts ***out, size_t *n, al_error **err)
+{
+	const al_cfg_tenant *t =
+		al_config_tenant(h->cfg, ctx ? ctx->tenant : NULL);
+	*out = NULL;
+	*n = 0;
+	if (!t)
+		return al_error_set(err, AL_ERR_NOT_FOUND, ENOENT, "tenant",
+				    "unknown tenant");
+	al_facts **arr = calloc(h->sel.n ? h->sel.n : 1, sizeof(*arr));
+	if (!arr)
+		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				    "out of memory");
+	for (size_t i = 0; i < h->sel.n; i++) {
+		al_facts *f = al_selector_probe(&h->sel, i);
+		if (!f) {
+			f = al_facts_new(h->sel.cands[i].ops->id,
+					 AL_SAFETY_DISABLED);
+			if (f) {
+				f->available = false;
+				f->unavailable_reason = strdup("probe_failed");
+			}
+		}
+		if (!f) {
+			al_facts_array_free(arr, i);
+			return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+					    "out of memory");
+		}
+		restrict_languages(f, t);
+		arr[i] = f;
+	}
+	*out = arr;
+	*n = h->sel.n;
+	return 0;
+}
+
+void al_facts_array_free(al_facts **facts, size_t n)
+{
+	if (!facts)
+		return;
+	for (size_t i = 0; i < n; i++)
+		al_facts_free(facts[i]);
+	free(facts);
+}
+
+char *al_host_metrics_text(al_host *h)
+{
+	unsigned in_use, waiters;
+	al_slots_stats(h->slots, &in_use, &waiters);
+	return al_metrics_render(h->metrics, in_use, waiters,
+				 al_selector_quarantined(&h->sel));
+}

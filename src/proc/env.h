@@ -1,0 +1,20 @@
+/* Internal: the clean environment of a run.  Nothing comes from the host:
+ * PATH, HOME, LANG, TMPDIR, AIRLOCK_RUN_ID, AIRLOCK_RUN_TEMP, then the
+ * request's variables, then the host's resolved secrets (later entries
+ * replace earlier ones of the same name). */
+#ifndef AL_PROC_ENV_H
+#define AL_PROC_ENV_H
+
+#include <airlock/provider.h>
+
+typedef struct al_env_base {
+	const char *path;     /* PATH value */
+	const char *home;     /* HOME */
+	const char *tmpdir;   /* TMPDIR and AIRLOCK_RUN_TEMP */
+} al_env_base;
+
+/* NULL-terminated "NAME=value" vector; free with al_env_free. */
+int al_env_build(const al_env_base *base, const al_exec *exec, char ***out);
+void al_env_free(char **env);
+
+#endif

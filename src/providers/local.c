@@ -1,0 +1,284 @@
+/* The `local` provider: trusted, non-isolating execution on this host.
+ *
+ * What it enforces (and so advertises): its own session and process group
+ * with no controlling terminal, the whole tree killed when the program
+ * ends or the deadline passes (a subreaper shepherd), rlimits (core 0,
+ * file size, open files, CPU time), output caps, a clean environment and a
+ * private temporary directory.  No isolation axis: it must be explicitly
+ * acknowledged as trusted before it runs anything.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <airlock/provider.h>
+
+#include "core/run_registry.h"
+#include "core/util.h"
+#include "lang/languages.h"
+#include "proc/env.h"
+#include "proc/rundir.h"
+#include "proc/shepherd.h"
+#include "providers/builtin.h"
+
+#define LOCAL_LIMITS                                                          \
+	(AL_LIMIT_WALL_MS | AL_LIMIT_CPU_MS | AL_LIMIT_OUTPUT_BYTES |         \
+	 AL_LIMIT_FILE_BYTES | AL_LIMIT_OPEN_FILES)
+
+struct al_provider_handle {
+	al_run_registry runs;
+	char *cache_dir;
+};
+
+static int local_probe(const char *config_json, al_facts **out, al_error **err)
+{
+	(void)config_json;
+	al_facts *f = al_facts_new("local", AL_SAFETY_TRUSTED_LOCAL);
+	if (f == NULL)
+		return -ENOMEM;
+	f->available = true;
+	f->limits = LOCAL_LIMITS;
+	/* It cannot keep a program off the network or out of the host's
+	 * files, so it offers only what it can honestly give. */
+	f->network = 1u << AL_NETWORK_HOST;
+	f->workspace = (1u << AL_WORKSPACE_NONE) | (1u << AL_WORKSPACE_RW);
+	f->streaming = true;
+	int rc = 0;
+	char *cache = al_provider_cache_dir();
+	for (const char *const *l = al_language_names(); *l != NULL; l++) {
+		al_toolchain *tc = NULL;
+		int r = al_toolchain_observe(*l, NULL, cache, &tc, NULL);
+		if (r == 0)
+			rc = al_facts_add_language(f, tc->language, tc->toolchain,
+						   tc->version, tc->path);
+		al_toolchain_free(tc);
+		if (rc < 0)
+			break;
+	}
+	free(cache);
+	if (rc == 0)
+		f->mechanism_json = strdup("{\"process_tree\":\"subreaper\","
+					   "\"rlimits\":true}");
+	if (rc < 0 || f->mechanism_json == NULL) {
+		al_facts_free(f);
+		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				    "out of memory while probing");
+	}
+	*out = f;
+	return 0;
+}
+
+static int local_ensure(const char *config_json, al_provider_handle **out,
+			al_error **err)
+{
+	(void)config_json;
+	(void)err;
+	al_provider_handle *h = calloc(1, sizeof(*h));
+	if (h == NULL)
+		return -ENOMEM;
+	al_run_registry_init(&h->runs);
+	h->cache_dir = al_provider_cache_dir();
+	*out = h;
+	return 0;
+}
+
+static int local_health(al_provider_handle *h, al_error **err)
+{
+	(void)h;
+	(void)err;
+	return 0;
+}
+
+/* Refusals decided before anything is created. */
+static int check_enforceable(const al_request *req, al_result *res)
+{
+	unsigned extra = req->limits.set & ~(unsigned)LOCAL_LIMITS;
+	if (extra != 0) {
+		unsigned bit = extra & (~extra + 1u);
+		return al_result_set_outcome(res, AL_OUTCOME_UNENFORCEABLE_LIMIT,
+					     al_limit_name(bit));
+	}
+	if (req->grant.network != AL_NETWORK_HOST)
+		return al_result_set_outcome(res, AL_OUTCOME_UNENFORCEABLE_LIMIT,
+					     "network");
+	if (req->grant.workspace == AL_WORKSPACE_RO)
+		return al_result_set_outcome(res, AL_OUTCOME_UNENFORCEABLE_LIMIT,
+					     "workspace");
+	return 1;
+}
+
+static size_t build_rlimits(const al_limits *l, al_rlimit_spec *out)
+{
+	size_t n = 0;
+	out[n++] = (al_rlimit_spec){RLIMIT_CORE, 0};
+	out[n++] = (al_rlimit_spec){RLIMIT_NOFILE, (rlim_t)l->open_files};
+	if (l->file_bytes > 0)
+		out[n++] = (al_rlimit_spec){RLIMIT_FSIZE, (rlim_t)l->file_bytes};
+	if (l->cpu_ms > 0)
+		out[n++] = (al_rlimit_spec){RLIMIT_CPU,
+					    (rlim_t)((l->cpu_ms + 999) / 1000)};
+	return n;
+}
+
+/* Runs one argv to its end under the request's limits. */
+static int run_step(char *const *argv, char *const *envp, const char *cwd,
+		    const al_exec *exec, bool with_stdin, al_result *res,
+		    al_error **err)
+{
+	const al_request *req = exec->request;
+	al_rlimit_spec rl[4];
+	al_spawn_spec spec = {
+		.argv = argv,
+		.envp = envp,
+		.cwd = cwd,
+		.rlimits = rl,
+		.n_rlimits = build_rlimits(&req->limits, rl),
+		.stdin_pipe = with_stdin && req->has_stdin &&
+			      req->stdin_data.len > 0,
+	};
+	al_child child;
+	al_error *start_err = NULL;
+	int rc = al_shepherd_spawn(&spec, &child, &start_err);
+	if (rc < 0) {
+		rc = al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
+					   "start_failed");
+		al_error_free(start_err);
+		return rc;
+	}
+	al_supervise_opts opts = {
+		.stdin_data = spec.stdin_pipe ? &req->stdin_data : NULL,
+		.output_cap = req->limits.output_bytes,
+		.wall_ms = req->limits.wall_ms,
+		.grace_ms = AL_DEFAULT_GRACE_MS,
+		.cancel = exec->cancel,
+		.on_output = req->grant.streaming ? exec->on_output : NULL,
+		.on_output_ctx = exec->on_output_ctx,
+	};
+	al_supervise_result sr;
+	rc = al_supervise(&child, &opts, &sr, err);
+	free(child.signal_ctx);
+	if (rc == 0)
+		rc = al_supervise_to_result(&sr, res);
+	al_supervise_result_clear(&sr);
+	return rc;
+}
+
+static int local_execute(al_provider_handle *h, const al_exec *exec,
+			 al_result *res, al_error **err)
+{
+	const al_request *req = exec->request;
+	al_run_entry entry = {0};
+	al_rundir rd = {0};
+	al_toolchain *tc = NULL;
+	al_plan plan = {0};
+	char **envp = NULL;
+	char *path_env = NULL;
+	int rc = 0;
+
+	snprintf(res->run_id, sizeof(res->run_id), "%s", exec->run_id);
+	res->started_at_ms = al_now_ms();
+	al_run_registry_add(&h->runs, &entry, exec->run_id, exec->cancel);
+
+	if (!al_language_known(req->language) ||
+	    al_toolchain_observe(req->language, NULL, h->cache_dir, &tc, NULL) < 0) {
+		rc = al_result_set_outcome(res, AL_OUTCOME_UNSUPPORTED_LANGUAGE,
+					   NULL);
+		goto out;
+	}
+	rc = check_enforceable(req, res);
+	if (rc <= 0)
+		goto out;
+
+	al_error *setup_err = NULL;
+	rc = al_rundir_create(NULL, exec->run_id, &rd, &setup_err);
+	if (rc == 0)
+		rc = al_rundir_write_code(&rd, al_language_script_name(req->language),
+					  &req->code, &setup_err);
+	if (rc == 0)
+		rc = al_toolchain_plan(tc, rd.script_path, rd.tmp, req->argv,
+				       req->argc, &plan, &setup_err);
+	if (rc < 0) {
+		const char *why = al_error_get_reason(setup_err);
+		rc = al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
+					   why[0] ? why : "workspace_setup_failed");
+		al_error_free(setup_err);
+		goto out;
+	}
+
+	/* The interpreter's own directory first, so its tools resolve. */
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", tc->path);
+	char *slash = strrchr(dir, '/');
+	if (slash != NULL)
+		*slash = '\0';
+	path_env = al_strdup_printf("%s:/usr/local/bin:/usr/bin:/bin", dir);
+	al_env_base base = {.path = path_env, .home = rd.workspace,
+			    .tmpdir = rd.tmp};
+	if (path_env == NULL || al_env_build(&base, exec, &envp) < 0) {
+		rc = -ENOMEM;
+		goto out;
+	}
+
+	if (plan.build_argv != NULL) {
+		rc = run_step(plan.build_argv, envp, rd.workspace, exec, false,
+			      res, err);
+		if (rc < 0 || res->outcome != AL_OUTCOME_COMPLETED)
+			goto out;
+		/* The build's own output is not the program's. */
+		for (int s = 0; s < 2; s++) {
+			al_bytes_clear(&res->output[s]);
+			al_bytes_set(&res->output[s], "", 0);
+			res->output_seen[s] = 0;
+			res->truncated[s] = false;
+		}
+	}
+	rc = run_step(plan.run_argv, envp, rd.workspace, exec, true, res, err);
+out:
+	al_run_registry_remove(&h->runs, &entry);
+	if (rd.root != NULL && al_rundir_remove(&rd) < 0 && rc == 0)
+		rc = al_error_set(err, AL_ERR_IO, EIO, NULL,
+				  "cannot remove the run directory");
+	res->finished_at_ms = al_now_ms();
+	al_env_free(envp);
+	free(path_env);
+	al_plan_free(&plan);
+	al_toolchain_free(tc);
+	return rc;
+}
+
+static int local_interrupt(al_provider_handle *h, const char *run_id,
+			   al_error **err)
+{
+	int rc = al_run_registry_interrupt(&h->runs, run_id);
+	if (rc < 0)
+		return al_error_set(err, AL_ERR_NOT_FOUND, ESRCH, NULL,
+				    "no such live run");
+	return 0;
+}
+
+static int local_release(al_provider_handle *h, al_error **err)
+{
+	if (h == NULL)
+		return 0;
+	if (al_run_registry_count(&h->runs) != 0)
+		return al_error_set(err, AL_ERR_INTERNAL, EBUSY, NULL,
+				    "runs are still live on this handle");
+	al_run_registry_destroy(&h->runs);
+	free(h->cache_dir);
+	free(h);
+	return 0;
+}
+
+const al_provider_ops al_local_provider = {
+	.id = "local",
+	.probe = local_probe,
+	.ensure = local_ensure,
+	.health = local_health,
+	.execute = local_execute,
+	.interrupt = local_interrupt,
+	.release = local_release,
+};

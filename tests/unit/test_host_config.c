@@ -1,0 +1,134 @@
+/* Configuration parsing: the documented example loads; unknown keys, wrong
+ * types and bad values are refused with the key path, never the value. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <airlock/airlock.h>
+
+#include "host/config.h"
+
+static void expect_bad(const char *json, const char *path)
+{
+	al_config *cfg = NULL;
+	al_error *err = NULL;
+	int rc = al_config_parse(json, strlen(json), &cfg, &err);
+	assert_true(rc < 0);
+	assert_null(cfg);
+	assert_int_equal(al_error_get_code(err), AL_ERR_INVALID_CONFIG);
+	assert_string_equal(al_error_get_reason(err), path);
+	/* The offending value never appears in the message. */
+	assert_null(strstr(al_error_get_message(err), "SECRETVALUE"));
+	al_error_free(err);
+}
+
+static void test_example_loads(void **state)
+{
+	(void)state;
+	al_config *cfg = NULL;
+	al_error *err = NULL;
+	int rc = al_config_load("examples/config.json", &cfg, &err);
+	if (rc < 0)
+		fail_msg("examples/config.json: %s (%s)",
+			 al_error_get_message(err), al_error_get_reason(err));
+	assert_int_equal(cfg->n_candidates, 2);
+	assert_string_equal(cfg->candidates[0].provider, "sandbox");
+	assert_string_equal(cfg->candidates[1].provider, "local");
+	assert_string_equal(cfg->candidates[1].config_json, "{}");
+	const al_cfg_tenant *acme = al_config_tenant(cfg, "acme");
+	assert_non_null(acme);
+	assert_true(al_cfg_tenant_allows_language(acme, "python"));
+	assert_false(al_cfg_tenant_allows_language(acme, "ruby"));
+	assert_int_equal(acme->ceilings.memory_bytes, 536870912);
+	assert_int_equal(acme->ceilings.set, AL_LIMIT__ALL);
+	assert_int_equal(acme->n_pins, 1);
+	assert_int_equal(acme->concurrency, 2);
+	assert_int_equal(cfg->concurrency, 4);
+	assert_int_equal(cfg->grace_ms, 5000);
+	assert_int_equal(cfg->secrets_kind, AL_SECRETS_DIR);
+	assert_true(al_config_tenant(cfg, "default")->all_languages);
+	al_config_free(cfg);
+}
+
+static void test_default(void **state)
+{
+	(void)state;
+	al_config *cfg = NULL;
+	assert_int_equal(al_config_default(&cfg, NULL), 0);
+	assert_true(cfg->execution_enabled);
+	assert_int_equal(cfg->n_candidates, 1);
+	assert_string_equal(cfg->candidates[0].provider, "sandbox");
+	const al_cfg_tenant *t = al_config_tenant(cfg, "default");
+	assert_non_null(t);
+	assert_true(t->all_languages);
+	assert_int_equal(t->grant.network, (1u << AL_NETWORK_NONE) |
+						   (1u << AL_NETWORK_LOOPBACK));
+	assert_true(t->grant.workspace & (1u << AL_WORKSPACE_RW));
+	assert_int_equal(t->grant.n_secrets, 0);
+	al_config_free(cfg);
+}
+
+#define T(body) "{\"providers\": [\"sandbox\"], \"tenants\": {\"acme\": " body "}"
+
+static void test_rejections(void **state)
+{
+	(void)state;
+	expect_bad("{\"providers\": [\"sandbox\"], \"tenants\": {\"a\": {}}, "
+		   "\"bogus\": 1}",
+		   "bogus");
+	expect_bad(T("{\"ceilings\": {\"memory_bytes\": \"SECRETVALUE\"}}}"),
+		   "tenants.acme.ceilings.memory_bytes");
+	expect_bad(T("{\"ceilings\": {\"memory_bytes\": -1}}}"),
+		   "tenants.acme.ceilings.memory_bytes");
+	expect_bad(T("{\"ceilings\": {\"colour\": 1}}}"),
+		   "tenants.acme.ceilings.colour");
+	expect_bad(T("{\"grant\": {\"network\": [\"SECRETVALUE\"]}}}"),
+		   "tenants.acme.grant.network[0]");
+	expect_bad(T("{\"grant\": {\"streaming\": 1}}}"),
+		   "tenants.acme.grant.streaming");
+	expect_bad(T("{\"languages\": \"python\"}}"), "tenants.acme.languages");
+	expect_bad(T("{\"pins\": [{\"code_sha256\": \"SECRETVALUE\", "
+		     "\"grant\": {}}]}}"),
+		   "tenants.acme.pins[0].code_sha256");
+	expect_bad(T("{\"concurrency\": 0}}"), "tenants.acme.concurrency");
+	expect_bad(T("{\"grant\": {\"secrets\": [\"TOKEN\"]}}}"), "secrets");
+	expect_bad("{\"providers\": [], \"tenants\": {\"a\": {}}}",
+		   "providers");
+	expect_bad("{\"providers\": [{\"provider\": \"x\", \"config\": 3}], "
+		   "\"tenants\": {\"a\": {}}}",
+		   "providers[0].config");
+	expect_bad("{\"providers\": [\"x\", \"x\"], \"tenants\": {\"a\": {}}}",
+		   "providers[1]");
+	expect_bad("{\"providers\": [\"x\"], \"tenants\": {\"a\": {}}, "
+		   "\"execution_enabled\": \"yes\"}",
+		   "execution_enabled");
+	expect_bad("{\"providers\": [\"x\"], \"tenants\": {\"a\": {}}, "
+		   "\"state_dir\": \"relative\"}",
+		   "state_dir");
+	expect_bad("{\"providers\": [\"x\"], \"tenants\": {\"a\": {}}, "
+		   "\"audit\": {\"finished_synchronous\": \"off\"}}",
+		   "audit.finished_synchronous");
+	expect_bad("{\"providers\": [\"x\"], \"tenants\": {\"a\": {}}, "
+		   "\"secrets\": {\"dir\": \"/a\", \"file\": \"/b\"}}",
+		   "secrets");
+	expect_bad("{\"providers\": [\"x\"], \"tenants\": {\"a\": {}}} trailing",
+		   "syntax");
+	expect_bad("{\"providers\": [\"x\"], \"providers\": [\"y\"], "
+		   "\"tenants\": {\"a\": {}}}",
+		   "syntax");
+	expect_bad("[1]", "$");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_example_loads),
+		cmocka_unit_test(test_default),
+		cmocka_unit_test(test_rejections),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
