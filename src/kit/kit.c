@@ -1,6 +1,6 @@
 /* The conformance kit's driver: probe, run every registered case in order,
  * collect the report; and the report's printers. */
-#define _XOPEN_SOURCE 700
+
 #include <errno.h>
 #include <ftw.h>
 #include <jansson.h>

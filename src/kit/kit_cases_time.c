@@ -377,7 +377,7 @@ void kit_case_one_handle_16(kit_ctx *k, kit_case *c, const void *arg)
 				 p[i].c.reason ? p[i].c.reason : "failed");
 			goto out;
 		}
-		snprintf(want, sizeof(want), "%s:%s", a[i], b[i]);
+		snprintf(want, sizeof(want), "%.39s:%.39s", a[i], b[i]);
 		const al_result *res = p[i].r.res;
 		if (res->outcome != AL_OUTCOME_COMPLETED ||
 		    strcmp(kit_out(res, AL_STDOUT), want) != 0) {
