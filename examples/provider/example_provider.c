@@ -584,6 +584,7 @@ static int ex_execute(al_provider_handle *h, const al_exec *ex, al_result *res,
 
 	stream so = {out[0], &res->output[AL_STDOUT], l->output_bytes, 0, false};
 	stream se = {er[0], &res->output[AL_STDERR], l->output_bytes, 0, false};
+	out[0] = er[0] = -1; /* the streams own them now: close once */
 	size_t in_off = 0;
 	ex_report rep;
 	bool have_rep = false, st_open = true;
