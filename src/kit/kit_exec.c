@@ -127,6 +127,7 @@ al_request *kit_req_lang(kit_ctx *k, kit_case *c, const char *language,
 	if (req == NULL)
 		goto oom;
 	req->language = strdup(language);
+	al_bytes_clear(&req->code); /* al_bytes_set does not free */
 	if (req->language == NULL ||
 	    al_bytes_set(&req->code, code, strlen(code)) < 0)
 		goto oom;
@@ -148,6 +149,7 @@ al_request *kit_req(kit_ctx *k, kit_case *c, const char *sh_code,
 int kit_req_stdin(al_request *req, const void *data, size_t len)
 {
 	req->has_stdin = true;
+	al_bytes_clear(&req->stdin_data);
 	return al_bytes_set(&req->stdin_data, data, len);
 }
 
