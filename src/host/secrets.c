@@ -91,9 +91,9 @@ out:
 
 static char *make_env(const char *name, const char *value, size_t vlen)
 {
-	size_t nl = strlen(name);
-	if (memchr(value, '\0', vlen))
+	if (!name || !value || memchr(value, '\0', vlen))
 		return NULL; /* not deliverable through the environment */
+	size_t nl = strlen(name);
 	char *e = malloc(nl + 1 + vlen + 1);
 	if (!e)
 		return NULL;
@@ -112,8 +112,8 @@ static int resolve_file(const char *path, char *const *names, size_t n,
 	size_t len = 0;
 	json_t *root = NULL;
 	int rc = read_private(AT_FDCWD, path, &text, &len);
-	if (rc < 0)
-		return rc;
+	if (rc < 0 || !text)
+		return rc < 0 ? rc : -EIO;
 	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
 	explicit_bzero(text, len);
 	free(text);
@@ -166,6 +166,10 @@ static int resolve_dir(const char *path, char *const *names, size_t n,
 		size_t len = 0;
 		if ((rc = read_private(dfd, names[i], &val, &len)) < 0)
 			goto out;
+		if (!val) {
+			rc = -EIO;
+			goto out;
+		}
 		/* One trailing newline is the file's, not the secret's. */
 		size_t vlen = len;
 		if (vlen > 0 && val[vlen - 1] == '\n')

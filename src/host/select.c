@@ -298,7 +298,7 @@ int al_select(al_selector *s, const al_request *req, al_selection *sel)
 	for (size_t i = 0; i < s->n; i++) {
 		al_candidate_rt *c = &s->cands[i];
 		al_facts *f = NULL;
-		al_skip sk;
+		al_skip sk = {0};
 		if (c->ops->probe(config_of(c), &f, NULL) < 0 || !f) {
 			al_facts_free(f);
 			set_skip(&sk, c->ops->id, AL_SKIP_UNAVAILABLE,

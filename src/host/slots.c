@@ -113,12 +113,17 @@ int al_slots_acquire(al_slots *s, const char *tenant, unsigned tenant_max,
 {
 	struct timespec deadline;
 	pthread_condattr_t attr;
-	waiter w = {.tenant = tenant, .tenant_max = tenant_max};
 	int rc = 0;
 
+	/* On the heap: the queue links to it while this call waits. */
+	waiter *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->tenant = tenant;
+	w->tenant_max = tenant_max;
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&w.cond, &attr);
+	pthread_cond_init(&w->cond, &attr);
 	pthread_condattr_destroy(&attr);
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += (time_t)(wait_ms / 1000);
@@ -130,13 +135,13 @@ int al_slots_acquire(al_slots *s, const char *tenant, unsigned tenant_max,
 
 	pthread_mutex_lock(&s->lock);
 	if (s->tail)
-		s->tail->next = &w;
+		s->tail->next = w;
 	else
-		s->head = &w;
-	s->tail = &w;
+		s->head = w;
+	s->tail = w;
 	s->n_waiters++;
 	grant_waiters(s);
-	while (!w.granted) {
+	while (!w->granted) {
 		if (cancel && al_cancel_state(cancel) != AL_CANCEL_NONE) {
 			rc = -ECANCELED;
 			break;
@@ -153,17 +158,18 @@ int al_slots_acquire(al_slots *s, const char *tenant, unsigned tenant_max,
 		bool last = step.tv_sec > deadline.tv_sec ||
 			    (step.tv_sec == deadline.tv_sec &&
 			     step.tv_nsec >= deadline.tv_nsec);
-		int wr = pthread_cond_timedwait(&w.cond, &s->lock,
+		int wr = pthread_cond_timedwait(&w->cond, &s->lock,
 						last ? &deadline : &step);
-		if (wr == ETIMEDOUT && last && !w.granted) {
+		if (wr == ETIMEDOUT && last && !w->granted) {
 			rc = -EBUSY;
 			break;
 		}
 	}
-	if (!w.granted)
-		unlink_waiter(s, &w);
+	if (!w->granted)
+		unlink_waiter(s, w);
 	pthread_mutex_unlock(&s->lock);
-	pthread_cond_destroy(&w.cond);
+	pthread_cond_destroy(&w->cond);
+	free(w);
 	return rc;
 }
 

@@ -22,10 +22,18 @@ static const char *const axis_keys[] = {
 
 static bool *axis_slot(al_isolation_axes *a, size_t i)
 {
-	bool *slots[] = {&a->process_contained, &a->host_filesystem_restricted,
-			 &a->privilege_escalation_blocked,
-			 &a->syscalls_restricted, &a->network_restricted};
-	return slots[i];
+	switch (i) {
+	case 0:
+		return &a->process_contained;
+	case 1:
+		return &a->host_filesystem_restricted;
+	case 2:
+		return &a->privilege_escalation_blocked;
+	case 3:
+		return &a->syscalls_restricted;
+	default:
+		return &a->network_restricted;
+	}
 }
 
 json_t *al_isolation_to_json(const al_isolation_axes *axes)

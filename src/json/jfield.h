@@ -7,6 +7,7 @@
 #ifndef AL_JSON_JFIELD_H
 #define AL_JSON_JFIELD_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,10 +22,12 @@ typedef struct jf_ctx {
 	al_error_code code;
 } jf_ctx;
 
-/* Sets the error: reason = path, message = "<path> <text>".  Returns
- * -EINVAL. */
-int jf_fail(const jf_ctx *c, const char *path, const char *fmt, ...)
+/* Sets the error: reason = path, message = "<path> <text>". */
+void jf_report(const jf_ctx *c, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* jf_report, then -EINVAL: a macro so the result is visibly negative to
+ * readers and static analysers alike. */
+#define jf_fail(c, path, ...) (jf_report((c), (path), __VA_ARGS__), -EINVAL)
 
 /* Parses text (duplicate keys refused, NUL allowed inside strings so the
  * field checks can name the field) and requires an object no deeper than

@@ -396,9 +396,9 @@ static int parse_head(const jf_ctx *c, const json_t *root, al_result *r)
 
 static int parse_streams(const jf_ctx *c, const json_t *root, al_result *r)
 {
-	int rc;
 	for (int s = 0; s < 2; s++) {
 		bool present;
+		int rc;
 		if ((rc = jf_bytes(c, root, stream_key[s], stream_b64_key[s],
 				   stream_key[s], stream_b64_key[s],
 				   MAX_STREAM_BYTES, &r->output[s],

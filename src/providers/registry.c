@@ -7,10 +7,12 @@
 
 #include "core/util.h"
 #include "providers/builtin.h"
+#include "sandbox/sandbox.h"
 
 static const al_provider_ops *const builtins[] = {
 	&al_disabled_provider,
 	&al_local_provider,
+	&al_sandbox_provider,
 	NULL,
 };
 

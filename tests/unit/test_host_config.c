@@ -65,8 +65,10 @@ static void test_default(void **state)
 	const al_cfg_tenant *t = al_config_tenant(cfg, "default");
 	assert_non_null(t);
 	assert_true(t->all_languages);
+	/* Every mode may be granted; providers offer only what they enforce. */
 	assert_int_equal(t->grant.network, (1u << AL_NETWORK_NONE) |
-						   (1u << AL_NETWORK_LOOPBACK));
+						   (1u << AL_NETWORK_LOOPBACK) |
+						   (1u << AL_NETWORK_HOST));
 	assert_true(t->grant.workspace & (1u << AL_WORKSPACE_RW));
 	assert_int_equal(t->grant.n_secrets, 0);
 	al_config_free(cfg);

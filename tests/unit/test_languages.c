@@ -872,6 +872,39 @@ static void test_plan_from_observation(void **state)
 	al_toolchain_free(tc);
 }
 
+/* sh is whatever shell the link resolves to; one we cannot version, or a
+ * shell script standing in for bash, is absent rather than guessed at. */
+static void test_sh_variants(void **state)
+{
+	char *as_bash = make_dir("sh-bash");
+	char *as_other = make_dir("sh-other");
+	char *bash_shim = make_dir("bash-shim");
+	char p[PATH_MAX];
+	al_toolchain *sh = NULL, *bash = NULL;
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/sh", as_bash);
+	assert_int_equal(symlink("/usr/bin/bash", p), 0);
+	assert_int_equal(al_toolchain_observe("sh", as_bash, NULL, &sh, NULL), 0);
+	assert_int_equal(al_toolchain_observe("bash", "/usr/bin", NULL, &bash, NULL), 0);
+	assert_string_equal(sh->toolchain, "sh");
+	assert_string_equal(sh->path, bash->path);
+	assert_string_equal(sh->version, bash->version);
+	al_toolchain_free(sh);
+	al_toolchain_free(bash);
+
+	snprintf(p, sizeof(p), "%s/sh", as_other);
+	assert_int_equal(symlink("/bin/true", p), 0);
+	expect_absent("sh", as_other);
+
+	snprintf(p, sizeof(p), "%s/bash", bash_shim);
+	write_file(p, "#!/bin/sh\nexec /usr/bin/bash \"$@\"\n", 0755);
+	expect_absent("bash", bash_shim);
+	free(as_bash);
+	free(as_other);
+	free(bash_shim);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -889,6 +922,7 @@ int main(void)
 		cmocka_unit_test(test_typescript_tools_dir),
 		cmocka_unit_test(test_plans),
 		cmocka_unit_test(test_plan_from_observation),
+		cmocka_unit_test(test_sh_variants),
 	};
 
 	/* Children are reaped by us; a stray SIGPIPE must not kill the test. */

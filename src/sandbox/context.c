@@ -1,0 +1,115 @@
+/* Configuration and host mechanisms of the sandbox provider. */
+#include "sandbox/context.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "providers/builtin.h"
+#include "sandbox/landlock.h"
+
+static int bad(al_error **err, const char *key)
+{
+	return al_error_set(err, AL_ERR_INVALID_CONFIG, EINVAL, key,
+			    "invalid sandbox provider configuration");
+}
+
+int al_sb_config_parse(const char *text, al_sb_config *cfg, al_error **err)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->uid_base = AL_SB_DEFAULT_UID_BASE;
+	cfg->uid_count = AL_SB_DEFAULT_UID_COUNT;
+	cfg->tmp_bytes = AL_SB_DEFAULT_TMP_BYTES;
+	if (text == NULL || text[0] == '\0')
+		return 0;
+	json_error_t jerr;
+	json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+	if (root == NULL || !json_is_object(root)) {
+		json_decref(root);
+		return bad(err, "config");
+	}
+	int rc = 0;
+	const char *key;
+	json_t *v;
+	json_object_foreach(root, key, v)
+	{
+		if (strcmp(key, "uid_base") == 0 && json_is_integer(v) &&
+		    json_integer_value(v) > 0 &&
+		    json_integer_value(v) < 0x7fffffff)
+			cfg->uid_base = (uint32_t)json_integer_value(v);
+		else if (strcmp(key, "uid_count") == 0 && json_is_integer(v) &&
+			 json_integer_value(v) > 0 &&
+			 json_integer_value(v) <= 65536)
+			cfg->uid_count = (uint32_t)json_integer_value(v);
+		else if (strcmp(key, "run_dir") == 0 && json_is_string(v) &&
+			 json_string_value(v)[0] == '/') {
+			free(cfg->run_dir);
+			cfg->run_dir = strdup(json_string_value(v));
+			if (cfg->run_dir == NULL)
+				rc = -ENOMEM;
+		} else if (strcmp(key, "allow_host_network") == 0 &&
+			   json_is_boolean(v))
+			cfg->allow_host_network = json_is_true(v);
+		else if (strcmp(key, "tmp_bytes") == 0 && json_is_integer(v) &&
+			 json_integer_value(v) >= 65536)
+			cfg->tmp_bytes = (uint64_t)json_integer_value(v);
+		else {
+			rc = bad(err, "sandbox.config");
+			break;
+		}
+	}
+	if (rc == 0 && (uint64_t)cfg->uid_base + cfg->uid_count > 0x7fffffffu)
+		rc = bad(err, "uid_count");
+	json_decref(root);
+	if (rc < 0)
+		al_sb_config_clear(cfg);
+	return rc;
+}
+
+void al_sb_config_clear(al_sb_config *cfg)
+{
+	free(cfg->run_dir);
+	cfg->run_dir = NULL;
+}
+
+static int read_cap_last(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "re");
+	int v = 40;
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 40;
+		fclose(f);
+	}
+	return v;
+}
+
+int al_sb_context_init(al_sb_context *ctx, const char *config_json,
+		       al_error **err)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	int rc = al_sb_config_parse(config_json, &ctx->cfg, err);
+	if (rc < 0)
+		return rc;
+	ctx->privileged = geteuid() == 0;
+	ctx->cap_last = read_cap_last();
+	ctx->landlock_abi = al_sb_landlock_abi();
+	al_sb_cgroups_discover(&ctx->cg);
+	ctx->cache_dir = al_provider_cache_dir();
+	rc = al_sb_filter_compile(&ctx->filter, err);
+	if (rc < 0)
+		al_sb_context_clear(ctx);
+	return rc;
+}
+
+void al_sb_context_clear(al_sb_context *ctx)
+{
+	al_sb_config_clear(&ctx->cfg);
+	al_sb_cgroups_clear(&ctx->cg);
+	al_sb_filter_clear(&ctx->filter);
+	free(ctx->cache_dir);
+	ctx->cache_dir = NULL;
+}

@@ -1,0 +1,44 @@
+/* Internal: what the sandbox provider learns once per handle (or probe):
+ * its configuration and the host's mechanisms. */
+#ifndef AL_SANDBOX_CONTEXT_H
+#define AL_SANDBOX_CONTEXT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <airlock/error.h>
+
+#include "sandbox/cgroup.h"
+#include "sandbox/seccomp_policy.h"
+
+/* Provider config JSON keys (docs/sandbox.md): */
+typedef struct al_sb_config {
+	uint32_t uid_base;	  /* "uid_base", default 200000 */
+	uint32_t uid_count;	  /* "uid_count", default 1000 */
+	char *run_dir;		  /* "run_dir", default: al_rundir's base */
+	bool allow_host_network;  /* "allow_host_network", default false */
+	uint64_t tmp_bytes;	  /* "tmp_bytes", default 64 MiB */
+} al_sb_config;
+
+#define AL_SB_DEFAULT_UID_BASE 200000u
+#define AL_SB_DEFAULT_UID_COUNT 1000u
+#define AL_SB_DEFAULT_TMP_BYTES (64u * 1024u * 1024u)
+
+int al_sb_config_parse(const char *json, al_sb_config *cfg, al_error **err);
+void al_sb_config_clear(al_sb_config *cfg);
+
+typedef struct al_sb_context {
+	al_sb_config cfg;
+	bool privileged; /* euid 0: per-run uids from the pool */
+	int cap_last;
+	int landlock_abi;
+	al_sb_cgroups cg;
+	al_sb_filter filter;
+	char *cache_dir;
+} al_sb_context;
+
+int al_sb_context_init(al_sb_context *ctx, const char *config_json,
+		       al_error **err);
+void al_sb_context_clear(al_sb_context *ctx);
+
+#endif

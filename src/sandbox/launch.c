@@ -1,0 +1,472 @@
+/* Starting one sandboxed program: clone3 into namespaces, the init's setup
+ * and the program's last steps before exec.  See launch.h.
+ *
+ * Everything between clone and exec runs in a copy of a possibly
+ * multi-threaded process, so it only makes system calls on data the parent
+ * prepared: no allocation. */
+#include "sandbox/launch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/sched.h>
+#include <linux/securebits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <grp.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox/netns.h"
+#include "sandbox/userns.h"
+
+enum stage {
+	ST_SYNC = 1,
+	ST_CGROUPNS,
+	ST_MOUNTS,
+	ST_NET,
+	ST_UTS,
+	ST_USERNS,
+	ST_FORK,
+	ST_STDIO,
+	ST_SETSID,
+	ST_RLIMIT,
+	ST_CHDIR,
+	ST_NNP,
+	ST_CAPS,
+	ST_LANDLOCK,
+	ST_SECCOMP,
+	ST_EXEC,
+	ST__N
+};
+
+static const char *const stage_names[ST__N] = {
+	[ST_SYNC] = "sync",	     [ST_CGROUPNS] = "cgroup_namespace",
+	[ST_MOUNTS] = "mounts",	     [ST_NET] = "network",
+	[ST_UTS] = "hostname",	     [ST_USERNS] = "user_namespace",
+	[ST_FORK] = "fork",	     [ST_STDIO] = "stdio",
+	[ST_SETSID] = "setsid",	     [ST_RLIMIT] = "rlimits",
+	[ST_CHDIR] = "chdir",	     [ST_NNP] = "no_new_privs",
+	[ST_CAPS] = "capabilities",  [ST_LANDLOCK] = "landlock",
+	[ST_SECCOMP] = "seccomp",    [ST_EXEC] = "exec",
+};
+
+const char *al_sb_stage_name(int stage)
+{
+	return stage > 0 && stage < ST__N ? stage_names[stage] : "unknown";
+}
+
+struct fail_msg {
+	int32_t stage;
+	int32_t err;
+	int32_t op;
+};
+
+struct fds {
+	int in[2], out[2], err[2], status[2], sync[2], fail[2];
+};
+
+static _Noreturn void fail(int fd, int stage, int err, int op)
+{
+	struct fail_msg m = {stage, err, op};
+	ssize_t w = write(fd, &m, sizeof(m));
+	(void)w;
+	_exit(126);
+}
+
+static void close_range_except(int low, int keep)
+{
+	if (keep >= low) {
+		if (keep > low)
+			syscall(SYS_close_range, low, keep - 1, 0);
+		syscall(SYS_close_range, keep + 1, ~0U, 0);
+	} else {
+		syscall(SYS_close_range, low, ~0U, 0);
+	}
+}
+
+/* Every capability gone from every set; root inside the user namespace
+ * gains nothing on exec (securebits), setuid bits are inert (nosuid +
+ * no_new_privs). */
+static int drop_caps(int cap_last, bool lock_bits)
+{
+	if (lock_bits &&
+	    prctl(PR_SET_SECUREBITS,
+		  SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_SETUID_FIXUP |
+			  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_NOROOT |
+			  SECBIT_NOROOT_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
+			  SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) < 0)
+		return -errno;
+	for (int c = 0; c <= cap_last; c++)
+		if (cap_drop_bound((cap_value_t)c) < 0 && errno != EINVAL)
+			return -errno;
+	if (cap_reset_ambient() < 0 && errno != EINVAL)
+		return -errno;
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[2];
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return -errno;
+	return 0;
+}
+
+static void reset_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (int s = 1; s < NSIG; s++)
+		sigaction(s, &sa, NULL);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+static _Noreturn void run_program(const al_sb_launch *l, const struct fds *f)
+{
+	int ff = f->fail[1];
+	int in = l->stdin_pipe ? f->in[0]
+			       : open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (in < 0 || dup2(in, 0) < 0 || dup2(f->out[1], 1) < 0 ||
+	    dup2(f->err[1], 2) < 0)
+		fail(ff, ST_STDIO, errno, 0);
+	if (setsid() < 0)
+		fail(ff, ST_SETSID, errno, 0);
+	close_range_except(3, ff);
+	reset_signals();
+	for (size_t i = 0; i < l->n_rlimits; i++) {
+		struct rlimit rl = {l->rlimits[i].value, l->rlimits[i].value};
+		if (setrlimit(l->rlimits[i].resource, &rl) < 0)
+			fail(ff, ST_RLIMIT, errno, (int)i);
+	}
+	if (chdir(l->cwd) < 0)
+		fail(ff, ST_CHDIR, errno, 0);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		fail(ff, ST_NNP, errno, 0);
+	int rc = drop_caps(l->cap_last, true);
+	if (rc < 0)
+		fail(ff, ST_CAPS, -rc, 0);
+	rc = al_sb_landlock_apply(&l->landlock);
+	if (rc < 0)
+		fail(ff, ST_LANDLOCK, -rc, 0);
+	if (l->filter) {
+		rc = al_sb_filter_load(l->filter);
+		if (rc < 0)
+			fail(ff, ST_SECCOMP, -rc, 0);
+	}
+	execve(l->argv[0], l->argv, l->envp);
+	fail(ff, ST_EXEC, errno, 0);
+}
+
+static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
+{
+	int ff = f->fail[1];
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	/* The init dies with the thread that started it. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	close(f->in[1]);
+	close(f->out[0]);
+	close(f->err[0]);
+	close(f->status[0]);
+	close(f->sync[1]);
+	close(f->fail[0]);
+
+	char go;
+	if (read(f->sync[0], &go, 1) != 1)
+		fail(ff, ST_SYNC, errno ? errno : EPIPE, 0);
+	close(f->sync[0]);
+	if (unshare(CLONE_NEWCGROUP) < 0)
+		fail(ff, ST_CGROUPNS, errno, 0);
+	int op;
+	int rc = al_sb_mounts_apply(l->mounts, "/tmp", &op);
+	if (rc < 0)
+		fail(ff, ST_MOUNTS, -rc, op);
+	if (l->network == AL_NETWORK_LOOPBACK) {
+		rc = al_sb_loopback_up();
+		if (rc < 0)
+			fail(ff, ST_NET, -rc, 0);
+	}
+	if (l->network != AL_NETWORK_HOST && sethostname("airlock", 7) < 0)
+		fail(ff, ST_UTS, errno, 0);
+	if (l->privileged) {
+		/* Root built the view; from here on the run is its own
+		 * unprivileged host uid, root only in a user namespace that
+		 * owns none of the other namespaces. */
+		if (setgroups(0, NULL) < 0 ||
+		    setresgid(l->host_gid, l->host_gid, l->host_gid) < 0 ||
+		    setresuid(l->host_uid, l->host_uid, l->host_uid) < 0 ||
+		    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0 || /* own /proc/self */
+		    unshare(CLONE_NEWUSER) < 0)
+			fail(ff, ST_USERNS, errno, 0);
+		rc = al_sb_write_idmaps(0, l->host_uid, l->host_gid);
+		if (rc < 0)
+			fail(ff, ST_USERNS, -rc, 1);
+	}
+	/* The init's memory holds the host's environment: the program (same
+	 * uid) must not read it through /proc/1. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	pid_t prog = fork();
+	if (prog < 0)
+		fail(ff, ST_FORK, errno, 0);
+	if (prog == 0)
+		run_program(l, f);
+	close(f->in[0]);
+	close(f->out[1]);
+	close(f->err[1]);
+	close(ff);
+	close_range_except(3, f->status[1]);
+	drop_caps(l->cap_last, false);
+	_exit(al_shepherd_loop(prog, f->status[1], true));
+}
+
+/* ---- parent ---------------------------------------------------------- */
+
+struct sigctx {
+	int pidfd;
+	al_sb_cgrun *cg;
+};
+
+static int pidfd_signal(int pidfd, int sig)
+{
+	return syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0 ? -errno
+								       : 0;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+static int sb_signal_tree(void *vctx, int sig)
+{
+	struct sigctx *c = vctx;
+	if (sig != SIGKILL)
+		return pidfd_signal(c->pidfd, sig);
+	/* cgroup.kill takes every process at once; killing the init takes
+	 * the whole pid namespace down with it. */
+	al_sb_cgrun_kill(c->cg);
+	int rc = pidfd_signal(c->pidfd, SIGKILL);
+	if (rc == -ESRCH)
+		rc = 0;
+	struct pollfd p = {c->pidfd, POLLIN, 0};
+	poll(&p, 1, 5000);
+	for (int i = 0; i < 2500 && !al_sb_cgrun_empty(c->cg); i++) {
+		if (i % 50 == 49)
+			al_sb_cgrun_kill(c->cg);
+		sleep_ms(2);
+	}
+	return al_sb_cgrun_empty(c->cg) ? rc : -EBUSY;
+}
+
+void al_sb_signal_ctx_free(void *ctx)
+{
+	struct sigctx *c = ctx;
+	if (c == NULL)
+		return;
+	if (c->pidfd >= 0)
+		close(c->pidfd);
+	free(c);
+}
+
+static void close_pair(int p[2])
+{
+	for (int i = 0; i < 2; i++)
+		if (p[i] >= 0) {
+			close(p[i]);
+			p[i] = -1;
+		}
+}
+
+static pid_t do_clone(const al_sb_launch *l, int *pidfd, bool *in_v2)
+{
+	uint64_t flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET |
+			 CLONE_NEWIPC | CLONE_NEWUTS | CLONE_PIDFD;
+	if (!l->privileged)
+		flags |= CLONE_NEWUSER;
+	if (l->network == AL_NETWORK_HOST)
+		flags &= ~(uint64_t)CLONE_NEWNET;
+	struct clone_args ca;
+	memset(&ca, 0, sizeof(ca));
+	ca.flags = flags;
+	ca.pidfd = (uint64_t)(uintptr_t)pidfd;
+	ca.exit_signal = SIGCHLD;
+	*in_v2 = false;
+	if (l->cgroups && l->cgroups->v2_fd >= 0) {
+		ca.flags |= CLONE_INTO_CGROUP;
+		ca.cgroup = (uint64_t)l->cgroups->v2_fd;
+		*in_v2 = true;
+	}
+	pid_t pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+	if (pid < 0 && *in_v2 && errno != ENOMEM && errno != EAGAIN) {
+		/* the cgroup may refuse direct placement: attach later */
+		ca.flags &= ~(uint64_t)CLONE_INTO_CGROUP;
+		ca.cgroup = 0;
+		*in_v2 = false;
+		pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+	}
+	return pid;
+}
+
+/* Waits for the program's exec (the fail pipe closes) or a failure. */
+static int wait_started(int fd, struct fail_msg *m)
+{
+	struct pollfd p = {fd, POLLIN, 0};
+	int r;
+	do
+		r = poll(&p, 1, 30000);
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		return -ETIMEDOUT;
+	ssize_t n;
+	do
+		n = read(fd, m, sizeof(*m));
+	while (n < 0 && errno == EINTR);
+	if (n == 0)
+		return 0;
+	if (n != (ssize_t)sizeof(*m))
+		return -EPROTO;
+	return 1;
+}
+
+int al_sb_launch_start(const al_sb_launch *l, al_child *child,
+		       al_error **err)
+{
+	struct fds f;
+	int *all = (int *)&f;
+	for (size_t i = 0; i < sizeof(f) / sizeof(int); i++)
+		all[i] = -1;
+	int pidfd = -1;
+	pid_t pid = -1;
+	struct sigctx *ctx = NULL;
+	int rc = 0;
+	const char *reason = "sandbox_unavailable";
+	const char *what = "creating pipes";
+
+	if ((l->stdin_pipe && pipe2(f.in, O_CLOEXEC) < 0) ||
+	    pipe2(f.out, O_CLOEXEC) < 0 || pipe2(f.err, O_CLOEXEC) < 0 ||
+	    pipe2(f.status, O_CLOEXEC) < 0 || pipe2(f.sync, O_CLOEXEC) < 0 ||
+	    pipe2(f.fail, O_CLOEXEC) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	ctx = calloc(1, sizeof(*ctx));
+	if (ctx == NULL) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	ctx->pidfd = -1;
+	ctx->cg = l->cgroups;
+
+	bool in_v2;
+	what = "clone3 into namespaces";
+	pid = do_clone(l, &pidfd, &in_v2);
+	if (pid < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	if (pid == 0)
+		run_init(l, &f);
+
+	if (f.in[0] >= 0)
+		close(f.in[0]);
+	f.in[0] = -1;
+	close(f.out[1]);
+	close(f.err[1]);
+	close(f.status[1]);
+	close(f.sync[0]);
+	close(f.fail[1]);
+	f.out[1] = f.err[1] = f.status[1] = f.sync[0] = f.fail[1] = -1;
+
+	what = "writing the uid map";
+	if (!l->privileged) {
+		rc = al_sb_write_idmaps(pid, l->host_uid, l->host_gid);
+		if (rc < 0)
+			goto fail_child;
+	}
+	what = "joining the run's cgroups";
+	if (l->cgroups) {
+		rc = al_sb_cgrun_attach(l->cgroups, pid, in_v2);
+		if (rc < 0)
+			goto fail_child;
+	}
+	what = "releasing the init";
+	if (write(f.sync[1], "g", 1) != 1) {
+		rc = -errno;
+		goto fail_child;
+	}
+	close(f.sync[1]);
+	f.sync[1] = -1;
+
+	struct fail_msg m;
+	what = "waiting for the sandbox setup";
+	rc = wait_started(f.fail[0], &m);
+	if (rc != 0) {
+		if (rc == 1) {
+			rc = -(m.err ? m.err : EIO);
+			if (m.stage == ST_EXEC)
+				reason = "start_failed";
+			what = al_sb_stage_name(m.stage);
+		}
+		goto fail_child;
+	}
+	close(f.fail[0]);
+	f.fail[0] = -1;
+
+	ctx->pidfd = dup(pidfd);
+	if (ctx->pidfd < 0) {
+		rc = -errno;
+		what = "dup";
+		goto fail_child;
+	}
+	*child = (al_child){
+		.pid = pid,
+		.pidfd = pidfd,
+		.stdin_fd = f.in[1],
+		.stdout_fd = f.out[0],
+		.stderr_fd = f.err[0],
+		.status_fd = f.status[0],
+		.signal_tree = sb_signal_tree,
+		.signal_ctx = ctx,
+	};
+	return 0;
+
+fail_child:
+	if (pidfd >= 0) {
+		pidfd_signal(pidfd, SIGKILL);
+		ctx->pidfd = pidfd;
+		if (l->cgroups)
+			al_sb_cgrun_kill(l->cgroups);
+	}
+	while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
+		;
+	ctx->pidfd = -1;
+fail:
+	if (pidfd >= 0)
+		close(pidfd);
+	close_pair(f.in);
+	close_pair(f.out);
+	close_pair(f.err);
+	close_pair(f.status);
+	close_pair(f.sync);
+	close_pair(f.fail);
+	free(ctx);
+	return al_error_set(err, AL_ERR_UNAVAILABLE, -rc, reason,
+			    "sandbox start failed: %s", what);
+}

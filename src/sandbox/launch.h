@@ -1,0 +1,57 @@
+/* Internal: starting one sandboxed program.
+ *
+ * clone3 creates the init (pid 1 of new pid, mount, net, ipc and uts
+ * namespaces, in the run's v2 cgroup when there is one); the parent puts
+ * it in the v1 cgroups (and, unprivileged, writes its uid map) and lets it
+ * go; the init builds the filesystem view, brings lo up when asked, enters
+ * its cgroup namespace and, when started as root, drops to the run's host
+ * uid inside a fresh user namespace.  It then forks the program, which
+ * sheds every capability, sets no_new_privs, rlimits, Landlock and the
+ * seccomp filter, and execs.  The init runs al_shepherd_loop as pid 1. */
+#ifndef AL_SANDBOX_LAUNCH_H
+#define AL_SANDBOX_LAUNCH_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include <airlock/contract.h>
+#include <airlock/error.h>
+
+#include "proc/shepherd.h"
+#include "proc/supervise.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/landlock.h"
+#include "sandbox/mounts.h"
+#include "sandbox/seccomp_policy.h"
+
+typedef struct al_sb_launch {
+	bool privileged;	/* started as root: the init drops to host_uid */
+	uid_t host_uid;		/* the run's uid on the host */
+	gid_t host_gid;
+	int cap_last;		/* /proc/sys/kernel/cap_last_cap */
+	const al_sb_mount_plan *mounts;
+	al_network network;
+	char *const *argv;	/* argv[0] absolute, as seen inside */
+	char *const *envp;
+	const char *cwd;
+	const al_rlimit_spec *rlimits;
+	size_t n_rlimits;
+	bool stdin_pipe;
+	const al_sb_filter *filter;	/* NULL: no seccomp (probe only) */
+	al_sb_landlock_spec landlock;
+	al_sb_cgrun *cgroups;		/* may have no dirs at all */
+} al_sb_launch;
+
+/* Where a start failed, for the error reason. */
+const char *al_sb_stage_name(int stage);
+
+/* Starts the sandbox; on success fills child for al_supervise (signal_tree
+ * kills through the cgroup and the pid namespace; signal_ctx must be freed
+ * with al_sb_signal_ctx_free after the run).  Returns 0 or a negative
+ * errno with err set: reason "sandbox_unavailable" when a mechanism failed,
+ * "start_failed" when the program could not be executed. */
+int al_sb_launch_start(const al_sb_launch *l, al_child *child,
+		       al_error **err);
+void al_sb_signal_ctx_free(void *ctx);
+
+#endif

@@ -1,0 +1,456 @@
+/* The sandbox's filesystem view: plan in the parent, apply in the child.
+ * See mounts.h and the mount table in docs/sandbox.md. */
+#include "sandbox/mounts.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/util.h"
+
+#define OLDROOT "/.oldroot"
+
+/* ---- plan (parent) --------------------------------------------------- */
+
+static int add(al_sb_mount_plan *p, al_sb_mop op, const char *src,
+	       const char *dst, bool rw, bool dev, bool optional)
+{
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 32;
+		al_sb_mount_op *ops = realloc(p->ops, cap * sizeof(*ops));
+		if (ops == NULL)
+			return -ENOMEM;
+		p->ops = ops;
+		p->cap = cap;
+	}
+	al_sb_mount_op *o = &p->ops[p->n];
+	*o = (al_sb_mount_op){.op = op, .rw = rw, .dev = dev,
+			      .optional = optional};
+	o->src = src ? strdup(src) : NULL;
+	o->dst = strdup(dst);
+	if ((src && o->src == NULL) || o->dst == NULL) {
+		free(o->src);
+		free(o->dst);
+		return -ENOMEM;
+	}
+	p->n++;
+	return 0;
+}
+
+static const char *const system_dirs[] = {"/usr",  "/bin",   "/sbin",
+					  "/lib",  "/lib32", "/lib64",
+					  "/libx32"};
+
+/* A directory is bound as is; a symlink (merged /usr) is recreated. */
+static int add_system_dir(al_sb_mount_plan *p, const char *dir)
+{
+	struct stat st;
+	if (lstat(dir, &st) < 0)
+		return 0;
+	if (S_ISLNK(st.st_mode)) {
+		char target[PATH_MAX];
+		ssize_t n = readlink(dir, target, sizeof(target) - 1);
+		if (n <= 0)
+			return 0;
+		target[n] = '\0';
+		return add(p, AL_MOP_SYMLINK, target, dir, false, false, false);
+	}
+	if (!S_ISDIR(st.st_mode))
+		return 0;
+	return add(p, AL_MOP_BIND, dir, dir, false, false, false);
+}
+
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/* The toolchain's own roots, unless a system dir already covers them. */
+static int add_extra_root(al_sb_mount_plan *p, const char *root)
+{
+	if (root[0] != '/' || strstr(root, "/../") || strcmp(root, "/") == 0)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(system_dirs) / sizeof(system_dirs[0]);
+	     i++) {
+		struct stat st;
+		if (under(root, system_dirs[i]) &&
+		    lstat(system_dirs[i], &st) == 0 && S_ISDIR(st.st_mode))
+			return 0;
+	}
+	for (size_t i = 0; i < p->n; i++)
+		if (p->ops[i].op == AL_MOP_BIND && under(root, p->ops[i].dst))
+			return 0;
+	return add(p, AL_MOP_BIND, root, root, false, false, true);
+}
+
+static const char passwd[] =
+	"root:x:0:0:airlock sandbox:/workspace:/bin/sh\n"
+	"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
+static const char group[] = "root:x:0:\nnogroup:x:65534:\n";
+static const char hosts[] = "127.0.0.1\tlocalhost airlock\n"
+			    "::1\tlocalhost ip6-localhost ip6-loopback\n";
+static const char nsswitch[] = "passwd: files\ngroup: files\n"
+			       "hosts: files dns\nservices: files\n"
+			       "protocols: files\n";
+
+static int add_etc(al_sb_mount_plan *p, al_network net)
+{
+	int rc = add(p, AL_MOP_MKDIR, NULL, "/etc", false, false, false);
+	if (rc == 0)
+		rc = add(p, AL_MOP_FILE, passwd, "/etc/passwd", false, false,
+			 false);
+	if (rc == 0)
+		rc = add(p, AL_MOP_FILE, group, "/etc/group", false, false,
+			 false);
+	if (rc == 0)
+		rc = add(p, AL_MOP_FILE, hosts, "/etc/hosts", false, false,
+			 false);
+	if (rc == 0)
+		rc = add(p, AL_MOP_FILE, nsswitch, "/etc/nsswitch.conf", false,
+			 false, false);
+	/* Only non-secret system data: the loader cache and the
+	 * alternatives symlinks (Debian's /usr/bin/awk etc. go through it). */
+	if (rc == 0)
+		rc = add(p, AL_MOP_BIND, "/etc/ld.so.cache", "/etc/ld.so.cache",
+			 false, false, true);
+	if (rc == 0)
+		rc = add(p, AL_MOP_BIND, "/etc/alternatives",
+			 "/etc/alternatives", false, false, true);
+	if (rc == 0 && net == AL_NETWORK_HOST) {
+		static const char *const netfiles[] = {
+			"/etc/resolv.conf", "/etc/ssl", "/etc/ca-certificates",
+			"/etc/pki", "/etc/services", "/etc/protocols",
+			"/etc/gai.conf"};
+		for (size_t i = 0;
+		     rc == 0 && i < sizeof(netfiles) / sizeof(netfiles[0]); i++)
+			rc = add(p, AL_MOP_BIND, netfiles[i], netfiles[i], false,
+				 false, true);
+	}
+	return rc;
+}
+
+static int add_dev(al_sb_mount_plan *p, uint64_t shm_bytes)
+{
+	int rc = add(p, AL_MOP_TMPFS, "mode=0755,size=64k", "/dev", false,
+		     false, false);
+	static const char *const nodes[] = {"/dev/null", "/dev/zero",
+					    "/dev/full", "/dev/random",
+					    "/dev/urandom"};
+	for (size_t i = 0; rc == 0 && i < sizeof(nodes) / sizeof(nodes[0]); i++)
+		rc = add(p, AL_MOP_BIND, nodes[i], nodes[i], true, true, false);
+	static const char *const links[][2] = {
+		{"/proc/self/fd", "/dev/fd"},
+		{"/proc/self/fd/0", "/dev/stdin"},
+		{"/proc/self/fd/1", "/dev/stdout"},
+		{"/proc/self/fd/2", "/dev/stderr"},
+	};
+	for (size_t i = 0; rc == 0 && i < sizeof(links) / sizeof(links[0]); i++)
+		rc = add(p, AL_MOP_SYMLINK, links[i][0], links[i][1], false,
+			 false, false);
+	char opts[64];
+	snprintf(opts, sizeof(opts), "mode=1777,size=%" PRIu64, shm_bytes);
+	if (rc == 0)
+		rc = add(p, AL_MOP_TMPFS, opts, "/dev/shm", true, false, false);
+	return rc;
+}
+
+static int add_proc(al_sb_mount_plan *p)
+{
+	int rc = add(p, AL_MOP_PROC, NULL, "/proc", false, false, false);
+	static const char *const masked[] = {
+		"/proc/kcore",	     "/proc/sysrq-trigger", "/proc/kmsg",
+		"/proc/timer_list",  "/proc/sched_debug",   "/proc/keys",
+		"/proc/key-users",   "/proc/latency_stats", "/proc/timer_stats",
+		"/proc/kallsyms",    "/proc/modules",	    "/proc/vmallocinfo",
+		"/proc/slabinfo",    "/proc/pagetypeinfo",  "/proc/config.gz",
+		"/proc/acpi",	     "/proc/scsi"};
+	for (size_t i = 0; rc == 0 && i < sizeof(masked) / sizeof(masked[0]);
+	     i++)
+		rc = add(p, AL_MOP_MASK, NULL, masked[i], false, false, true);
+	static const char *const ro[] = {"/proc/sys", "/proc/irq", "/proc/bus",
+					 "/proc/fs", "/proc/sysvipc",
+					 "/proc/driver"};
+	for (size_t i = 0; rc == 0 && i < sizeof(ro) / sizeof(ro[0]); i++)
+		rc = add(p, AL_MOP_RDONLY, NULL, ro[i], false, false, true);
+	return rc;
+}
+
+int al_sb_mount_plan_build(const al_sb_mount_params *prm,
+			   al_sb_mount_plan *p, al_error **err)
+{
+	memset(p, 0, sizeof(*p));
+	int rc = 0;
+	for (size_t i = 0;
+	     rc == 0 && i < sizeof(system_dirs) / sizeof(system_dirs[0]); i++)
+		rc = add_system_dir(p, system_dirs[i]);
+	for (size_t i = 0; rc == 0 && prm->extra_roots && prm->extra_roots[i];
+	     i++)
+		rc = add_extra_root(p, prm->extra_roots[i]);
+	if (rc == 0)
+		rc = add_etc(p, prm->network);
+	char opts[64];
+	snprintf(opts, sizeof(opts), "mode=1777,size=%" PRIu64, prm->tmp_bytes);
+	if (rc == 0)
+		rc = add(p, AL_MOP_TMPFS, opts, "/tmp", true, false, false);
+	if (rc == 0)
+		rc = add(p, AL_MOP_BIND, prm->code_dir, "/code", false, false,
+			 false);
+	if (rc == 0 && prm->build_dir)
+		rc = add(p, AL_MOP_BIND, prm->build_dir, "/build",
+			 prm->build_rw, false, false);
+	if (rc == 0) {
+		if (prm->workspace == AL_WORKSPACE_NONE ||
+		    prm->workspace_dir == NULL)
+			rc = add(p, AL_MOP_MKDIR, NULL, "/workspace", false,
+				 false, false);
+		else
+			rc = add(p, AL_MOP_BIND, prm->workspace_dir,
+				 "/workspace",
+				 prm->workspace == AL_WORKSPACE_RW, false,
+				 false);
+	}
+	if (rc == 0)
+		rc = add_dev(p, prm->tmp_bytes);
+	if (rc == 0)
+		rc = add_proc(p);
+	if (rc < 0) {
+		al_sb_mount_plan_clear(p);
+		return al_error_set(err, AL_ERR_INTERNAL, -rc, "mount_plan",
+				    "building the sandbox mount plan failed");
+	}
+	return 0;
+}
+
+void al_sb_mount_plan_clear(al_sb_mount_plan *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		free(p->ops[i].src);
+		free(p->ops[i].dst);
+	}
+	free(p->ops);
+	memset(p, 0, sizeof(*p));
+}
+
+/* ---- apply (child; no allocation) ------------------------------------ */
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char buf[PATH_MAX];
+	size_t n = strlen(path);
+	if (n >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		if (buf[i] != '/' && buf[i] != '\0')
+			continue;
+		char c = buf[i];
+		buf[i] = '\0';
+		if (mkdir(buf, mode) < 0 && errno != EEXIST)
+			return -errno;
+		buf[i] = c;
+	}
+	return 0;
+}
+
+static int parent_dir(const char *path)
+{
+	char buf[PATH_MAX];
+	size_t n = strlen(path);
+	if (n >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, n + 1);
+	char *slash = strrchr(buf, '/');
+	if (slash == NULL || slash == buf)
+		return 0;
+	*slash = '\0';
+	return mkdir_p(buf, 0755);
+}
+
+static int make_mountpoint(const char *dst, bool dir)
+{
+	if (dir)
+		return mkdir_p(dst, 0755);
+	int rc = parent_dir(dst);
+	if (rc < 0)
+		return rc;
+	int fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0444);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+/* Remounts a bind with our flags; inside a user namespace the flags the
+ * source mount already has (noexec, ...) are locked and must be kept. */
+static int restrict_bind(const char *dst, bool rw, bool dev, bool noexec)
+{
+	unsigned long fl = MS_REMOUNT | MS_BIND | MS_NOSUID;
+	if (!rw)
+		fl |= MS_RDONLY;
+	if (!dev)
+		fl |= MS_NODEV;
+	if (noexec)
+		fl |= MS_NOEXEC;
+	if (mount(NULL, dst, NULL, fl, NULL) == 0)
+		return 0;
+	if (errno != EPERM)
+		return -errno;
+	struct statvfs sv;
+	if (statvfs(dst, &sv) < 0)
+		return -errno;
+	if (sv.f_flag & ST_NOEXEC)
+		fl |= MS_NOEXEC;
+	if (sv.f_flag & ST_NODEV)
+		fl |= MS_NODEV;
+	if (sv.f_flag & ST_NOATIME)
+		fl |= MS_NOATIME;
+	if (sv.f_flag & ST_NODIRATIME)
+		fl |= MS_NODIRATIME;
+	if (sv.f_flag & ST_RELATIME)
+		fl |= MS_RELATIME;
+	if (sv.f_flag & ST_RDONLY)
+		fl |= MS_RDONLY;
+	return mount(NULL, dst, NULL, fl, NULL) == 0 ? 0 : -errno;
+}
+
+static int do_bind(const al_sb_mount_op *o)
+{
+	char src[PATH_MAX];
+	if (snprintf(src, sizeof(src), OLDROOT "%s", o->src) >=
+	    (int)sizeof(src))
+		return -ENAMETOOLONG;
+	struct stat st;
+	if (stat(src, &st) < 0)
+		return o->optional ? 0 : -errno;
+	int rc = make_mountpoint(o->dst, S_ISDIR(st.st_mode));
+	if (rc < 0)
+		return rc;
+	if (mount(src, o->dst, NULL, MS_BIND, NULL) < 0) {
+		/* a user namespace refuses to split off locked submounts */
+		if (errno != EINVAL ||
+		    mount(src, o->dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+			return -errno;
+	}
+	return restrict_bind(o->dst, o->rw, o->dev, o->dev);
+}
+
+static int write_file(const char *dst, const char *content)
+{
+	int rc = parent_dir(dst);
+	if (rc < 0)
+		return rc;
+	int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+	if (fd < 0)
+		return -errno;
+	size_t len = strlen(content);
+	ssize_t w = write(fd, content, len);
+	rc = w == (ssize_t)len ? 0 : -EIO;
+	close(fd);
+	return rc;
+}
+
+static int do_mask(const al_sb_mount_op *o)
+{
+	struct stat st;
+	if (lstat(o->dst, &st) < 0)
+		return 0;
+	if (S_ISDIR(st.st_mode))
+		return mount("tmpfs", o->dst, "tmpfs",
+			     MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			     "size=0,mode=0555") == 0
+			       ? 0
+			       : -errno;
+	if (mount("/dev/null", o->dst, NULL, MS_BIND, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
+static int do_rdonly(const al_sb_mount_op *o)
+{
+	struct stat st;
+	if (lstat(o->dst, &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	if (mount(o->dst, o->dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+		return -errno;
+	return restrict_bind(o->dst, false, false, true);
+}
+
+static int apply_op(const al_sb_mount_op *o)
+{
+	switch (o->op) {
+	case AL_MOP_MKDIR:
+		return mkdir_p(o->dst, 0755);
+	case AL_MOP_SYMLINK: {
+		int rc = parent_dir(o->dst);
+		if (rc == 0 && symlink(o->src, o->dst) < 0)
+			rc = -errno;
+		return rc;
+	}
+	case AL_MOP_BIND:
+		return do_bind(o);
+	case AL_MOP_TMPFS: {
+		int rc = mkdir_p(o->dst, 0755);
+		if (rc == 0 && mount("tmpfs", o->dst, "tmpfs",
+				     MS_NOSUID | MS_NODEV, o->src) < 0)
+			rc = -errno;
+		return rc;
+	}
+	case AL_MOP_FILE:
+		return write_file(o->dst, o->src);
+	case AL_MOP_PROC: {
+		int rc = mkdir_p(o->dst, 0555);
+		if (rc == 0 && mount("proc", o->dst, "proc",
+				     MS_NOSUID | MS_NODEV | MS_NOEXEC,
+				     NULL) < 0)
+			rc = -errno;
+		return rc;
+	}
+	case AL_MOP_MASK:
+		return do_mask(o);
+	case AL_MOP_RDONLY:
+		return do_rdonly(o);
+	}
+	return -EINVAL;
+}
+
+int al_sb_mounts_apply(const al_sb_mount_plan *plan, const char *staging,
+		       int *failed_op)
+{
+	*failed_op = -1;
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return -errno;
+	if (mount("tmpfs", staging, "tmpfs", MS_NOSUID | MS_NODEV,
+		  "mode=0755,size=1m") < 0)
+		return -errno;
+	if (chdir(staging) < 0 || mkdir(OLDROOT + 1, 0700) < 0)
+		return -errno;
+	if (syscall(SYS_pivot_root, ".", OLDROOT + 1) < 0 || chdir("/") < 0)
+		return -errno;
+	for (size_t i = 0; i < plan->n; i++) {
+		int rc = apply_op(&plan->ops[i]);
+		if (rc < 0) {
+			*failed_op = (int)i;
+			return rc;
+		}
+	}
+	*failed_op = -2;
+	if (umount2(OLDROOT, MNT_DETACH) < 0 || rmdir(OLDROOT) < 0)
+		return -errno;
+	/* The root itself: read-only from here on. */
+	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
+				       MS_NOSUID | MS_NODEV,
+		  NULL) < 0)
+		return -errno;
+	*failed_op = -1;
+	return 0;
+}

@@ -1,0 +1,66 @@
+/* Internal: the sandbox's filesystem view.
+ *
+ * The parent builds a plan (a flat list of operations with every string
+ * precomputed); the child executes it between clone and exec without
+ * allocating: fresh tmpfs root, read-only nosuid/nodev binds of the system
+ * dirs and the toolchain's roots, generated /etc, bounded /tmp, /code,
+ * /workspace, new /proc with host-revealing files masked, minimal /dev,
+ * pivot_root with the old root detached. */
+#ifndef AL_SANDBOX_MOUNTS_H
+#define AL_SANDBOX_MOUNTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <airlock/contract.h>
+#include <airlock/error.h>
+
+typedef enum al_sb_mop {
+	AL_MOP_MKDIR,	/* dst (with parents) */
+	AL_MOP_SYMLINK, /* dst -> src */
+	AL_MOP_BIND,	/* host src onto dst; ro unless rw; dev keeps nodes */
+	AL_MOP_TMPFS,	/* dst with options src */
+	AL_MOP_FILE,	/* dst with content src, mode 0444 */
+	AL_MOP_PROC,	/* new proc at dst */
+	AL_MOP_MASK,	/* /dev/null over dst when it exists */
+	AL_MOP_RDONLY,	/* dst bound onto itself read-only, when it exists */
+} al_sb_mop;
+
+typedef struct al_sb_mount_op {
+	al_sb_mop op;
+	char *src;
+	char *dst;
+	bool rw;
+	bool dev;
+	bool optional; /* a missing source is skipped */
+} al_sb_mount_op;
+
+typedef struct al_sb_mount_plan {
+	al_sb_mount_op *ops;
+	size_t n, cap;
+} al_sb_mount_plan;
+
+typedef struct al_sb_mount_params {
+	const char *code_dir;	   /* host RUN/code */
+	const char *workspace_dir; /* host RUN/workspace, NULL for none */
+	al_workspace_mode workspace;
+	al_network network;
+	uint64_t tmp_bytes;
+	char *const *extra_roots; /* toolchain roots, NULL-terminated or NULL */
+	const char *build_dir;	  /* host RUN/tmp mounted at /build, or NULL */
+	bool build_rw;		  /* the build step writes /build */
+} al_sb_mount_params;
+
+int al_sb_mount_plan_build(const al_sb_mount_params *prm,
+			   al_sb_mount_plan *p, al_error **err);
+void al_sb_mount_plan_clear(al_sb_mount_plan *plan);
+
+/* In the child (new mount namespace, privileged there): builds the tree on
+ * a tmpfs mounted at `staging`, pivots into it and detaches the old root.
+ * Returns 0, or a negative errno with *failed_op set to the op index (-1
+ * for the pivot itself).  Async-signal-safe. */
+int al_sb_mounts_apply(const al_sb_mount_plan *plan, const char *staging,
+		       int *failed_op);
+
+#endif

@@ -1,0 +1,313 @@
+/* The `sandbox` provider's operations: probe (observed facts), ensure
+ * (one handle: config, compiled filter, cgroup discovery, facts), execute
+ * (refusals first, then build and run steps in fresh sandboxes), interrupt
+ * and release.  See docs/sandbox.md. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <airlock/provider.h>
+
+#include "core/run_registry.h"
+#include "core/util.h"
+#include "lang/languages.h"
+#include "proc/env.h"
+#include "proc/rundir.h"
+#include "sandbox/context.h"
+#include "sandbox/probe.h"
+#include "sandbox/run.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/userns.h"
+
+struct al_provider_handle {
+	al_sb_context ctx;
+	al_facts *facts;
+	al_run_registry runs;
+	atomic_uint seq;
+};
+
+static int sb_probe(const char *config_json, al_facts **out, al_error **err)
+{
+	al_sb_context ctx;
+	int rc = al_sb_context_init(&ctx, config_json, err);
+	if (rc < 0)
+		return rc;
+	rc = al_sb_probe_facts(&ctx, out, err);
+	al_sb_context_clear(&ctx);
+	return rc;
+}
+
+static int sb_ensure(const char *config_json, al_provider_handle **out,
+		     al_error **err)
+{
+	al_provider_handle *h = calloc(1, sizeof(*h));
+	if (h == NULL)
+		return -ENOMEM;
+	int rc = al_sb_context_init(&h->ctx, config_json, err);
+	if (rc < 0) {
+		free(h);
+		return rc;
+	}
+	rc = al_sb_probe_facts(&h->ctx, &h->facts, err);
+	if (rc < 0) {
+		al_sb_context_clear(&h->ctx);
+		free(h);
+		return rc;
+	}
+	al_run_registry_init(&h->runs);
+	*out = h;
+	return 0;
+}
+
+static int sb_health(al_provider_handle *h, al_error **err)
+{
+	if (!h->facts->available)
+		return al_error_set(err, AL_ERR_UNAVAILABLE, ENOSYS,
+				    "sandbox_unavailable",
+				    "the sandbox is not available on this host");
+	return 0;
+}
+
+/* Refusals decided before anything is created: 1 to go on. */
+static int check_request(const al_facts *f, const al_request *req,
+			 al_result *res)
+{
+	if (!f->available)
+		return al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
+					     "sandbox_unavailable");
+	if (al_facts_find_language(f, req->language) == NULL)
+		return al_result_set_outcome(
+			res, AL_OUTCOME_UNSUPPORTED_LANGUAGE, NULL);
+	unsigned extra = req->limits.set & ~f->limits;
+	if (extra != 0) {
+		unsigned bit = extra & (~extra + 1u);
+		return al_result_set_outcome(res, AL_OUTCOME_UNENFORCEABLE_LIMIT,
+					     al_limit_name(bit));
+	}
+	if (!(f->network & (1u << req->grant.network)))
+		return al_result_set_outcome(res, AL_OUTCOME_UNENFORCEABLE_LIMIT,
+					     "network");
+	if (!(f->workspace & (1u << req->grant.workspace)))
+		return al_result_set_outcome(res, AL_OUTCOME_UNENFORCEABLE_LIMIT,
+					     "workspace");
+	return 1;
+}
+
+/* Input files go into the workspace, owned by the run's uid. */
+static int write_inputs(const al_request *req, const al_rundir *rd, uid_t uid)
+{
+	for (size_t i = 0; i < req->n_files; i++) {
+		const al_file *file = &req->files[i];
+		char path[PATH_MAX];
+		if (snprintf(path, sizeof(path), "%s/%s", rd->workspace,
+			     file->path) >= (int)sizeof(path))
+			return -ENAMETOOLONG;
+		/* parents (paths were validated as relative and clean) */
+		for (char *p = path + strlen(rd->workspace) + 1; *p; p++) {
+			if (*p != '/')
+				continue;
+			*p = '\0';
+			if (mkdir(path, 0755) < 0 && errno != EEXIST)
+				return -errno;
+			if (lchown(path, uid, uid) < 0)
+				return -errno;
+			*p = '/';
+		}
+		int fd = open(path,
+			      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			      file->mode & 07777 & ~06000u);
+		if (fd < 0)
+			return -errno;
+		size_t off = 0;
+		int rc = 0;
+		while (rc == 0 && off < file->content.len) {
+			ssize_t n = write(fd, file->content.data + off,
+					  file->content.len - off);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				rc = n < 0 ? -errno : -ENOSPC;
+			else
+				off += (size_t)n;
+		}
+		if (rc == 0 && fchown(fd, uid, uid) < 0)
+			rc = -errno;
+		close(fd);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static void clear_output(al_result *res)
+{
+	for (int s = 0; s < 2; s++) {
+		al_bytes_clear(&res->output[s]);
+		al_bytes_set(&res->output[s], "", 0);
+		res->output_seen[s] = 0;
+		res->truncated[s] = false;
+	}
+}
+
+static int sb_execute(al_provider_handle *h, const al_exec *exec,
+		      al_result *res, al_error **err)
+{
+	const al_request *req = exec->request;
+	al_run_entry entry = {0};
+	al_rundir rd = {0};
+	al_toolchain *tc = NULL;
+	al_plan plan = {0};
+	char **envp = NULL;
+	char *path_env = NULL;
+	uid_t uid = 0;
+	bool have_uid = false;
+	int rc;
+
+	snprintf(res->run_id, sizeof(res->run_id), "%s", exec->run_id);
+	res->started_at_ms = al_now_ms();
+	if (res->provider == NULL)
+		res->provider = al_facts_dup(h->facts);
+	al_run_registry_add(&h->runs, &entry, exec->run_id, exec->cancel);
+
+	rc = check_request(h->facts, req, res);
+	if (rc <= 0)
+		goto out;
+	if (al_toolchain_observe(req->language, NULL, h->ctx.cache_dir, &tc,
+				 NULL) < 0) {
+		rc = al_result_set_outcome(res, AL_OUTCOME_UNSUPPORTED_LANGUAGE,
+					   NULL);
+		goto out;
+	}
+	if (h->ctx.privileged) {
+		if (al_sb_uid_take(h->ctx.cfg.uid_base, h->ctx.cfg.uid_count,
+				   &uid) < 0) {
+			rc = al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
+						   "busy");
+			goto out;
+		}
+		have_uid = true;
+	} else {
+		uid = geteuid();
+	}
+
+	al_error *setup_err = NULL;
+	rc = al_rundir_create(h->ctx.cfg.run_dir, exec->run_id, &rd, &setup_err);
+	if (rc == 0)
+		rc = al_rundir_write_code(&rd, al_language_script_name(req->language),
+					  &req->code, &setup_err);
+	if (rc == 0 && h->ctx.privileged &&
+	    (chown(rd.workspace, uid, uid) < 0 || chown(rd.tmp, uid, uid) < 0))
+		rc = al_error_set(&setup_err, AL_ERR_UNAVAILABLE, errno,
+				  "workspace_setup_failed",
+				  "cannot hand the workspace to the run's uid");
+	if (rc == 0 && write_inputs(req, &rd, uid) < 0)
+		rc = al_error_set(&setup_err, AL_ERR_UNAVAILABLE, errno,
+				  "workspace_setup_failed",
+				  "cannot write the input files");
+	char script[PATH_MAX];
+	snprintf(script, sizeof(script), "/code/%s",
+		 al_language_script_name(req->language));
+	if (rc == 0)
+		rc = al_toolchain_plan(tc, script, "/build", req->argv,
+				       req->argc, &plan, &setup_err);
+	if (rc < 0) {
+		const char *why = al_error_get_reason(setup_err);
+		rc = al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
+					   why[0] ? why : "workspace_setup_failed");
+		al_error_free(setup_err);
+		goto out;
+	}
+
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", tc->path);
+	char *slash = strrchr(dir, '/');
+	if (slash != NULL)
+		*slash = '\0';
+	path_env = al_strdup_printf("%s:/usr/local/bin:/usr/bin:/bin", dir);
+	al_env_base base = {.path = path_env, .home = "/workspace",
+			    .tmpdir = "/tmp"};
+	if (path_env == NULL || al_env_build(&base, exec, &envp) < 0) {
+		rc = -ENOMEM;
+		goto out;
+	}
+
+	char cg_name[64];
+	al_sb_step step = {
+		.ctx = &h->ctx,
+		.uid = uid,
+		.rd = &rd,
+		.extra_roots = tc->extra_roots,
+		.envp = envp,
+		.exec = exec,
+		.has_build_dir = plan.build_argv != NULL,
+		.cg_name = cg_name,
+	};
+	if (plan.build_argv != NULL) {
+		snprintf(cg_name, sizeof(cg_name), "airlock-%d-%u-b",
+			 (int)getpid(), atomic_fetch_add(&h->seq, 1));
+		step.argv = plan.build_argv;
+		step.build = true;
+		rc = al_sb_run_step(&step, res, err);
+		if (rc < 0 || res->outcome != AL_OUTCOME_COMPLETED)
+			goto out;
+		clear_output(res);
+	}
+	snprintf(cg_name, sizeof(cg_name), "airlock-%d-%u", (int)getpid(),
+		 atomic_fetch_add(&h->seq, 1));
+	step.argv = plan.run_argv;
+	step.build = false;
+	step.with_stdin = true;
+	rc = al_sb_run_step(&step, res, err);
+out:
+	al_run_registry_remove(&h->runs, &entry);
+	if (rd.root != NULL && al_rundir_remove(&rd) < 0 && rc == 0)
+		rc = al_error_set(err, AL_ERR_IO, EIO, NULL,
+				  "cannot remove the run directory");
+	if (have_uid)
+		al_sb_uid_give(uid);
+	res->finished_at_ms = al_now_ms();
+	al_env_free(envp);
+	free(path_env);
+	al_plan_free(&plan);
+	al_toolchain_free(tc);
+	return rc;
+}
+
+static int sb_interrupt(al_provider_handle *h, const char *run_id,
+			al_error **err)
+{
+	if (al_run_registry_interrupt(&h->runs, run_id) < 0)
+		return al_error_set(err, AL_ERR_NOT_FOUND, ESRCH, NULL,
+				    "no such live run");
+	return 0;
+}
+
+static int sb_release(al_provider_handle *h, al_error **err)
+{
+	if (h == NULL)
+		return 0;
+	if (al_run_registry_count(&h->runs) != 0)
+		return al_error_set(err, AL_ERR_INTERNAL, EBUSY, NULL,
+				    "runs are still live on this handle");
+	al_run_registry_destroy(&h->runs);
+	al_facts_free(h->facts);
+	al_sb_context_clear(&h->ctx);
+	free(h);
+	return 0;
+}
+
+const al_provider_ops al_sandbox_provider = {
+	.id = "sandbox",
+	.probe = sb_probe,
+	.ensure = sb_ensure,
+	.health = sb_health,
+	.execute = sb_execute,
+	.interrupt = sb_interrupt,
+	.release = sb_release,
+};

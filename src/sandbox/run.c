@@ -1,0 +1,142 @@
+/* One step of a request inside a fresh sandbox: cgroups, mount plan,
+ * launch, supervision, usage from the cgroups, cleanup. */
+#include "sandbox/run.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "proc/shepherd.h"
+#include "proc/supervise.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/launch.h"
+#include "sandbox/mounts.h"
+
+static size_t build_rlimits(const al_limits *l, al_rlimit_spec *out)
+{
+	size_t n = 0;
+	out[n++] = (al_rlimit_spec){RLIMIT_CORE, 0};
+	out[n++] = (al_rlimit_spec){RLIMIT_NOFILE, (rlim_t)l->open_files};
+	if (l->file_bytes > 0)
+		out[n++] = (al_rlimit_spec){RLIMIT_FSIZE, (rlim_t)l->file_bytes};
+	if (l->cpu_ms > 0)
+		out[n++] = (al_rlimit_spec){RLIMIT_CPU,
+					    (rlim_t)((l->cpu_ms + 999) / 1000)};
+	return n;
+}
+
+static void apply_cgroup_usage(const al_sb_cgrun *cg, al_result *res)
+{
+	al_sb_cgusage u;
+	al_sb_cgrun_usage(cg, &u);
+	if (u.have_cpu) {
+		res->usage.cpu_user_ms = u.cpu_user_us / 1000;
+		res->usage.cpu_sys_ms = u.cpu_sys_us / 1000;
+	}
+	if (u.have_peak)
+		res->usage.peak_memory_bytes = u.peak_memory_bytes;
+	if (res->outcome != AL_OUTCOME_KILLED)
+		return;
+	if (u.oom_killed)
+		al_result_set_outcome(res, AL_OUTCOME_KILLED, "memory_limit");
+	else if (u.pids_max_hit && res->reason != NULL &&
+		 strcmp(res->reason, "signal") == 0)
+		al_result_set_outcome(res, AL_OUTCOME_KILLED, "pids_limit");
+}
+
+int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
+{
+	const al_request *req = s->exec->request;
+	const al_sb_context *ctx = s->ctx;
+	al_sb_cgrun cg;
+	al_sb_mount_plan plan = {0};
+	al_error *setup_err = NULL;
+	int rc;
+
+	rc = al_sb_cgrun_create(&ctx->cg, s->cg_name, &req->limits, &cg,
+				&setup_err);
+	if (rc < 0) {
+		al_error_free(setup_err);
+		return al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
+					     "sandbox_unavailable");
+	}
+	al_sb_mount_params mp = {
+		.code_dir = s->rd->code_dir,
+		.workspace_dir = s->rd->workspace,
+		.workspace = req->grant.workspace,
+		.network = req->grant.network,
+		.tmp_bytes = ctx->cfg.tmp_bytes,
+		.extra_roots = s->extra_roots,
+		.build_dir = s->has_build_dir ? s->rd->tmp : NULL,
+		.build_rw = s->build,
+	};
+	rc = al_sb_mount_plan_build(&mp, &plan, err);
+	if (rc < 0)
+		goto out;
+
+	al_rlimit_spec rl[4];
+	al_sb_launch l = {
+		.privileged = ctx->privileged,
+		.host_uid = s->uid,
+		.host_gid = (gid_t)s->uid,
+		.cap_last = ctx->cap_last,
+		.mounts = &plan,
+		.network = req->grant.network,
+		.argv = s->argv,
+		.envp = s->envp,
+		.cwd = "/workspace",
+		.rlimits = rl,
+		.n_rlimits = build_rlimits(&req->limits, rl),
+		.stdin_pipe = s->with_stdin && req->has_stdin &&
+			      req->stdin_data.len > 0,
+		.filter = &ctx->filter,
+		.landlock = {.abi = ctx->landlock_abi,
+			     .workspace_rw =
+				     req->grant.workspace == AL_WORKSPACE_RW,
+			     .build_rw = s->build,
+			     .deny_tcp = req->grant.network == AL_NETWORK_NONE},
+		.cgroups = &cg,
+	};
+	al_child child;
+	rc = al_sb_launch_start(&l, &child, &setup_err);
+	if (rc < 0) {
+		const char *why = al_error_get_reason(setup_err);
+		rc = al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
+					   why[0] ? why : "sandbox_unavailable");
+		al_error_free(setup_err);
+		goto out;
+	}
+	al_supervise_opts opts = {
+		.stdin_data = l.stdin_pipe ? &req->stdin_data : NULL,
+		.output_cap = req->limits.output_bytes,
+		.wall_ms = req->limits.wall_ms,
+		.grace_ms = AL_DEFAULT_GRACE_MS,
+		.cancel = s->exec->cancel,
+		.on_output = req->grant.streaming ? s->exec->on_output : NULL,
+		.on_output_ctx = s->exec->on_output_ctx,
+	};
+	al_supervise_result sr;
+	void *sigctx = child.signal_ctx;
+	rc = al_supervise(&child, &opts, &sr, err);
+	if (rc == 0)
+		rc = al_supervise_to_result(&sr, res);
+	al_supervise_result_clear(&sr);
+	/* The init is reaped; anything still in the cgroups is killed and
+	 * waited for before they are removed. */
+	for (int i = 0; i < 500 && !al_sb_cgrun_empty(&cg); i++) {
+		al_sb_cgrun_kill(&cg);
+		struct timespec ts = {0, 2 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	al_sb_signal_ctx_free(sigctx);
+	if (rc == 0)
+		apply_cgroup_usage(&cg, res);
+out:
+	al_sb_mount_plan_clear(&plan);
+	if (al_sb_cgrun_destroy(&cg) < 0 && rc == 0)
+		rc = al_error_set(err, AL_ERR_INTERNAL, EBUSY, NULL,
+				  "a run cgroup could not be removed");
+	return rc;
+}

@@ -1,0 +1,44 @@
+"""Shared fixtures: the airlock binary and a private state directory."""
+import json
+import os
+import subprocess
+
+import pytest
+
+BIN = os.environ.get("AIRLOCK_BIN") or os.path.join(
+    os.path.dirname(__file__), "..", "..", "build", "airlock")
+
+
+@pytest.fixture
+def state_dir(tmp_path):
+    d = tmp_path / "state"
+    d.mkdir(mode=0o700)
+    return str(d)
+
+
+@pytest.fixture
+def airlock(state_dir):
+    """Runs `airlock ARGS` with a private state dir; returns CompletedProcess."""
+    def run(*args, input=None, timeout=60, env=None, config=None):
+        cmd = [BIN, "--state-dir", state_dir]
+        if config is not None:
+            cmd += ["--config", config]
+        cmd += list(args)
+        e = dict(os.environ)
+        e.pop("AIRLOCK_CONFIG", None)
+        if env:
+            e.update(env)
+        return subprocess.run(cmd, input=input, capture_output=True,
+                              timeout=timeout, env=e)
+    return run
+
+
+@pytest.fixture
+def run_json(airlock):
+    """Runs `airlock run --json ARGS`; returns (result dict, process)."""
+    def run(*args, **kw):
+        p = airlock("run", "--json", *args, **kw)
+        out = p.stdout.decode()
+        assert out.strip(), p.stderr.decode()
+        return json.loads(out), p
+    return run

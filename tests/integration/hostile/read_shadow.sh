@@ -1,0 +1,2 @@
+cat /etc/shadow 2>&1; echo "rc=$?"
+ls /etc

@@ -1,0 +1,3 @@
+trap '' TERM
+sleep 100 &
+while :; do sleep 1; done

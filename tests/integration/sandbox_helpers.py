@@ -1,0 +1,52 @@
+"""Shared helpers for the sandbox integration tests: run the CLI with
+`-p sandbox --json`, and skip only on the provider's probed facts."""
+import json
+import os
+import subprocess
+import pytest
+
+BIN = os.environ.get("AIRLOCK_BIN", "build/airlock")
+HOSTILE = os.path.join(os.path.dirname(__file__), "hostile")
+_facts = None
+
+
+def facts():
+    global _facts
+    if _facts is None:
+        p = subprocess.run([BIN, "probe", "-p", "sandbox", "--json"],
+                           capture_output=True, text=True, timeout=120)
+        _facts = json.loads(p.stdout)
+    return _facts
+
+
+def need(language=None, limit=None, network=None):
+    f = facts()
+    if not f.get("available"):
+        pytest.skip("sandbox unavailable: %s" % f.get("unavailable_reason"))
+    if language and language not in [l["language"] for l in f["languages"]]:
+        pytest.skip("sandbox facts list no %s toolchain" % language)
+    if limit and limit not in f["limits"]:
+        pytest.skip("sandbox facts do not list limit %s" % limit)
+    if network and network not in f["network"]:
+        pytest.skip("sandbox facts do not offer network %s" % network)
+
+
+def run(lang, code, *args, timeout=60):
+    need(language=lang)
+    cmd = [BIN, "run", "-p", "sandbox", "-l", lang, "-e", code, "--json"]
+    cmd += list(args)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    try:
+        return json.loads(p.stdout)
+    except ValueError:
+        raise AssertionError("no JSON result: rc=%d stderr=%s" %
+                             (p.returncode, p.stderr))
+
+
+def hostile(name, *args, **kw):
+    """Runs tests/integration/hostile/<name> (.sh or .py)."""
+    path = os.path.join(HOSTILE, name)
+    with open(path) as f:
+        code = f.read()
+    lang = "python" if name.endswith(".py") else "sh"
+    return run(lang, code, *args, **kw)
