@@ -558,6 +558,8 @@ static int ex_execute(al_provider_handle *h, const al_exec *ex, al_result *res,
 	me.cancel = ex->cancel;
 	pthread_mutex_lock(&h->lock);
 	me.next = h->runs;
+	/* Listed only while this call runs: unlisted before it returns. */
+	// cppcheck-suppress autoVariables
 	h->runs = &me;
 	pthread_mutex_unlock(&h->lock);
 
@@ -594,8 +596,7 @@ static int ex_execute(al_provider_handle *h, const al_exec *ex, al_result *res,
 
 	while (so.fd >= 0 || se.fd >= 0 || st_open) {
 		struct pollfd p[5];
-		int np = 0, i_out = -1, i_err = -1, i_st = -1, i_in = -1,
-		    i_c = -1;
+		int np = 0, i_out = -1, i_err = -1, i_st = -1, i_in = -1;
 		if (so.fd >= 0)
 			p[i_out = np++] = (struct pollfd){so.fd, POLLIN, 0};
 		if (se.fd >= 0)
@@ -605,7 +606,7 @@ static int ex_execute(al_provider_handle *h, const al_exec *ex, al_result *res,
 		if (in[1] >= 0)
 			p[i_in = np++] = (struct pollfd){in[1], POLLOUT, 0};
 		if (!termed)
-			p[i_c = np++] = (struct pollfd){al_cancel_fd(ex->cancel),
+			p[np++] = (struct pollfd){al_cancel_fd(ex->cancel),
 							POLLIN, 0};
 		uint64_t now = mono_ms();
 		uint64_t next = termed ? kill_at : deadline;
@@ -660,7 +661,6 @@ static int ex_execute(al_provider_handle *h, const al_exec *ex, al_result *res,
 	int sst;
 	while (waitpid(sh, &sst, 0) < 0 && errno == EINTR)
 		;
-	sh = -1;
 
 	res->output_seen[AL_STDOUT] = so.seen;
 	res->output_seen[AL_STDERR] = se.seen;

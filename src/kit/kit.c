@@ -253,8 +253,9 @@ int al_kit_run(const al_provider_ops *ops, const char *config_json,
 	snprintf(k.marker_name, sizeof(k.marker_name),
 		 "AIRLOCK_KIT_HOST_MARKER");
 	kit_token(&k, k.marker_value, sizeof(k.marker_value));
-	if (getenv(k.marker_name) != NULL)
-		old_marker = strdup(getenv(k.marker_name));
+	const char *prev = getenv(k.marker_name);
+	if (prev != NULL)
+		old_marker = strdup(prev);
 	if (setenv(k.marker_name, k.marker_value, 1) == 0)
 		marker_set = true;
 

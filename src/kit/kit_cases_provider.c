@@ -516,7 +516,7 @@ void kit_case_streaming(kit_ctx *k, kit_case *c, const void *arg)
 		goto out;
 	for (int s = 0; s < 2; s++) {
 		const al_bytes *o2 = &r.res->output[s];
-		if (b.len[s] != o2->len || memcmp(b.data[s], o2->data, o2->len)) {
+		if (b.len[s] != o2->len || memcmp(b.data[s], o2->data, o2->len) != 0) {
 			kit_fail(c, "the streamed %s (%zu bytes) differs from "
 				    "the result's (%zu bytes)",
 				 s == AL_STDOUT ? "stdout" : "stderr",

@@ -478,7 +478,7 @@ int kit_exec(kit_ctx *k, kit_case *c, const al_request *req,
 	al_cancel *cancel = NULL;
 	exec_timer t;
 	pthread_t tid;
-	bool timer_started = false, timer_init = false;
+	bool timer_init = false;
 
 	memset(out, 0, sizeof(*out));
 	if (opts == NULL)
@@ -512,7 +512,6 @@ int kit_exec(kit_ctx *k, kit_case *c, const al_request *req,
 		kit_fail(c, "kit: cannot start its timer thread");
 		goto out;
 	}
-	timer_started = true;
 
 	al_exec ex = {
 		.run_id = out->run_id,
@@ -532,7 +531,6 @@ int kit_exec(kit_ctx *k, kit_case *c, const al_request *req,
 	pthread_cond_signal(&t.cv);
 	pthread_mutex_unlock(&t.m);
 	pthread_join(tid, NULL);
-	timer_started = false;
 	out->watchdog_fired = t.watchdog_fired;
 	out->interrupt_rc = t.interrupt_rc;
 
@@ -557,13 +555,6 @@ int kit_exec(kit_ctx *k, kit_case *c, const al_request *req,
 	}
 	ret = 0;
 out:
-	if (timer_started) {
-		pthread_mutex_lock(&t.m);
-		t.done = true;
-		pthread_cond_signal(&t.cv);
-		pthread_mutex_unlock(&t.m);
-		pthread_join(tid, NULL);
-	}
 	if (timer_init) {
 		pthread_cond_destroy(&t.cv);
 		pthread_mutex_destroy(&t.m);
