@@ -36,6 +36,7 @@ enum stage {
 	ST_CGROUP,
 	ST_CGROUPNS,
 	ST_MOUNTS,
+	ST_WORKSPACE,
 	ST_NET,
 	ST_UTS,
 	ST_USERNS,
@@ -55,7 +56,8 @@ enum stage {
 static const char *const stage_names[ST__N] = {
 	[ST_SYNC] = "sync",	     [ST_CGROUP] = "cgroup",
 	[ST_CGROUPNS] = "cgroup_namespace",
-	[ST_MOUNTS] = "mounts",	     [ST_NET] = "network",
+	[ST_MOUNTS] = "mounts",	     [ST_WORKSPACE] = "workspace",
+	[ST_NET] = "network",
 	[ST_UTS] = "hostname",	     [ST_USERNS] = "user_namespace",
 	[ST_FORK] = "fork",	     [ST_STDIO] = "stdio",
 	[ST_SETSID] = "setsid",	     [ST_RLIMIT] = "rlimits",
@@ -151,6 +153,11 @@ static _Noreturn void run_program(const al_sb_launch *l, const struct fds *f)
 	reset_signals();
 	for (size_t i = 0; i < l->n_rlimits; i++) {
 		struct rlimit rl = {l->rlimits[i].value, l->rlimits[i].value};
+		/* A second of headroom: the soft limit's SIGXCPU names the
+		 * cause (killed/cpu_limit) before the hard limit's SIGKILL,
+		 * which still ends a program that ignores it. */
+		if (l->rlimits[i].resource == RLIMIT_CPU)
+			rl.rlim_max = rl.rlim_cur + 1;
 		if (setrlimit(l->rlimits[i].resource, &rl) < 0)
 			fail(ff, ST_RLIMIT, errno, (int)i);
 	}
@@ -220,6 +227,12 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 	int rc = al_sb_mounts_apply(l->mounts, "/tmp", &op);
 	if (rc < 0)
 		fail(ff, ST_MOUNTS, -rc, op);
+	if (l->ws_fill) {
+		rc = al_sb_workspace_fill(l->ws_files, l->n_ws_files, l->ws_uid,
+					  l->ws_gid, l->ws_ro);
+		if (rc < 0)
+			fail(ff, ST_WORKSPACE, -rc, 0);
+	}
 	if (l->network == AL_NETWORK_LOOPBACK) {
 		rc = al_sb_loopback_up();
 		if (rc < 0)
@@ -454,6 +467,10 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 			rc = -(m.err ? m.err : EIO);
 			if (m.stage == ST_EXEC)
 				reason = "start_failed";
+			else if (m.stage == ST_WORKSPACE)
+				reason = m.err == ENOSPC || m.err == EFBIG
+						 ? "workspace_no_space"
+						 : "workspace_setup_failed";
 			what = al_sb_stage_name(m.stage);
 		}
 		goto fail_child;

@@ -215,13 +215,13 @@ int al_sb_probe_facts(al_sb_context *ctx, al_facts **out, al_error **err)
 		};
 		f->limits = AL_LIMIT_WALL_MS | AL_LIMIT_OUTPUT_BYTES |
 			    AL_LIMIT_CPU_MS | AL_LIMIT_FILE_BYTES |
-			    AL_LIMIT_OPEN_FILES;
+			    AL_LIMIT_OPEN_FILES | AL_LIMIT_WORKSPACE_BYTES;
 		if (ctx->cg.ver[AL_CG_MEMORY] != AL_CG_NONE)
 			f->limits |= AL_LIMIT_MEMORY_BYTES;
 		if (ctx->cg.ver[AL_CG_PIDS] != AL_CG_NONE)
 			f->limits |= AL_LIMIT_PIDS;
-		/* workspace_bytes is not offered: /tmp is a bounded tmpfs, but
-		 * a rw /workspace is a bind of a host directory, unbounded */
+		/* workspace_bytes: /workspace is then a tmpfs of that size
+		 * (run.c), so writing past it is ENOSPC */
 		f->network = (1u << AL_NETWORK_NONE) |
 			     (1u << AL_NETWORK_LOOPBACK);
 		if (ctx->cfg.allow_host_network)

@@ -217,7 +217,8 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 		rc = al_error_set(&setup_err, AL_ERR_UNAVAILABLE, errno,
 				  "workspace_setup_failed",
 				  "cannot hand the workspace to the run's uid");
-	if (rc == 0 && write_inputs(req, &rd, uid) < 0)
+	if (rc == 0 && !al_sb_workspace_bounded(req) &&
+	    write_inputs(req, &rd, uid) < 0)
 		rc = al_error_set(&setup_err, AL_ERR_UNAVAILABLE, errno,
 				  "workspace_setup_failed",
 				  "cannot write the input files");
