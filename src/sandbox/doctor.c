@@ -11,6 +11,7 @@
 #include "sandbox/context.h"
 #include "sandbox/probe.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/userns.h"
 
 struct check {
 	const char *mechanism;
@@ -73,6 +74,11 @@ int al_sandbox_doctor(FILE *out, bool json)
 		 "the capability bounding set could not be emptied"},
 		{"seccomp", m.seccomp, true,
 		 "seccomp filters are unavailable: enable CONFIG_SECCOMP_FILTER"},
+		{"uid_pool", !ctx.privileged || al_sb_uid_pool_check() == 0,
+		 true,
+		 "the per-run uid pool's lock file " AL_SB_UID_LOCK_FILE
+		 " cannot be used: its directory must be root's and writable "
+		 "by root alone"},
 		{"landlock", m.landlock, false,
 		 "Landlock is off: add 'landlock' to the lsm= boot parameter "
 		 "(e.g. lsm=landlock,lockdown,yama,apparmor,bpf) and reboot; "

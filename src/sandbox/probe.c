@@ -56,7 +56,7 @@ static int run_inside(const al_sb_context *ctx, const al_toolchain *tc)
 	al_plan plan = {0};
 	char **envp = NULL;
 	uid_t uid = geteuid();
-	bool have_uid = false;
+	al_sb_uid slot = {.fd = -1};
 	int ok = 0;
 	if (!req || !cancel || !res)
 		goto out;
@@ -69,9 +69,9 @@ static int run_inside(const al_sb_context *ctx, const al_toolchain *tc)
 	req->grant.workspace = AL_WORKSPACE_RW;
 	if (ctx->privileged) {
 		if (al_sb_uid_take(ctx->cfg.uid_base, ctx->cfg.uid_count,
-				   &uid) < 0)
+				   &slot) < 0)
 			goto out;
-		have_uid = true;
+		uid = slot.uid;
 	}
 	char run_id[40];
 	static unsigned seq;
@@ -115,8 +115,7 @@ static int run_inside(const al_sb_context *ctx, const al_toolchain *tc)
 out:
 	if (rd.root)
 		al_rundir_remove(&rd);
-	if (have_uid)
-		al_sb_uid_give(uid);
+	al_sb_uid_give(&slot);
 	al_env_free(envp);
 	al_plan_free(&plan);
 	al_result_free(res);
@@ -195,7 +194,9 @@ int al_sb_probe_facts(al_sb_context *ctx, al_facts **out, al_error **err)
 			      : !m->no_new_privs    ? "no_new_privs"
 			      : !m->caps_dropped    ? "capabilities"
 			      : !m->seccomp	    ? "seccomp"
-						    : NULL;
+			      : ctx->privileged && al_sb_uid_pool_check() < 0
+				      ? "uid_pool"
+				      : NULL;
 	int rc = 0;
 	if (missing == NULL)
 		rc = add_languages(ctx, f);

@@ -177,7 +177,7 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 	char **envp = NULL;
 	char *path_env = NULL;
 	uid_t uid = 0;
-	bool have_uid = false;
+	al_sb_uid slot = {.fd = -1};
 	int rc;
 
 	snprintf(res->run_id, sizeof(res->run_id), "%s", exec->run_id);
@@ -196,13 +196,18 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 		goto out;
 	}
 	if (h->ctx.privileged) {
-		if (al_sb_uid_take(h->ctx.cfg.uid_base, h->ctx.cfg.uid_count,
-				   &uid) < 0) {
+		rc = al_sb_uid_take(h->ctx.cfg.uid_base, h->ctx.cfg.uid_count,
+				    &slot);
+		if (rc < 0) {
+			/* every uid in use: busy; the pool itself unusable: the
+			 * sandbox cannot keep runs apart */
 			rc = al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
-						   "busy");
+						   rc == -EAGAIN
+							   ? "busy"
+							   : "sandbox_unavailable");
 			goto out;
 		}
-		have_uid = true;
+		uid = slot.uid;
 	} else {
 		uid = geteuid();
 	}
@@ -285,8 +290,7 @@ out:
 	if (rd.root != NULL && al_rundir_remove(&rd) < 0 && rc == 0)
 		rc = al_error_set(err, AL_ERR_IO, EIO, NULL,
 				  "cannot remove the run directory");
-	if (have_uid)
-		al_sb_uid_give(uid);
+	al_sb_uid_give(&slot);
 	res->finished_at_ms = al_now_ms();
 	al_env_free(envp);
 	free(path_env);

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from sandbox_helpers import hostile, need, run
+from sandbox_helpers import UID_BASE, UID_COUNT, hostile, need, run
 
 EPERM, ENOENT, ESRCH, EACCES, ENOSYS, EROFS = 1, 2, 3, 13, 38, 30
 EAFNOSUPPORT, ECONNREFUSED, ENETUNREACH, EMFILE = 97, 111, 101, 24
@@ -21,7 +21,8 @@ def lines(res):
     return res["stdout"].splitlines()
 
 
-def uids_alive(lo=200000, hi=201000):
+def uids_alive(lo=UID_BASE, hi=UID_BASE + UID_COUNT):
+    """Processes of this session's per-run uids still alive."""
     out = subprocess.run(["ps", "-eo", "uid="], capture_output=True,
                          text=True).stdout.split()
     return [u for u in out if lo <= int(u) < hi]
