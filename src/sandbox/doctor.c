@@ -53,14 +53,13 @@ int al_sandbox_doctor(FILE *out, bool json)
 {
 	al_sb_context ctx;
 	al_error *err = NULL;
-	if (al_sb_context_init(&ctx, NULL, &err) < 0) {
+	if (al_sb_context_init(&ctx, NULL, AL_SB_CTX_OBSERVE_NOW, &err) < 0) {
 		fprintf(out, "sandbox: cannot initialise: %s\n",
 			al_error_get_message(err));
 		al_error_free(err);
 		return 1;
 	}
-	al_sb_mechanisms m;
-	al_sb_probe_mechanisms(&ctx, &m);
+	const al_sb_mechanisms m = ctx.obs.mech;
 	bool kill_ok = ctx.cg.v2_kill;
 	struct check checks[] = {
 		{"user_namespaces", m.user_namespaces, true, userns_fix()},

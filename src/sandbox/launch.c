@@ -3,7 +3,10 @@
  *
  * Everything between clone and exec runs in a copy of a possibly
  * multi-threaded process, so it only makes system calls on data the parent
- * prepared: no allocation. */
+ * prepared: no allocation, and raw system calls where glibc would act on
+ * every thread it believes exists (set*id broadcast to all threads, fork's
+ * atfork locks), since those threads are not in the copy and a wrapper
+ * would wait for them forever. */
 #include "sandbox/launch.h"
 
 #include <errno.h>
@@ -17,7 +20,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <grp.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -31,6 +33,7 @@
 
 enum stage {
 	ST_SYNC = 1,
+	ST_CGROUP,
 	ST_CGROUPNS,
 	ST_MOUNTS,
 	ST_NET,
@@ -50,7 +53,8 @@ enum stage {
 };
 
 static const char *const stage_names[ST__N] = {
-	[ST_SYNC] = "sync",	     [ST_CGROUPNS] = "cgroup_namespace",
+	[ST_SYNC] = "sync",	     [ST_CGROUP] = "cgroup",
+	[ST_CGROUPNS] = "cgroup_namespace",
 	[ST_MOUNTS] = "mounts",	     [ST_NET] = "network",
 	[ST_UTS] = "hostname",	     [ST_USERNS] = "user_namespace",
 	[ST_FORK] = "fork",	     [ST_STDIO] = "stdio",
@@ -71,8 +75,10 @@ struct fail_msg {
 	int32_t op;
 };
 
+/* Only ints: al_sb_launch_start sets every one to -1 at once. */
 struct fds {
 	int in[2], out[2], err[2], status[2], sync[2], fail[2];
+	int cg_tasks[AL_CG__N]; /* v1 `tasks` files the init joins */
 };
 
 static _Noreturn void fail(int fd, int stage, int err, int op)
@@ -167,6 +173,15 @@ static _Noreturn void run_program(const al_sb_launch *l, const struct fds *f)
 	fail(ff, ST_EXEC, errno, 0);
 }
 
+/* fork() without glibc: its atfork handlers take locks (malloc arenas,
+ * stdio) that another thread of the parent may have held when clone3
+ * copied us, and would wait on them forever. */
+static pid_t raw_fork(void)
+{
+	return (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, 0UL, 0UL, 0UL,
+			      0UL);
+}
+
 static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 {
 	int ff = f->fail[1];
@@ -191,6 +206,14 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 	if (read(f->sync[0], &go, 1) != 1)
 		fail(ff, ST_SYNC, errno ? errno : EPIPE, 0);
 	close(f->sync[0]);
+	/* Into the run's v1 cgroups before anything else: the program is
+	 * forked inside them, and the cgroup namespace below is rooted at
+	 * the cgroup the init is in when it is created. */
+	if (al_sb_cgrun_join_self(f->cg_tasks) < 0)
+		fail(ff, ST_CGROUP, errno, 0);
+	for (int i = 0; i < AL_CG__N; i++)
+		if (f->cg_tasks[i] >= 0)
+			close(f->cg_tasks[i]);
 	if (unshare(CLONE_NEWCGROUP) < 0)
 		fail(ff, ST_CGROUPNS, errno, 0);
 	int op;
@@ -208,9 +231,11 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 		/* Root built the view; from here on the run is its own
 		 * unprivileged host uid, root only in a user namespace that
 		 * owns none of the other namespaces. */
-		if (setgroups(0, NULL) < 0 ||
-		    setresgid(l->host_gid, l->host_gid, l->host_gid) < 0 ||
-		    setresuid(l->host_uid, l->host_uid, l->host_uid) < 0 ||
+		if (syscall(SYS_setgroups, 0, NULL) < 0 ||
+		    syscall(SYS_setresgid, l->host_gid, l->host_gid,
+			    l->host_gid) < 0 ||
+		    syscall(SYS_setresuid, l->host_uid, l->host_uid,
+			    l->host_uid) < 0 ||
 		    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0 || /* own /proc/self */
 		    unshare(CLONE_NEWUSER) < 0)
 			fail(ff, ST_USERNS, errno, 0);
@@ -221,7 +246,7 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 	/* The init's memory holds the host's environment: the program (same
 	 * uid) must not read it through /proc/1. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	pid_t prog = fork();
+	pid_t prog = raw_fork();
 	if (prog < 0)
 		fail(ff, ST_FORK, errno, 0);
 	if (prog == 0)
@@ -373,6 +398,12 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 	}
 	ctx->pidfd = -1;
 	ctx->cg = l->cgroups;
+	what = "opening the run's cgroups";
+	if (l->cgroups) {
+		rc = al_sb_cgrun_open_tasks(l->cgroups, f.cg_tasks);
+		if (rc < 0)
+			goto fail;
+	}
 
 	bool in_v2;
 	what = "clone3 into namespaces";
@@ -393,6 +424,7 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 	close(f.sync[0]);
 	close(f.fail[1]);
 	f.out[1] = f.err[1] = f.status[1] = f.sync[0] = f.fail[1] = -1;
+	al_sb_cgrun_close_tasks(f.cg_tasks);
 
 	what = "writing the uid map";
 	if (!l->privileged) {
@@ -401,8 +433,8 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 			goto fail_child;
 	}
 	what = "joining the run's cgroups";
-	if (l->cgroups) {
-		rc = al_sb_cgrun_attach(l->cgroups, pid, in_v2);
+	if (l->cgroups && !in_v2) {
+		rc = al_sb_cgrun_attach_v2(l->cgroups, pid);
 		if (rc < 0)
 			goto fail_child;
 	}
@@ -466,6 +498,7 @@ fail:
 	close_pair(f.status);
 	close_pair(f.sync);
 	close_pair(f.fail);
+	al_sb_cgrun_close_tasks(f.cg_tasks);
 	free(ctx);
 	return al_error_set(err, AL_ERR_UNAVAILABLE, -rc, reason,
 			    "sandbox start failed: %s", what);

@@ -30,12 +30,15 @@ struct al_provider_handle {
 	al_facts *facts;
 	al_run_registry runs;
 	atomic_uint seq;
+	/* A run found a mechanism missing: the handle reports unhealthy
+	 * (the host retires it and probes again) and the cache is gone. */
+	atomic_bool broken;
 };
 
 static int sb_probe(const char *config_json, al_facts **out, al_error **err)
 {
 	al_sb_context ctx;
-	int rc = al_sb_context_init(&ctx, config_json, err);
+	int rc = al_sb_context_init(&ctx, config_json, 0, err);
 	if (rc < 0)
 		return rc;
 	rc = al_sb_probe_facts(&ctx, out, err);
@@ -49,7 +52,7 @@ static int sb_ensure(const char *config_json, al_provider_handle **out,
 	al_provider_handle *h = calloc(1, sizeof(*h));
 	if (h == NULL)
 		return -ENOMEM;
-	int rc = al_sb_context_init(&h->ctx, config_json, err);
+	int rc = al_sb_context_init(&h->ctx, config_json, AL_SB_CTX_RUNS, err);
 	if (rc < 0) {
 		free(h);
 		return rc;
@@ -67,11 +70,19 @@ static int sb_ensure(const char *config_json, al_provider_handle **out,
 
 static int sb_health(al_provider_handle *h, al_error **err)
 {
-	if (!h->facts->available)
+	if (!h->facts->available || atomic_load(&h->broken))
 		return al_error_set(err, AL_ERR_UNAVAILABLE, ENOSYS,
 				    "sandbox_unavailable",
 				    "the sandbox is not available on this host");
 	return 0;
+}
+
+/* The run failed closed because something the facts promised did not
+ * work: forget the cached observations, so the next probe tries them. */
+static void mechanism_missing(al_provider_handle *h)
+{
+	atomic_store(&h->broken, true);
+	al_sb_obs_invalidate(h->ctx.cache_dir);
 }
 
 /* Refusals decided before anything is created: 1 to go on. */
@@ -265,6 +276,10 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 	step.with_stdin = true;
 	rc = al_sb_run_step(&step, res, err);
 out:
+	if (h->facts->available && res->outcome == AL_OUTCOME_UNAVAILABLE &&
+	    res->reason != NULL &&
+	    strcmp(res->reason, "sandbox_unavailable") == 0)
+		mechanism_missing(h);
 	al_run_registry_remove(&h->runs, &entry);
 	if (rd.root != NULL && al_rundir_remove(&rd) < 0 && rc == 0)
 		rc = al_error_set(err, AL_ERR_IO, EIO, NULL,

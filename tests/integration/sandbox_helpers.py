@@ -50,3 +50,18 @@ def hostile(name, *args, **kw):
         code = f.read()
     lang = "python" if name.endswith(".py") else "sh"
     return run(lang, code, *args, **kw)
+
+
+def config_file(path, sandbox_config):
+    """Writes a CLI configuration whose only candidate is the sandbox with
+    sandbox_config; returns its path."""
+    with open(path, "w") as f:
+        json.dump({"execution_enabled": True,
+                   "providers": [{"provider": "sandbox",
+                                  "config": sandbox_config}],
+                   "tenants": {"default": {
+                       "languages": "*",
+                       "grant": {"network": ["none", "loopback"],
+                                 "workspace": ["none", "ro", "rw"],
+                                 "secrets": [], "streaming": True}}}}, f)
+    return str(path)
