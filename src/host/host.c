@@ -606,6 +606,14 @@ static int pipeline(al_host *h, const al_host_context *ctx,
 		al_error *perr = NULL;
 		rs.canonical = al_request_to_json(in);
 		if (!rs.canonical) {
+			/* The only request JSON cannot carry is one whose code
+			 * or a name is not UTF-8 text (the codec sends every
+			 * byte string that is not as base64). */
+			if (!al_utf8_valid(in->code.data, in->code.len) ||
+			    memchr(in->code.data, '\0', in->code.len) != NULL) {
+				rc = deny(&rs, AL_OUTCOME_INVALID_REQUEST, "code");
+				goto done;
+			}
 			rc = -ENOMEM;
 			goto out;
 		}
