@@ -30,6 +30,7 @@ done
 if [ -n "$missing" ]; then
 	if [ "$(id -u)" = 0 ]; then
 		echo "bench: installing$missing" >&2
+		# shellcheck disable=SC2086 # a list of package names
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
 			--no-install-recommends $missing >/dev/null ||
 			echo "bench: apt-get failed; going on with what is present" >&2
@@ -42,7 +43,7 @@ fi
 # ---- the in-process helper (same flags as the Makefile) ------------------
 pkgs="jansson libseccomp libcap sqlite3 libcrypto libmicrohttpd libcurl"
 mkdir -p "$build/bench"
-# shellcheck disable=SC2046
+# shellcheck disable=SC2046,SC2086 # flags and package names are words
 ${CC:-cc} -std=c17 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Wshadow \
 	-Wformat=2 -Wno-missing-field-initializers -Iinclude -Isrc \
 	$(pkg-config --cflags $pkgs) -o "$build/bench/inproc" bench/inproc.c \
