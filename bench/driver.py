@@ -137,7 +137,13 @@ def machine_facts(airlock):
         (f" (commit {commit}{', modified' if dirty else ''})"
          if commit else ""),
         "python (driver)": platform.python_version(),
+        "load average at start (1, 5, 15 min)": load_average(),
     }
+
+
+def load_average():
+    """Other work on the machine shows here; interleaving spreads it."""
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 # ---- interpreters: the ones airlock's sandbox would use ------------------
@@ -606,13 +612,14 @@ def main():
     quick = args.quick
     warmup = 2 if quick else 3
     tp_long, tp_short = (2.0, 1.0) if quick else (10.0, 5.0)
+    tp_slice = 1.0 if quick else 2.0
 
     work = tempfile.mkdtemp(prefix="airlock-bench-")
     # what run() starts, stopped here whatever happens
     helpers, daemons = [], []
     try:
-        return run(args, work, quick, warmup, tp_long, tp_short, started,
-                   helpers, daemons)
+        return run(args, work, quick, warmup, (tp_long, tp_short, tp_slice),
+                   started, helpers, daemons)
     finally:
         for h in helpers:
             h.close()
@@ -627,8 +634,8 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
 
 
-def run(args, work, quick, warmup, tp_long, tp_short, started, helpers,
-        daemons):
+def run(args, work, quick, warmup, tp_times, started, helpers, daemons):
+    tp_long, tp_short, tp_slice = tp_times
     airlock = os.path.abspath(args.airlock)
     facts = machine_facts(airlock)
     state = os.path.join(work, "state")
@@ -702,45 +709,51 @@ def run(args, work, quick, warmup, tp_long, tp_short, started, helpers,
         log(f"latency: {w.title} ({w.rounds} rounds + {warmup} warm-up)")
         lat[w.key] = latency(w, variants, warmup)
 
-    # ---- throughput
+    # ---- throughput, interleaved in slices like the latency rounds
     tp = []
     tw = next(w for w in works if w.key == "sh-true")
     by_name = {v.name: v for v in variants}
-
-    def spawn_tp(name, seconds):
-        v = by_name.get(name)
-        if v is None or v.skip:
-            tp.append((name, "2 threads", None, seconds, 0,
-                       v.skip if v else "absent"))
-            return
-        log(f"throughput: {name} ({seconds:.0f} s)")
-        n, el, bad = spawn_throughput(v, tw, 2, seconds)
-        tp.append((name, "2 driver threads, a process per run", n, el, bad,
-                   ""))
-
-    spawn_tp("bare", tp_short)
-    spawn_tp("bwrap", tp_long)
-    spawn_tp("airlock run", tp_long)
-
-    log(f"throughput: airlock lib, 2 processes ({tp_long:.0f} s each mode)")
     second = InProcHelper(args.inproc, inproc_state, inproc_log)
     helpers.append(second)
     pair = [main_helper, second]
-    n, el, bad = inproc_throughput(pair, "P", 1, tp_long, tw)
-    tp.append(("airlock lib: provider", "2 processes × 1 thread", n, el, bad,
-               ""))
-    n, el, bad = inproc_throughput(pair, "H", 1, tp_long, tw)
-    tp.append(("airlock lib: host", "2 processes × 1 thread, one state dir",
-               n, el, bad, ""))
+    spawn_how = "2 driver threads, a process per run"
+    entries = []  # (name, how, run one slice of s seconds)
+    for name in ("bare", "bwrap", "airlock run"):
+        v = by_name.get(name)
+        if v is None or v.skip:
+            tp.append((name, spawn_how, None, 0, 0,
+                       v.skip if v else "absent"))
+            continue
+        entries.append((name, spawn_how,
+                        lambda s, v=v: spawn_throughput(v, tw, 2, s)))
+    entries.append(("airlock lib: provider", "2 processes × 1 thread",
+                    lambda s: inproc_throughput(pair, "P", 1, s, tw)))
+    entries.append(("airlock lib: host",
+                    "2 processes × 1 thread, one state dir",
+                    lambda s: inproc_throughput(pair, "H", 1, s, tw)))
+    api = by_name.get("airlock API")
+    if api is not None and api.skip is None:
+        entries.append(("airlock API", "2 client threads",
+                        lambda s: spawn_throughput(api, tw, 2, s)))
+    slices = max(1, round(tp_long / tp_slice))
+    log(f"throughput: {len(entries)} variants × {slices} interleaved "
+        f"slices of {tp_slice:g} s")
+    sums = {name: [0, 0.0, 0] for name, _, _ in entries}
+    for k in range(slices):
+        order = entries[k % len(entries):] + entries[:k % len(entries)]
+        for name, _, fn in order:
+            n, el, bad = fn(tp_slice)
+            acc = sums[name]
+            acc[0], acc[1], acc[2] = acc[0] + n, acc[1] + el, acc[2] + bad
+    for name, how, _ in entries:
+        n, el, bad = sums[name]
+        tp.append((name, how, n, el, bad, ""))
+    # Alone and last: a stalled run here must not distort the others.
     log(f"throughput: airlock lib, 2 threads in one process "
-        f"({tp_short:.0f} s)")
+        f"({tp_short:g} s)")
     n, el, bad = inproc_throughput([main_helper], "P", 2, tp_short, tw)
     tp.append(("airlock lib: provider", "1 process × 2 threads", n, el, bad,
                ""))
-    if daemon is not None and by_name["airlock API"].skip is None:
-        log(f"throughput: airlock API ({tp_long:.0f} s)")
-        n, el, bad = spawn_throughput(by_name["airlock API"], tw, 2, tp_long)
-        tp.append(("airlock API", "2 client threads", n, el, bad, ""))
 
     # ---- daemon memory
     dmem = None
@@ -767,6 +780,7 @@ def run(args, work, quick, warmup, tp_long, tp_short, started, helpers,
     inproc_rss = main_helper.ask("M")
 
     elapsed = time.monotonic() - started
+    facts["load average at end (1, 5, 15 min)"] = load_average()
     md = render(facts, variants, works, lat, warmup, tp, tw, dmem,
                 daemon_note, (inproc_rss0, inproc_rss), elapsed, quick,
                 inproc_log)
@@ -857,7 +871,10 @@ def render(facts, variants, works, lat, warmup, tp, tw, dmem, daemon_note,
     L.append(f"## Throughput: {tw.title}, 2 workers")
     L.append("")
     L.append("Each worker loops the run until the deadline; runs/s = all "
-             "runs / elapsed (the last run may end after the deadline).")
+             "runs / elapsed (the last run may end after the deadline).  "
+             "The variants take turns in slices of a few seconds (the "
+             "first rotating), like the latency rounds; the 2-thread "
+             "library variant runs alone, last.")
     L.append("")
     L.append("| variant | workers | runs | seconds | runs/s | vs bwrap | "
              "not completed |")
