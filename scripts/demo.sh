@@ -66,3 +66,53 @@ summary "execution switched off" run -p disabled -l sh -e 'echo never'
 printf '\n\033[1m== every run left an audit record\033[0m\n'
 "${A[@]}" audit tail -n 6
 "${A[@]}" audit verify
+
+# ---- the runner service ------------------------------------------------
+printf '\n\033[1m== the runner service: airlock serve, then curl\033[0m\n'
+svc=$(mktemp -d)
+token=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+hash=$(printf '%s' "$token" | sha256sum | cut -d' ' -f1)
+/usr/bin/python3 - "$CFG" "$svc/config.json" "$hash" <<'PY'
+import json, sys
+cfg = json.load(open(sys.argv[1]))
+cfg["tokens"] = {sys.argv[3]: "acme"}
+json.dump(cfg, open(sys.argv[2], "w"))
+PY
+"$BIN" --state-dir "$svc/state" --config "$svc/config.json" serve \
+	--listen 127.0.0.1:0 >"$svc/log" 2>&1 &
+daemon=$!
+port=""
+for _ in $(seq 1 100); do
+	port=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$svc/log")
+	[ -n "$port" ] && break
+	sleep 0.05
+done
+cat "$svc/log"
+post() {
+	local title=$1 body=$2
+	printf '\n-- %s\n$ curl -H "Authorization: Bearer $TOKEN" -d %s http://127.0.0.1:%s/v1/runs\n' \
+		"$title" "'$body'" "$port"
+	curl -s -w '\n' -H "Authorization: Bearer $token" -d "$body" \
+		"http://127.0.0.1:$port/v1/runs" | /usr/bin/python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+out = r.get("stdout", "")
+print(json.dumps({"outcome": r["outcome"], "reason": r.get("reason"),
+                  "exit_code": r.get("exit_code"), "stdout": out}))'
+}
+if [ -n "$port" ]; then
+	post "python" '{"language":"python","code":"print(sum(range(10)))"}'
+	post "sh with stdin" '{"language":"sh","code":"tr a-z A-Z","stdin":"shout\n"}'
+	post "a timeout" '{"language":"python","code":"while True: pass","limits":{"wall_ms":500}}'
+	post "a memory-limit kill" '{"language":"python","code":"x = bytearray(1 << 30)","limits":{"memory_bytes":67108864}}'
+	post "a denied grant (acme has no loopback)" '{"language":"sh","code":"true","grant":{"network":"loopback"}}'
+	post "a language acme may not use" '{"language":"ruby","code":"puts 1"}'
+	printf '\n-- health and metrics\n'
+	curl -s "http://127.0.0.1:$port/v1/health"; echo
+	curl -s -H "Authorization: Bearer $token" "http://127.0.0.1:$port/metrics" | grep '^airlock_runs_total' | head -5
+else
+	echo "the service did not start"
+fi
+kill -TERM "$daemon" 2>/dev/null
+wait "$daemon" 2>/dev/null
+rm -rf "$svc"

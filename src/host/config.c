@@ -577,11 +577,13 @@ static int parse_secrets(json_t *v, al_config *cfg, al_error **err)
 
 static int parse_root(json_t *root, al_config *cfg, al_error **err)
 {
+	/* "tokens" (sha256 hex -> tenant) belongs to the service and is
+	 * validated there (src/server/auth.c). */
 	static const char *const keys[] = {
 		"execution_enabled", "trusted_provider_acknowledged",
 		"providers", "tenants", "concurrency", "slot_wait_ms",
 		"state_dir", "idempotency_retention_s", "audit", "secrets",
-		"grace_ms", NULL};
+		"grace_ms", "tokens", NULL};
 	int rc;
 	json_t *v;
 	if (!json_is_object(root))

@@ -43,37 +43,89 @@ void al_close_fds_from(int lowfd, const int *keep, size_t n_keep)
 	}
 }
 
-/* Every descendant of `root` (not root itself), by walking the children
- * lists /proc keeps per thread. */
-static size_t collect_descendants(pid_t root, pid_t *out, size_t cap, size_t n)
+/* The shepherd is a forked copy of a possibly multi-threaded host, so it
+ * must not allocate (another thread may have held an allocator lock at
+ * fork time — ASan's allocator, for one, is not fork-safe): the tree walk
+ * uses raw syscalls and fixed buffers only. */
+#define TREE_MAX 8192
+static pid_t tree_pids[TREE_MAX];
+
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+static size_t format_path(char *buf, size_t len, int pid, const char *mid,
+			  const char *tail)
 {
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)root);
-	DIR *tasks = opendir(path);
-	if (tasks == NULL)
+	int n = snprintf(buf, len, "/proc/%d/%s%s", pid, mid, tail);
+	return n < 0 || (size_t)n >= len ? 0 : (size_t)n;
+}
+
+/* Appends the pids listed in one children file; returns the new count. */
+static size_t read_children(const char *path, pid_t *out, size_t cap, size_t n)
+{
+	char buf[4096];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return n;
-	struct dirent *de;
-	while ((de = readdir(tasks)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue;
-		char cpath[320];
-		snprintf(cpath, sizeof(cpath), "/proc/%d/task/%s/children",
-			 (int)root, de->d_name);
-		FILE *f = fopen(cpath, "re");
-		if (f == NULL)
-			continue;
-		int pid;
-		while (n < cap && fscanf(f, "%d", &pid) == 1) {
-			out[n++] = pid;
-			n = collect_descendants(pid, out, cap, n);
-		}
-		fclose(f);
+	ssize_t len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return n;
+	buf[len] = '\0';
+	for (char *p = buf; *p != '\0' && n < cap;) {
+		while (*p == ' ' || *p == '\n')
+			p++;
+		if (*p < '0' || *p > '9')
+			break;
+		long v = 0;
+		while (*p >= '0' && *p <= '9')
+			v = v * 10 + (*p++ - '0');
+		out[n++] = (pid_t)v;
 	}
-	closedir(tasks);
 	return n;
 }
 
-#define TREE_MAX 8192
+/* Every descendant of `root` (not root itself), breadth first, by reading
+ * the children lists /proc keeps per thread. */
+static size_t collect_descendants(pid_t root, pid_t *out, size_t cap)
+{
+	size_t n = 0;
+	pid_t current = root;
+	for (size_t next = 0;; current = out[next++]) {
+		char path[64];
+		if (format_path(path, sizeof(path), (int)current, "task", "") == 0)
+			goto advance;
+		int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0)
+			goto advance;
+		char dbuf[2048];
+		long got;
+		while ((got = syscall(SYS_getdents64, dfd, dbuf, sizeof(dbuf))) > 0) {
+			for (long off = 0; off < got;) {
+				struct linux_dirent64 *de = (void *)(dbuf + off);
+				off += de->d_reclen;
+				if (de->d_name[0] == '.')
+					continue;
+				char cpath[96];
+				int w = snprintf(cpath, sizeof(cpath),
+						 "/proc/%d/task/%.16s/children",
+						 (int)current, de->d_name);
+				if (w > 0 && (size_t)w < sizeof(cpath))
+					n = read_children(cpath, out, cap, n);
+			}
+		}
+		close(dfd);
+advance:
+		if (next >= n)
+			break;
+	}
+	return n;
+}
 
 static void signal_descendants(int sig, bool as_init)
 {
@@ -82,15 +134,9 @@ static void signal_descendants(int sig, bool as_init)
 		kill(-1, sig);
 		return;
 	}
-	pid_t *pids = malloc(TREE_MAX * sizeof(*pids));
-	if (pids == NULL) {
-		kill(0, sig);
-		return;
-	}
-	size_t n = collect_descendants(getpid(), pids, TREE_MAX, 0);
+	size_t n = collect_descendants(getpid(), tree_pids, TREE_MAX);
 	for (size_t i = 0; i < n; i++)
-		kill(pids[i], sig);
-	free(pids);
+		kill(tree_pids[i], sig);
 }
 
 /* Reaps every child that has ended; records the program's status. */

@@ -7,12 +7,15 @@
 
 #include "core/util.h"
 #include "providers/builtin.h"
+#include "providers/remote.h"
 #include "sandbox/sandbox.h"
 
+/* Safest first: nothing runs, isolated here, isolated elsewhere, trusted. */
 static const al_provider_ops *const builtins[] = {
 	&al_disabled_provider,
-	&al_local_provider,
 	&al_sandbox_provider,
+	&al_remote_provider,
+	&al_local_provider,
 	NULL,
 };
 

@@ -1,0 +1,89 @@
+/* airlock serve: the runner service (airlockd) over HTTP. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <airlock/server.h>
+
+#include "cli/cli.h"
+
+static const char serve_usage[] =
+	"usage: airlock serve [--listen ADDR:PORT] [--unix-socket PATH]\n"
+	"                     [--max-body-bytes N] [--max-connections N]\n"
+	"                     [--shutdown-grace-ms N]\n"
+	"Starts the runner service on the configuration (global --config) and\n"
+	"the state directory (global --state-dir).  Default: 127.0.0.1:7878\n"
+	"with a token for tenant `default` created once in STATE_DIR/token.\n"
+	"SIGTERM drains and stops; SIGHUP reloads the configuration.\n"
+	"See docs/serve.md and docs/api.md.\n";
+
+int cmd_serve(const cli_globals *g, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"listen", required_argument, NULL, 'l'},
+		{"unix-socket", required_argument, NULL, 'u'},
+		{"max-body-bytes", required_argument, NULL, 'b'},
+		{"max-connections", required_argument, NULL, 'c'},
+		{"shutdown-grace-ms", required_argument, NULL, 'g'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	al_server_options so = {
+		.config_path = g->config,
+		.state_dir = g->state_dir,
+	};
+	uint64_t v;
+
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			so.listen_addr = optarg;
+			break;
+		case 'u':
+			so.unix_socket = optarg;
+			break;
+		case 'b':
+			if (cli_parse_size(optarg, &v) < 0 || v == 0) {
+				cli_error("serve: --max-body-bytes expects a size");
+				return CLI_EXIT_USAGE;
+			}
+			so.max_body_bytes = (size_t)v;
+			break;
+		case 'c':
+			if (cli_parse_count(optarg, &v) < 0 || v == 0 || v > 65536) {
+				cli_error("serve: --max-connections expects 1..65536");
+				return CLI_EXIT_USAGE;
+			}
+			so.max_connections = (unsigned)v;
+			break;
+		case 'g':
+			if (cli_parse_count(optarg, &v) < 0 || v > 86400000) {
+				cli_error("serve: --shutdown-grace-ms expects milliseconds");
+				return CLI_EXIT_USAGE;
+			}
+			so.shutdown_grace_ms = (unsigned)v;
+			break;
+		case 'h':
+			fputs(serve_usage, stdout);
+			return 0;
+		default:
+			fputs(serve_usage, stderr);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fputs(serve_usage, stderr);
+		return CLI_EXIT_USAGE;
+	}
+	al_error *err = NULL;
+	if (al_server_run(&so, &err) < 0) {
+		cli_error("serve: %s%s%s", al_error_get_message(err),
+			  al_error_get_reason(err)[0] ? " at " : "",
+			  al_error_get_reason(err));
+		al_error_free(err);
+		return 1;
+	}
+	return 0;
+}

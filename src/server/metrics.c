@@ -1,0 +1,111 @@
+/* The service's own Prometheus series (HTTP answers by status, runs in
+ * flight); the run counters, duration histogram, slots and audit failures
+ * come from the host (al_host_metrics_text) and are appended as is. */
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/metrics.h"
+
+/* Counted HTTP statuses: 0..599. */
+#define N_STATUS 600
+
+struct al_srv_metrics {
+	pthread_mutex_t lock;
+	uint64_t http[N_STATUS];
+};
+
+al_srv_metrics *al_srv_metrics_new(void)
+{
+	al_srv_metrics *m = calloc(1, sizeof(*m));
+	if (m != NULL)
+		pthread_mutex_init(&m->lock, NULL);
+	return m;
+}
+
+void al_srv_metrics_free(al_srv_metrics *m)
+{
+	if (m == NULL)
+		return;
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+}
+
+void al_srv_metrics_http(al_srv_metrics *m, unsigned status)
+{
+	if (status >= N_STATUS)
+		return;
+	pthread_mutex_lock(&m->lock);
+	m->http[status]++;
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* A growable text buffer; on allocation failure it stays failed. */
+typedef struct tbuf {
+	char *s;
+	size_t len, cap;
+	int failed;
+} tbuf;
+
+__attribute__((format(printf, 2, 3))) static void tb_printf(tbuf *t,
+							    const char *fmt,
+							    ...)
+{
+	va_list ap;
+	if (t->failed)
+		return;
+	for (;;) {
+		size_t room = t->cap - t->len;
+		va_start(ap, fmt);
+		int n = vsnprintf(t->s ? t->s + t->len : NULL, room, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			t->failed = 1;
+			return;
+		}
+		if ((size_t)n < room) {
+			t->len += (size_t)n;
+			return;
+		}
+		size_t cap = (t->cap + (size_t)n + 1) * 2;
+		char *p = realloc(t->s, cap);
+		if (p == NULL) {
+			t->failed = 1;
+			return;
+		}
+		t->s = p;
+		t->cap = cap;
+	}
+}
+
+char *al_srv_metrics_text(al_srv_metrics *m, unsigned runs_active,
+			  const char *host_text)
+{
+	tbuf t = {0};
+	pthread_mutex_lock(&m->lock);
+	tb_printf(&t, "# HELP airlock_api_runs_in_flight Runs submitted through "
+		      "the API and not yet finished.\n"
+		      "# TYPE airlock_api_runs_in_flight gauge\n"
+		      "airlock_api_runs_in_flight %u\n",
+		  runs_active);
+	tb_printf(&t, "# HELP airlock_api_responses_total HTTP answers by "
+		      "status code.\n"
+		      "# TYPE airlock_api_responses_total counter\n");
+	for (unsigned s = 0; s < N_STATUS; s++)
+		if (m->http[s] != 0)
+			tb_printf(&t,
+				  "airlock_api_responses_total{code=\"%u\"} "
+				  "%llu\n",
+				  s, (unsigned long long)m->http[s]);
+	pthread_mutex_unlock(&m->lock);
+	if (host_text != NULL)
+		tb_printf(&t, "%s", host_text);
+	if (t.failed || t.s == NULL) {
+		free(t.s);
+		return NULL;
+	}
+	return t.s;
+}

@@ -1,0 +1,367 @@
+/* al_server_run: start-up, signals (SIGHUP reloads, SIGTERM/SIGINT drain
+ * and stop), and the graceful shutdown of airlockd (docs/serve.md). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include <airlock/server.h>
+
+#include "server/http.h"
+#include "server/listen.h"
+#include "server/service.h"
+
+#define MAX_CONFIG_BYTES (4u * 1024u * 1024u)
+#define IDLE_TIMEOUT_S 120u
+/* After interrupting, how long runs get to report before we stop anyway. */
+#define INTERRUPT_WAIT_MS 30000u
+/* How long answers already decided get to reach their clients. */
+#define FLUSH_WAIT_MS 5000u
+
+static int sig_pipe[2] = {-1, -1};
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+	unsigned char b = (unsigned char)sig;
+	if (write(sig_pipe[1], &b, 1) < 0) {
+		/* full pipe: a signal is already pending */
+	}
+	errno = saved;
+}
+
+static int read_file(const char *path, char **out, size_t *len,
+		     al_error **err)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t got = 0;
+	int rc = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	*out = NULL;
+	if (fd < 0)
+		return al_error_set(err, AL_ERR_INVALID_CONFIG, errno, "$",
+				    "cannot open the configuration file: %s",
+				    strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (size_t)st.st_size > MAX_CONFIG_BYTES) {
+		rc = al_error_set(err, AL_ERR_INVALID_CONFIG, EINVAL, "$",
+				  "the configuration must be a regular file "
+				  "of at most 4 MiB");
+		goto out;
+	}
+	if ((buf = malloc((size_t)st.st_size + 1)) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = al_error_set(err, AL_ERR_INVALID_CONFIG,
+					  n < 0 ? errno : EIO, "$",
+					  "cannot read the configuration file");
+			goto out;
+		}
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	*out = buf;
+	*len = got;
+	buf = NULL;
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+/* Builds a configuration generation: configuration, tokens, host.
+ * *token_path is set when the generated default token is in use. */
+static int load_gen(const al_server_options *o, al_srv_gen **out,
+		    char **token_path, al_error **err)
+{
+	al_srv_gen *gen = calloc(1, sizeof(*gen));
+	char *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	*out = NULL;
+	*token_path = NULL;
+	if (gen == NULL)
+		return -ENOMEM;
+	if (o->config_path != NULL) {
+		if ((rc = read_file(o->config_path, &text, &len, err)) < 0 ||
+		    (rc = al_config_parse(text, len, &gen->cfg, err)) < 0 ||
+		    (rc = al_auth_from_config(text, len, gen->cfg, &gen->auth,
+					      err)) < 0)
+			goto out;
+	} else if ((rc = al_config_default(&gen->cfg, err)) < 0) {
+		goto out;
+	}
+	if (gen->auth == NULL &&
+	    (rc = al_auth_default_token(o->state_dir, &gen->auth, token_path,
+					err)) < 0)
+		goto out;
+	al_host_options ho = {.state_dir = o->state_dir};
+	if ((rc = al_host_new(gen->cfg, &ho, &gen->host, err)) < 0)
+		goto out;
+	*out = gen;
+	gen = NULL;
+out:
+	free(text);
+	al_srv_gen_free(gen);
+	return rc;
+}
+
+static struct MHD_Daemon *start_mhd(al_service *svc, int fd)
+{
+	return MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD |
+			MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ITC,
+		0, NULL, NULL, al_http_handle, svc, MHD_OPTION_LISTEN_SOCKET,
+		fd, MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned)svc->opts.max_connections,
+		MHD_OPTION_CONNECTION_TIMEOUT, IDLE_TIMEOUT_S,
+		MHD_OPTION_NOTIFY_COMPLETED, al_http_completed, svc,
+		MHD_OPTION_END);
+}
+
+static void reload(al_service *svc)
+{
+	al_srv_gen *gen = NULL;
+	al_error *err = NULL;
+	char *token_path = NULL;
+	if (svc->opts.config_path == NULL) {
+		fprintf(stderr, "airlockd: SIGHUP: no configuration file to "
+				"reload\n");
+		return;
+	}
+	if (load_gen(&svc->opts, &gen, &token_path, &err) < 0) {
+		/* Messages name the key path, never a value. */
+		fprintf(stderr,
+			"airlockd: reload refused, keeping the running "
+			"configuration: %s\n",
+			al_error_get_message(err)[0] ? al_error_get_message(err)
+						     : "out of memory");
+		al_error_free(err);
+		return;
+	}
+	al_service_gen_set(svc, gen);
+	fprintf(stderr, "airlockd: configuration reloaded\n");
+	if (token_path != NULL)
+		fprintf(stderr, "airlockd: token for tenant \"default\" in %s\n",
+			token_path);
+	free(token_path);
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits (lock held) until *count is 0 or the deadline passes. */
+static void wait_zero_locked(al_service *svc, const unsigned *count,
+			     int64_t deadline_ms)
+{
+	while (*count > 0) {
+		int64_t left = deadline_ms - mono_ms();
+		if (left <= 0)
+			return;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += left / 1000;
+		ts.tv_nsec += (left % 1000) * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&svc->idle, &svc->lock, &ts);
+	}
+}
+
+/* Stop accepting, let runs finish up to the grace, interrupt the rest,
+ * then end every open stream.  Returns true when every worker ended. */
+static bool drain(al_service *svc, struct MHD_Daemon **d, int *fds, int n)
+{
+	pthread_mutex_lock(&svc->lock);
+	svc->draining = true;
+	unsigned active = svc->active;
+	pthread_mutex_unlock(&svc->lock);
+	for (int i = 0; i < n; i++) {
+		/* Our own listen socket comes back; closing it refuses new
+		 * connections while open ones finish. */
+		MHD_socket s = MHD_quiesce_daemon(d[i]);
+		if (s != MHD_INVALID_SOCKET && s == fds[i]) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+	}
+	if (active > 0)
+		fprintf(stderr,
+			"airlockd: stopping: waiting up to %u ms for %u "
+			"run(s)\n",
+			svc->opts.shutdown_grace_ms, active);
+	pthread_mutex_lock(&svc->lock);
+	wait_zero_locked(svc, &svc->active,
+			 mono_ms() + svc->opts.shutdown_grace_ms);
+	active = svc->active;
+	pthread_mutex_unlock(&svc->lock);
+	if (active > 0) {
+		fprintf(stderr, "airlockd: interrupting %u run(s)\n", active);
+		al_service_interrupt_all(svc);
+	}
+	pthread_mutex_lock(&svc->lock);
+	wait_zero_locked(svc, &svc->workers, mono_ms() + INTERRUPT_WAIT_MS);
+	bool all = svc->workers == 0;
+	svc->closing = true;
+	for (al_srv_run *r = svc->newest; r != NULL; r = r->older)
+		pthread_cond_broadcast(&r->changed);
+	/* Waiters and event streams now end; let their answers go out. */
+	wait_zero_locked(svc, &svc->requests, mono_ms() + FLUSH_WAIT_MS);
+	pthread_mutex_unlock(&svc->lock);
+	return all;
+}
+
+static void fill_defaults(al_server_options *o)
+{
+	if (o->listen_addr == NULL && o->unix_socket == NULL)
+		o->listen_addr = AL_SERVER_DEFAULT_LISTEN;
+	if (o->max_body_bytes == 0)
+		o->max_body_bytes = AL_SERVER_DEFAULT_MAX_BODY;
+	if (o->max_connections == 0)
+		o->max_connections = AL_SERVER_DEFAULT_MAX_CONNECTIONS;
+	if (o->shutdown_grace_ms == 0)
+		o->shutdown_grace_ms = AL_SERVER_DEFAULT_GRACE_MS;
+}
+
+int al_server_run(const al_server_options *opts, al_error **err)
+{
+	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+	struct sigaction old[3], sa = {0};
+	al_server_options o = *opts;
+	al_service *svc = calloc(1, sizeof(*svc));
+	al_srv_gen *gen = NULL;
+	struct MHD_Daemon *d[2] = {NULL, NULL};
+	int fds[2] = {-1, -1}, n = 0, rc;
+	char *token_path = NULL, shown[128] = "";
+	bool handlers = false, svc_ok = false, clean = true, unix_bound = false;
+
+	fill_defaults(&o);
+	if (svc == NULL)
+		return -ENOMEM;
+	if (o.state_dir == NULL || o.state_dir[0] == '\0') {
+		rc = al_error_set(err, AL_ERR_INVALID_ARGUMENT, EINVAL,
+				  "state_dir", "a state directory is required");
+		goto out;
+	}
+	if (mkdir(o.state_dir, 0700) < 0 && errno != EEXIST) {
+		rc = al_error_set(err, AL_ERR_IO, errno, "state_dir",
+				  "cannot create the state directory: %s",
+				  strerror(errno));
+		goto out;
+	}
+	if ((rc = al_service_init(svc, &o)) < 0)
+		goto out;
+	svc_ok = true;
+	if ((rc = load_gen(&o, &gen, &token_path, err)) < 0)
+		goto out;
+	al_service_gen_set(svc, gen);
+	gen = NULL;
+
+	if (o.listen_addr != NULL &&
+	    (rc = al_listen_tcp(o.listen_addr, &fds[n++], shown,
+				sizeof(shown), err)) < 0)
+		goto out;
+	if (o.unix_socket != NULL) {
+		if ((rc = al_listen_unix(o.unix_socket, &fds[n++], err)) < 0)
+			goto out;
+		unix_bound = true;
+	}
+
+	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+		rc = al_error_set(err, AL_ERR_IO, errno, "signals",
+				  "cannot create the signal pipe");
+		goto out;
+	}
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &sa, &old[i]);
+	handlers = true;
+
+	for (int i = 0; i < n; i++)
+		if ((d[i] = start_mhd(svc, fds[i])) == NULL) {
+			rc = al_error_set(err, AL_ERR_IO, EIO, "listen",
+					  "cannot start the HTTP server");
+			goto out;
+		}
+	if (o.listen_addr != NULL)
+		fprintf(stderr, "airlockd: listening on %s\n", shown);
+	if (o.unix_socket != NULL)
+		fprintf(stderr, "airlockd: listening on unix:%s\n",
+			o.unix_socket);
+	if (token_path != NULL)
+		fprintf(stderr, "airlockd: token for tenant \"default\" in %s\n",
+			token_path);
+
+	for (;;) {
+		struct pollfd pfd = {.fd = sig_pipe[0], .events = POLLIN};
+		unsigned char sig;
+		if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+			break;
+		if (read(sig_pipe[0], &sig, 1) != 1)
+			continue;
+		if (sig == SIGHUP) {
+			reload(svc);
+			continue;
+		}
+		fprintf(stderr, "airlockd: %s: shutting down\n",
+			sig == SIGTERM ? "SIGTERM" : "SIGINT");
+		break;
+	}
+	clean = drain(svc, d, fds, n);
+	rc = 0;
+out:
+	for (int i = 0; i < 2; i++) {
+		if (d[i] != NULL)
+			MHD_stop_daemon(d[i]);
+		if (fds[i] >= 0)
+			close(fds[i]);
+	}
+	if (unix_bound)
+		unlink(o.unix_socket);
+	if (handlers)
+		for (int i = 0; i < 3; i++)
+			sigaction(sigs[i], &old[i], NULL);
+	for (int i = 0; i < 2; i++)
+		if (sig_pipe[i] >= 0) {
+			close(sig_pipe[i]);
+			sig_pipe[i] = -1;
+		}
+	free(token_path);
+	if (svc_ok && clean) {
+		al_service_destroy(svc);
+		free(svc);
+	} else if (svc_ok) {
+		/* Live workers still use the service: it is left to them. */
+		fprintf(stderr, "airlockd: some runs did not end after the "
+				"interrupt; exiting without waiting\n");
+	} else {
+		free(svc);
+	}
+	if (rc == 0)
+		fprintf(stderr, "airlockd: stopped\n");
+	return rc;
+}

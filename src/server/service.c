@@ -1,0 +1,466 @@
+/* The run table: runs start on their own threads, keep a bounded buffer of
+ * live output for late subscribers, and stay queryable (bounded, oldest
+ * finished evicted first) after they end. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include <airlock/json.h>
+
+#include "server/service.h"
+
+int al_service_init(al_service *svc, const al_server_options *opts)
+{
+	memset(svc, 0, sizeof(*svc));
+	svc->opts = *opts;
+	if ((svc->metrics = al_srv_metrics_new()) == NULL)
+		return -ENOMEM;
+	pthread_mutex_init(&svc->lock, NULL);
+	pthread_cond_init(&svc->idle, NULL);
+	return 0;
+}
+
+static void run_free(al_srv_run *run)
+{
+	for (size_t i = 0; i < run->n_events; i++)
+		free(run->events[i].data);
+	free(run->events);
+	free(run->tenant);
+	free(run->result_json);
+	free(run->body);
+	al_cancel_free(run->cancel);
+	pthread_cond_destroy(&run->changed);
+	free(run);
+}
+
+void al_srv_gen_free(al_srv_gen *gen)
+{
+	if (gen == NULL)
+		return;
+	al_host_free(gen->host);
+	al_config_free(gen->cfg);
+	al_auth_free(gen->auth);
+	free(gen);
+}
+
+/* Call with the lock held; returns the gen to free outside it, or NULL. */
+static al_srv_gen *gen_put_locked(al_srv_gen *gen)
+{
+	if (gen == NULL || --gen->refs > 0)
+		return NULL;
+	return gen;
+}
+
+void al_service_destroy(al_service *svc)
+{
+	/* Only after every worker ended: the table holds the last refs. */
+	while (svc->newest != NULL) {
+		al_srv_run *run = svc->newest;
+		svc->newest = run->older;
+		run_free(run);
+	}
+	al_srv_gen_free(gen_put_locked(svc->gen));
+	svc->gen = NULL;
+	al_srv_metrics_free(svc->metrics);
+	pthread_cond_destroy(&svc->idle);
+	pthread_mutex_destroy(&svc->lock);
+}
+
+al_srv_gen *al_service_gen_get(al_service *svc)
+{
+	pthread_mutex_lock(&svc->lock);
+	al_srv_gen *gen = svc->gen;
+	if (gen != NULL)
+		gen->refs++;
+	pthread_mutex_unlock(&svc->lock);
+	return gen;
+}
+
+void al_service_gen_put(al_service *svc, al_srv_gen *gen)
+{
+	pthread_mutex_lock(&svc->lock);
+	al_srv_gen *dead = gen_put_locked(gen);
+	pthread_mutex_unlock(&svc->lock);
+	al_srv_gen_free(dead);
+}
+
+void al_service_gen_set(al_service *svc, al_srv_gen *gen)
+{
+	gen->refs = 1;
+	pthread_mutex_lock(&svc->lock);
+	al_srv_gen *dead = gen_put_locked(svc->gen);
+	svc->gen = gen;
+	pthread_mutex_unlock(&svc->lock);
+	al_srv_gen_free(dead);
+}
+
+static void unlink_run_locked(al_service *svc, al_srv_run *run)
+{
+	if (run->newer != NULL)
+		run->newer->older = run->older;
+	else
+		svc->newest = run->older;
+	if (run->older != NULL)
+		run->older->newer = run->newer;
+	else
+		svc->oldest = run->newer;
+	run->newer = run->older = NULL;
+	svc->n_runs--;
+}
+
+/* Lock held; returns true when the caller must free the run. */
+static bool run_put_locked(al_srv_run *run)
+{
+	return --run->refs == 0;
+}
+
+void al_service_run_put(al_service *svc, al_srv_run *run)
+{
+	if (run == NULL)
+		return;
+	pthread_mutex_lock(&svc->lock);
+	bool dead = run_put_locked(run);
+	pthread_mutex_unlock(&svc->lock);
+	if (dead)
+		run_free(run);
+}
+
+/* Lock held.  Evicts the oldest finished runs past the table bound and
+ * hands them back (linked through ->older) to be released unlocked. */
+static al_srv_run *evict_locked(al_service *svc)
+{
+	al_srv_run *dead = NULL, *run = svc->oldest;
+	while (svc->n_runs > AL_SRV_MAX_RUNS && run != NULL) {
+		al_srv_run *newer = run->newer;
+		if (run->state == AL_SRV_RUN_DONE) {
+			unlink_run_locked(svc, run);
+			if (run_put_locked(run)) {
+				run->older = dead;
+				dead = run;
+			}
+		}
+		run = newer;
+	}
+	return dead;
+}
+
+static void on_run_id(void *ctx, const char *run_id)
+{
+	al_srv_run *run = ctx;
+	pthread_mutex_lock(&run->svc->lock);
+	if (run->run_id[0] == '\0' && run_id != NULL)
+		snprintf(run->run_id, sizeof(run->run_id), "%s", run_id);
+	pthread_cond_broadcast(&run->changed);
+	pthread_mutex_unlock(&run->svc->lock);
+}
+
+static void drop_oldest_event(al_srv_run *run)
+{
+	run->event_bytes -= run->events[0].len;
+	free(run->events[0].data);
+	memmove(run->events, run->events + 1,
+		(run->n_events - 1) * sizeof(*run->events));
+	run->n_events--;
+}
+
+static void on_output(void *ctx, int stream, const unsigned char *data,
+		      size_t len)
+{
+	al_srv_run *run = ctx;
+	if (len == 0 || (stream != AL_STDOUT && stream != AL_STDERR))
+		return;
+	if (len > AL_SRV_MAX_EVENT_BYTES)
+		len = AL_SRV_MAX_EVENT_BYTES;
+	unsigned char *copy = malloc(len);
+	if (copy == NULL)
+		return; /* the result still carries the output */
+	memcpy(copy, data, len);
+	pthread_mutex_lock(&run->svc->lock);
+	while (run->n_events > 0 &&
+	       (run->n_events >= AL_SRV_MAX_EVENTS ||
+		run->event_bytes + len > AL_SRV_MAX_EVENT_BYTES))
+		drop_oldest_event(run);
+	if (run->n_events == run->cap_events) {
+		size_t cap = run->cap_events ? run->cap_events * 2 : 16;
+		al_srv_event *ev = realloc(run->events, cap * sizeof(*ev));
+		if (ev == NULL) {
+			pthread_mutex_unlock(&run->svc->lock);
+			free(copy);
+			return;
+		}
+		run->events = ev;
+		run->cap_events = cap;
+	}
+	run->events[run->n_events++] = (al_srv_event){
+		.seq = run->next_seq++, .stream = stream, .data = copy,
+		.len = len};
+	run->event_bytes += len;
+	pthread_cond_broadcast(&run->changed);
+	pthread_mutex_unlock(&run->svc->lock);
+}
+
+static void *worker(void *arg)
+{
+	al_srv_run *run = arg;
+	al_service *svc = run->svc;
+	al_host_context hc = {.tenant = run->tenant,
+			      .principal = run->principal};
+	al_run_options ro = {.on_output = on_output,
+			     .on_output_ctx = run,
+			     .cancel = run->cancel,
+			     .on_run_id = on_run_id,
+			     .on_run_id_ctx = run};
+	al_result *res = NULL;
+	char *json = NULL;
+	unsigned status = 500;
+
+	int rc = al_host_run_json(run->gen->host, &hc, run->body,
+				  run->body_len, &ro, &res);
+	if (rc == 0 && res != NULL) {
+		json = al_result_to_json(res, 0);
+		status = al_srv_status_for(res->outcome, res->reason);
+	}
+	if (json == NULL) {
+		json = strdup("{\"error\":\"internal\",\"message\":\"the run "
+			      "produced no result\"}");
+		status = 500;
+	}
+
+	pthread_mutex_lock(&svc->lock);
+	if (res != NULL && run->run_id[0] == '\0')
+		snprintf(run->run_id, sizeof(run->run_id), "%s", res->run_id);
+	run->result_json = json;
+	run->status = status;
+	run->outcome = res != NULL ? res->outcome : AL_OUTCOME_UNAVAILABLE;
+	run->state = AL_SRV_RUN_DONE;
+	free(run->body);
+	run->body = NULL;
+	al_srv_gen *dead_gen = gen_put_locked(run->gen);
+	run->gen = NULL;
+	svc->active--;
+	pthread_cond_broadcast(&run->changed);
+	bool dead = run_put_locked(run);
+	svc->workers--;
+	pthread_cond_broadcast(&svc->idle);
+	pthread_mutex_unlock(&svc->lock);
+
+	al_result_free(res);
+	al_srv_gen_free(dead_gen);
+	if (dead)
+		run_free(run);
+	return NULL;
+}
+
+int al_service_submit(al_service *svc, al_srv_gen *gen, const char *tenant,
+		      const char *principal, const char *body, size_t len,
+		      al_srv_run **out)
+{
+	al_srv_run *run = calloc(1, sizeof(*run)), *dead = NULL;
+	pthread_attr_t attr;
+	pthread_t tid;
+	int rc;
+
+	*out = NULL;
+	if (run == NULL)
+		return -ENOMEM;
+	pthread_cond_init(&run->changed, NULL);
+	run->svc = svc;
+	run->created_ms = al_now_ms();
+	snprintf(run->principal, sizeof(run->principal), "%s",
+		 principal ? principal : "");
+	run->tenant = strdup(tenant);
+	run->cancel = al_cancel_new();
+	run->body = malloc(len + 1);
+	if (run->tenant == NULL || run->cancel == NULL || run->body == NULL) {
+		run_free(run);
+		return -ENOMEM;
+	}
+	memcpy(run->body, body, len);
+	run->body[len] = '\0';
+	run->body_len = len;
+
+	pthread_mutex_lock(&svc->lock);
+	if (svc->draining) {
+		pthread_mutex_unlock(&svc->lock);
+		run_free(run);
+		return -ESHUTDOWN;
+	}
+	gen->refs++;
+	run->gen = gen;
+	run->refs = 3; /* table, worker, caller */
+	run->older = svc->newest;
+	if (svc->newest != NULL)
+		svc->newest->newer = run;
+	else
+		svc->oldest = run;
+	svc->newest = run;
+	svc->n_runs++;
+	svc->active++;
+	svc->workers++;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	rc = -pthread_create(&tid, &attr, worker, run);
+	pthread_attr_destroy(&attr);
+	if (rc < 0) {
+		unlink_run_locked(svc, run);
+		svc->active--;
+		svc->workers--;
+		al_srv_gen *dead_gen = gen_put_locked(gen);
+		pthread_mutex_unlock(&svc->lock);
+		al_srv_gen_free(dead_gen);
+		run_free(run);
+		return -EAGAIN;
+	}
+	dead = evict_locked(svc);
+	pthread_mutex_unlock(&svc->lock);
+	while (dead != NULL) {
+		al_srv_run *next = dead->older;
+		run_free(dead);
+		dead = next;
+	}
+	*out = run;
+	return 0;
+}
+
+void al_service_wait(al_service *svc, al_srv_run *run, bool wait_done)
+{
+	pthread_mutex_lock(&svc->lock);
+	while (run->state != AL_SRV_RUN_DONE && !svc->closing &&
+	       (wait_done || run->run_id[0] == '\0'))
+		pthread_cond_wait(&run->changed, &svc->lock);
+	pthread_mutex_unlock(&svc->lock);
+}
+
+al_srv_run *al_service_find(al_service *svc, const char *tenant,
+			    const char *run_id)
+{
+	al_srv_run *run;
+	pthread_mutex_lock(&svc->lock);
+	for (run = svc->newest; run != NULL; run = run->older)
+		if (run->run_id[0] != '\0' &&
+		    strcmp(run->run_id, run_id) == 0 &&
+		    strcmp(run->tenant, tenant) == 0)
+			break;
+	if (run != NULL)
+		run->refs++;
+	pthread_mutex_unlock(&svc->lock);
+	return run;
+}
+
+int al_service_interrupt(al_service *svc, al_srv_run *run)
+{
+	char run_id[40];
+	pthread_mutex_lock(&svc->lock);
+	if (run->state == AL_SRV_RUN_DONE) {
+		pthread_mutex_unlock(&svc->lock);
+		return -EALREADY;
+	}
+	al_srv_gen *gen = run->gen;
+	gen->refs++;
+	memcpy(run_id, run->run_id, sizeof(run_id));
+	pthread_mutex_unlock(&svc->lock);
+
+	/* The host interrupts an executing run through its provider; the
+	 * token also stops one still waiting for a slot. */
+	if (run_id[0] != '\0') {
+		al_host_context hc = {.tenant = run->tenant,
+				      .principal = run->principal};
+		al_error *err = NULL;
+		al_host_interrupt(gen->host, &hc, run_id, &err);
+		al_error_free(err);
+	}
+	al_cancel_fire(run->cancel, AL_CANCEL_INTERRUPTED);
+	al_service_gen_put(svc, gen);
+	return 0;
+}
+
+void al_service_interrupt_all(al_service *svc)
+{
+	for (;;) {
+		al_srv_run *run;
+		pthread_mutex_lock(&svc->lock);
+		for (run = svc->newest; run != NULL; run = run->older)
+			if (run->state != AL_SRV_RUN_DONE &&
+			    al_cancel_state(run->cancel) == AL_CANCEL_NONE)
+				break;
+		if (run != NULL)
+			run->refs++;
+		pthread_mutex_unlock(&svc->lock);
+		if (run == NULL)
+			return;
+		al_service_interrupt(svc, run);
+		al_service_run_put(svc, run);
+	}
+}
+
+int al_service_list(al_service *svc, const char *tenant, size_t limit,
+		    const char *after, char **out)
+{
+	json_t *doc = json_object(), *arr = json_array();
+	al_srv_run *run;
+	const char *last = NULL;
+	char ts[40];
+	int rc = 0;
+	size_t n = 0;
+	bool more = false;
+
+	*out = NULL;
+	if (doc == NULL || arr == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	pthread_mutex_lock(&svc->lock);
+	run = svc->newest;
+	if (after != NULL) {
+		for (; run != NULL; run = run->older)
+			if (strcmp(run->run_id, after) == 0 &&
+			    strcmp(run->tenant, tenant) == 0)
+				break;
+		if (run == NULL)
+			rc = -ENOENT;
+		else
+			run = run->older;
+	}
+	for (; rc == 0 && run != NULL; run = run->older) {
+		if (run->run_id[0] == '\0' || strcmp(run->tenant, tenant) != 0)
+			continue;
+		if (n == limit) {
+			more = true;
+			break;
+		}
+		al_format_time_ms(run->created_ms, ts, sizeof(ts));
+		json_t *item = json_pack(
+			"{s:s, s:s, s:s}", "run_id", run->run_id, "state",
+			run->state == AL_SRV_RUN_DONE ? "finished" : "running",
+			"created_at", ts);
+		if (item != NULL && run->state == AL_SRV_RUN_DONE)
+			json_object_set_new(
+				item, "outcome",
+				json_string(al_outcome_name(run->outcome)));
+		if (item == NULL || json_array_append_new(arr, item) < 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		last = run->run_id;
+		n++;
+	}
+	if (rc == 0)
+		rc = json_object_set_new(doc, "next_after",
+					 more && last ? json_string(last)
+						      : json_null()) < 0
+			     ? -ENOMEM
+			     : 0;
+	pthread_mutex_unlock(&svc->lock);
+	if (rc < 0)
+		goto out;
+	if (json_object_set(doc, "runs", arr) < 0 ||
+	    (*out = json_dumps(doc, JSON_COMPACT)) == NULL)
+		rc = -ENOMEM;
+out:
+	json_decref(arr);
+	json_decref(doc);
+	return rc;
+}

@@ -1,0 +1,174 @@
+/* GET /v1/runs/{id}/events: server-sent events.  A subscriber gets the
+ * run's buffered output from the start (or after Last-Event-ID), then live
+ * output, then one `result` event, and the stream ends. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+#include <openssl/evp.h>
+
+#include <airlock/json.h>
+
+#include "core/util.h"
+#include "server/http.h"
+
+#define KEEPALIVE_S 15
+
+typedef struct sse {
+	al_service *svc;
+	al_srv_run *run;
+	uint64_t next; /* seq of the next event to send */
+	char *pend;    /* formatted bytes not yet handed to MHD */
+	size_t pend_len, pend_off;
+	bool finished; /* the result event is formatted */
+} sse;
+
+/* "event: NAME\nid: SEQ\ndata: JSON\n\n" with {"data": text} for UTF-8
+ * and {"data_b64": ...} otherwise. */
+static char *format_output(uint64_t seq, int stream, const unsigned char *d,
+			   size_t len)
+{
+	json_t *o = NULL;
+	char *data = NULL, *out = NULL, *b64 = NULL;
+	if (al_utf8_valid(d, len)) {
+		o = json_pack("{s:s%}", "data", (const char *)d, len);
+	} else {
+		b64 = malloc(4 * ((len + 2) / 3) + 1);
+		if (b64 != NULL) {
+			EVP_EncodeBlock((unsigned char *)b64, d, (int)len);
+			o = json_pack("{s:s}", "data_b64", b64);
+		}
+	}
+	if (o != NULL && (data = json_dumps(o, JSON_COMPACT)) != NULL)
+		out = al_strdup_printf(
+			"event: %s\nid: %llu\ndata: %s\n\n",
+			stream == AL_STDOUT ? "stdout" : "stderr",
+			(unsigned long long)seq, data);
+	free(data);
+	free(b64);
+	json_decref(o);
+	return out;
+}
+
+/* Lock held by the caller; fills s->pend with the next thing to send.
+ * Returns false when the stream must end now. */
+static bool next_chunk_locked(sse *s)
+{
+	al_srv_run *run = s->run;
+	al_service *svc = s->svc;
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += KEEPALIVE_S;
+
+	if (s->next > run->next_seq)
+		s->next = run->next_seq; /* a Last-Event-ID from the future */
+	for (;;) {
+		uint64_t first = run->next_seq - run->n_events;
+		if (s->next < first) {
+			/* The buffer bound dropped events this subscriber
+			 * never saw: say so, then carry on. */
+			s->pend = al_strdup_printf(
+				"event: dropped\ndata: {\"events\":%llu}\n\n",
+				(unsigned long long)(first - s->next));
+			s->next = first;
+			return s->pend != NULL;
+		}
+		if (s->next < run->next_seq) {
+			const al_srv_event *ev = &run->events[s->next - first];
+			s->pend = format_output(ev->seq, ev->stream, ev->data,
+						ev->len);
+			s->next++;
+			return s->pend != NULL;
+		}
+		if (run->state == AL_SRV_RUN_DONE) {
+			s->pend = al_strdup_printf("event: result\ndata: %s\n\n",
+						   run->result_json);
+			s->finished = true;
+			return s->pend != NULL;
+		}
+		if (svc->closing)
+			return false;
+		if (pthread_cond_timedwait(&run->changed, &svc->lock,
+					   &deadline) == ETIMEDOUT) {
+			/* A comment line: keeps proxies open and finds
+			 * clients that went away. */
+			s->pend = strdup(": keepalive\n\n");
+			return s->pend != NULL;
+		}
+	}
+}
+
+static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	sse *s = cls;
+	(void)pos;
+	if (s->pend_off >= s->pend_len) {
+		free(s->pend);
+		s->pend = NULL;
+		s->pend_off = s->pend_len = 0;
+		if (s->finished)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		pthread_mutex_lock(&s->svc->lock);
+		bool more = next_chunk_locked(s);
+		pthread_mutex_unlock(&s->svc->lock);
+		if (!more)
+			return s->finished ? MHD_CONTENT_READER_END_OF_STREAM
+					   : MHD_CONTENT_READER_END_WITH_ERROR;
+		s->pend_len = strlen(s->pend);
+	}
+	size_t n = s->pend_len - s->pend_off;
+	if (n > max)
+		n = max;
+	memcpy(buf, s->pend + s->pend_off, n);
+	s->pend_off += n;
+	return (ssize_t)n;
+}
+
+static void sse_free(void *cls)
+{
+	sse *s = cls;
+	al_service_run_put(s->svc, s->run);
+	free(s->pend);
+	free(s);
+}
+
+enum MHD_Result al_http_events(al_service *svc, struct MHD_Connection *conn,
+			       al_srv_run *run)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	sse *s = calloc(1, sizeof(*s));
+	if (s == NULL) {
+		al_service_run_put(svc, run);
+		return MHD_NO;
+	}
+	s->svc = svc;
+	s->run = run;
+	/* A reconnecting client resumes after the last event it saw. */
+	const char *last = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						       "Last-Event-ID");
+	if (last != NULL) {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(last, &end, 10);
+		if (errno == 0 && end != last && *end == '\0')
+			s->next = v + 1;
+	}
+	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024,
+						 sse_read, s, sse_free);
+	if (resp == NULL) {
+		sse_free(s);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+				"text/event-stream");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+				"no-store");
+	ret = MHD_queue_response(conn, 200, resp);
+	MHD_destroy_response(resp);
+	al_srv_metrics_http(svc->metrics, 200);
+	return ret;
+}
