@@ -408,12 +408,19 @@ class Api(Variant):
                          "`POST /v1/runs?wait=true` to `airlock serve` on "
                          "loopback (urllib, new connection per request)")
         self.daemon = daemon
+        self.unexpected = {}  # "outcome (reason)" -> count
+        self.lock = threading.Lock()
 
     def once(self, w):
         t0 = time.perf_counter_ns()
         res = self.daemon.post(w.request())
         t1 = time.perf_counter_ns()
-        return (t1 - t0) / 1e6, res.get("outcome") == "completed"
+        ok = res.get("outcome") == "completed"
+        if not ok:
+            key = f"{res.get('outcome')} ({res.get('reason')})"
+            with self.lock:
+                self.unexpected[key] = self.unexpected.get(key, 0) + 1
+        return (t1 - t0) / 1e6, ok
 
     def smoke(self, w):
         try:
@@ -731,10 +738,6 @@ def run(args, work, quick, warmup, tp_times, started, helpers, daemons):
     entries.append(("airlock lib: host",
                     "2 processes × 1 thread, one state dir",
                     lambda s: inproc_throughput(pair, "H", 1, s, tw)))
-    api = by_name.get("airlock API")
-    if api is not None and api.skip is None:
-        entries.append(("airlock API", "2 client threads",
-                        lambda s: spawn_throughput(api, tw, 2, s)))
     slices = max(1, round(tp_long / tp_slice))
     log(f"throughput: {len(entries)} variants × {slices} interleaved "
         f"slices of {tp_slice:g} s")
@@ -748,7 +751,14 @@ def run(args, work, quick, warmup, tp_times, started, helpers, daemons):
     for name, how, _ in entries:
         n, el, bad = sums[name]
         tp.append((name, how, n, el, bad, ""))
-    # Alone and last: a stalled run here must not distort the others.
+    # Runs on two threads of one process (the daemon, a threaded
+    # embedder) go alone and last: a stalled run there must not distort
+    # the others' slices.
+    api = by_name.get("airlock API")
+    if api is not None and api.skip is None:
+        log(f"throughput: airlock API, 2 client threads ({tp_short:g} s)")
+        n, el, bad = spawn_throughput(api, tw, 2, tp_short)
+        tp.append(("airlock API", "2 client threads", n, el, bad, ""))
     log(f"throughput: airlock lib, 2 threads in one process "
         f"({tp_short:g} s)")
     n, el, bad = inproc_throughput([main_helper], "P", 2, tp_short, tw)
@@ -781,8 +791,9 @@ def run(args, work, quick, warmup, tp_times, started, helpers, daemons):
 
     elapsed = time.monotonic() - started
     facts["load average at end (1, 5, 15 min)"] = load_average()
+    api_notes = dict(api.unexpected) if api is not None else {}
     md = render(facts, variants, works, lat, warmup, tp, tw, dmem,
-                daemon_note, (inproc_rss0, inproc_rss), elapsed, quick,
+                (daemon_note, api_notes), (inproc_rss0, inproc_rss), elapsed, quick,
                 inproc_log)
     print(md)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
@@ -810,8 +821,9 @@ def short_cmd(v, w):
     return f"`{shlex.join(v.argv(w))}`"
 
 
-def render(facts, variants, works, lat, warmup, tp, tw, dmem, daemon_note,
+def render(facts, variants, works, lat, warmup, tp, tw, dmem, daemon_info,
            inproc_rss, elapsed, quick, inproc_log):
+    daemon_note, api_notes = daemon_info
     L = []
     L.append("# airlock bench — latest results")
     L.append("")
@@ -873,8 +885,9 @@ def render(facts, variants, works, lat, warmup, tp, tw, dmem, daemon_note,
     L.append("Each worker loops the run until the deadline; runs/s = all "
              "runs / elapsed (the last run may end after the deadline).  "
              "The variants take turns in slices of a few seconds (the "
-             "first rotating), like the latency rounds; the 2-thread "
-             "library variant runs alone, last.")
+             "first rotating), like the latency rounds.  The variants "
+             "whose runs share one process's threads (the API, the "
+             "2-thread library) run alone, last, for a shorter time.")
     L.append("")
     L.append("| variant | workers | runs | seconds | runs/s | vs bwrap | "
              "not completed |")
@@ -989,6 +1002,10 @@ def render(facts, variants, works, lat, warmup, tp, tw, dmem, daemon_note,
         notes.append(f"bench/inproc reported {len(lines)} line(s) on "
                      f"stderr; distinct: " +
                      "; ".join(sorted(set(lines))[:5]))
+    if api_notes:
+        notes.append("airlock API runs that did not complete: " +
+                     "; ".join(f"{k} × {v}" for k, v in
+                               sorted(api_notes.items())))
     if notes:
         L.append("## Notes")
         L.append("")
