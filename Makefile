@@ -43,7 +43,7 @@ LIBSO = $(BUILD)/libairlock.so
 KITA  = $(BUILD)/libairlock-contract.a
 CLI   = $(BUILD)/airlock
 
-.PHONY: all deps check unit unit-san integration valgrind lint demo bench clean
+.PHONY: all deps check unit unit-san integration valgrind contract lint demo bench clean
 all: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(UNIT_BIN) $(EX_BIN)
 
 $(BUILD)/obj/%.o: %.c
@@ -53,19 +53,25 @@ $(BUILD)/obj/%.o: %.c
 
 $(LIBA): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+	@echo "  AR      $@"
+	@rm -f $@ && ar rcs $@ $^
 $(LIBSO): $(LIB_OBJ)
-	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@echo "  LD      $@"
+	@$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(KITA): $(KIT_OBJ)
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^ && ranlib $@
+	@echo "  AR      $@"
+	@rm -f $@ && ar rcs $@ $^ && ranlib $@
 $(CLI): $(CLI_OBJ) $(KITA) $(LIBA)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(KITA) $(LIBA) $(LDLIBS)
+	@echo "  LD      $@"
+	@$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(KITA) $(LIBA) $(LDLIBS)
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(KITA) $(LIBA)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $< $(KITA) $(LIBA) $(LDLIBS) -lcmocka
+	@echo "  LD      $@"
+	@$(CC) $(LDFLAGS) -o $@ $< $(KITA) $(LIBA) $(LDLIBS) -lcmocka
 $(BUILD)/example-provider-kit: $(EX_SRC:%.c=$(BUILD)/obj/%.o) $(KITA) $(LIBA)
-	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(KITA) $(LIBA) $(LDLIBS)
+	@echo "  LD      $@"
+	@$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(KITA) $(LIBA) $(LDLIBS)
 
 deps:
 	@scripts/install-deps.sh
@@ -78,6 +84,7 @@ check: deps
 	$(MAKE) SAN=1 unit
 	$(MAKE) valgrind
 	$(MAKE) integration
+	$(MAKE) contract
 	$(MAKE) lint
 
 unit: all
@@ -88,6 +95,11 @@ valgrind: all
 
 integration: all
 	AIRLOCK_BIN=$(abspath $(CLI)) /usr/bin/python3 -m pytest -q tests/integration
+
+# The conformance kit against every built-in provider (remote through a
+# real airlockd on loopback) and the example third-party provider.
+contract: all
+	@scripts/contract-all.sh $(abspath $(CLI)) $(abspath $(EX_BIN))
 
 lint:
 	@scripts/lint.sh
