@@ -436,6 +436,72 @@ static void test_concurrent_runs_apart(void **state)
 	al_request_free(req);
 }
 
+static void test_limit_reasons(void **state)
+{
+	(void)state;
+	need_available();
+	al_request *req = make_request("sh", "while :; do :; done");
+	set_limit(req, AL_LIMIT_CPU_MS, 500);
+	al_result *res = run(req);
+	assert_int_equal(res->outcome, AL_OUTCOME_KILLED);
+	assert_string_equal(res->reason, "cpu_limit");
+	assert_int_equal(res->signal, SIGXCPU);
+	al_result_free(res);
+	al_request_free(req);
+
+	req = make_request("sh", "exec head -c 100000 /dev/zero > /tmp/f");
+	set_limit(req, AL_LIMIT_FILE_BYTES, 1000);
+	res = run(req);
+	assert_int_equal(res->outcome, AL_OUTCOME_KILLED);
+	assert_string_equal(res->reason, "file_size_limit");
+	al_result_free(res);
+	al_request_free(req);
+}
+
+static void add_file(al_request *req, const char *path, size_t len)
+{
+	req->files = calloc(1, sizeof(*req->files));
+	assert_non_null(req->files);
+	req->files[0].path = strdup(path);
+	req->files[0].mode = 0644;
+	char *data = malloc(len);
+	assert_non_null(data);
+	memset(data, 'x', len);
+	assert_int_equal(al_bytes_set(&req->files[0].content, data, len), 0);
+	free(data);
+	req->n_files = 1;
+}
+
+static void test_bounded_workspace(void **state)
+{
+	(void)state;
+	need_available();
+	if (!need_limit(AL_LIMIT_WORKSPACE_BYTES))
+		skip();
+	al_request *req = make_request(
+		"sh", "wc -c < in/data; head -c 300000 /dev/zero > big; "
+		      "echo rc=$?");
+	req->grant.workspace = AL_WORKSPACE_RW;
+	set_limit(req, AL_LIMIT_WORKSPACE_BYTES, 128 * 1024);
+	add_file(req, "in/data", 1000);
+	al_result *res = run(req);
+	assert_int_equal(res->outcome, AL_OUTCOME_COMPLETED);
+	assert_string_equal(out(res, AL_STDOUT), "1000\nrc=1\n");
+	assert_non_null(strstr(out(res, AL_STDERR), "No space left"));
+	al_result_free(res);
+	al_request_free(req);
+
+	req = make_request("sh", "echo RAN");
+	req->grant.workspace = AL_WORKSPACE_RW;
+	set_limit(req, AL_LIMIT_WORKSPACE_BYTES, 64 * 1024);
+	add_file(req, "big", 200 * 1024);
+	res = run(req);
+	assert_int_equal(res->outcome, AL_OUTCOME_UNAVAILABLE);
+	assert_string_equal(res->reason, "workspace_no_space");
+	al_result_free(res);
+	al_request_free(req);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1) /* one case by name, for debugging */
@@ -448,6 +514,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_killed_by_signal),
 		cmocka_unit_test(test_killed_memory_limit),
 		cmocka_unit_test(test_timed_out),
+		cmocka_unit_test(test_limit_reasons),
+		cmocka_unit_test(test_bounded_workspace),
 		cmocka_unit_test(test_interrupted),
 		cmocka_unit_test(test_cancelled),
 		cmocka_unit_test(test_refusals),
