@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,7 +216,10 @@ static void rmdir_retry(const char *dir)
 static bool try_child(const char *base, const char *limit_file,
 		      const char *limit_value, bool *has_kill)
 {
-	char *dir = al_strdup_printf("%s/airlock-probe-%d", base, (int)getpid());
+	/* unique per trial: two threads may probe at once */
+	static atomic_uint seq;
+	char *dir = al_strdup_printf("%s/airlock-probe-%d-%u", base,
+				     (int)getpid(), atomic_fetch_add(&seq, 1));
 	if (dir == NULL)
 		return false;
 	bool ok = false;
