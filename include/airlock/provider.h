@@ -44,11 +44,86 @@ int al_cancel_fd(const al_cancel *c);
 typedef void (*al_output_fn)(void *ctx, int stream, const unsigned char *data,
 			     size_t len);
 
+/* ---- the bundle --------------------------------------------------------
+ * The request's code and input files as one immutable object (its memory
+ * is read-only once built) and a manifest describing it: per entry its
+ * kind, path, mode, size and SHA-256, and the bundle's own digest, the
+ * SHA-256 of the manifest's canonical text (docs/workspaces.md).  The
+ * host builds both; a provider materialises the bundle — never the
+ * request's files — and checks the bytes it wrote against the manifest
+ * before anything runs. */
+
+typedef struct al_bundle al_bundle;
+
+typedef enum al_bundle_kind {
+	AL_BUNDLE_CODE = 0, /* the program: path is the script's file name */
+	AL_BUNDLE_INPUT	    /* an input file: path relative to the workspace */
+} al_bundle_kind;
+
+/* One entry of a bundle; every pointer is into the bundle's read-only
+ * memory and lives as long as the bundle. */
+typedef struct al_bundle_item {
+	al_bundle_kind kind;
+	const char *path;
+	unsigned mode; /* permission bits; the code is 0444 */
+	const unsigned char *data;
+	size_t len;
+} al_bundle_item;
+
+typedef struct al_manifest_entry {
+	al_bundle_kind kind;
+	char *path;
+	unsigned mode;
+	uint64_t size;
+	char sha256[65]; /* lower-case hex */
+} al_manifest_entry;
+
+typedef struct al_manifest {
+	al_manifest_entry *entries; /* the code first, then inputs by path */
+	size_t n;
+	uint64_t total_bytes;
+	char digest[65]; /* SHA-256 of al_manifest_canonical() */
+} al_manifest;
+
+/* Builds the bundle of a request: its code (named by the language's
+ * script name, "main" for a language airlock does not know) and files[].
+ * A path that is not relative and clean, a duplicate or nested path, a
+ * mode beyond 0777, more than AL_MAX_FILES files or more than
+ * AL_MAX_FILES_TOTAL_BYTES of content, or files[] without a workspace
+ * grant fail with AL_ERR_INVALID_REQUEST and the field path as reason. */
+int al_bundle_new(const al_request *req, al_bundle **out, al_error **err);
+void al_bundle_free(al_bundle *bundle);
+size_t al_bundle_count(const al_bundle *bundle);
+/* Entry i, in manifest order; NULL past the end. */
+const al_bundle_item *al_bundle_item_at(const al_bundle *bundle, size_t i);
+
+/* The manifest of a bundle (hashes computed from its bytes). */
+int al_manifest_new(const al_bundle *bundle, al_manifest **out);
+void al_manifest_free(al_manifest *manifest);
+/* The canonical text the digest is taken over (docs/workspaces.md);
+ * caller frees.  NULL on allocation failure. */
+char *al_manifest_canonical(const al_manifest *manifest);
+/* Checks that the manifest is whole (its digest matches its entries)
+ * and names exactly the bundle's entries (kind, path, mode, size, in
+ * order).  The hashes are checked against the bytes a provider
+ * materialises.  Fails with AL_ERR_UNAVAILABLE, reason "bundle_mismatch". */
+int al_manifest_check(const al_manifest *manifest, const al_bundle *bundle,
+		      al_error **err);
+
 /* ---- one execution --------------------------------------------------- */
 
 typedef struct al_exec {
 	const char *run_id;
 	const al_request *request; /* validated; limits have defaults applied */
+	/* The request's code and files as the host bundled them, and the
+	 * manifest to check them against; both NULL: the provider bundles
+	 * the request itself (callers other than the host). */
+	const al_bundle *bundle;
+	const al_manifest *manifest;
+	/* The run's artifact store (a directory the host created, 0700), or
+	 * NULL: declared outputs are copied there one file per artifact id,
+	 * with the run's combined output as "log". */
+	const char *artifact_dir;
 	al_output_fn on_output;	   /* may be NULL */
 	void *on_output_ctx;
 	al_cancel *cancel;	   /* never NULL */
