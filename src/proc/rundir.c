@@ -8,8 +8,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bundle/bundle.h"
 #include "core/util.h"
 #include "proc/rundir.h"
+
+bool al_run_id_safe(const char *id)
+{
+	size_t n = id ? strlen(id) : 0;
+	if (n == 0 || n > 39)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = id[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '-' || c == '_'))
+			return false;
+	}
+	return true;
+}
 
 /* The base must be a real directory of ours that nobody else can write:
  * otherwise another user could pre-create or swap run directories. */
@@ -35,6 +50,10 @@ int al_rundir_create(const char *base, const char *run_id, al_rundir *out,
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
+	if (!al_run_id_safe(run_id))
+		return al_error_set(err, AL_ERR_UNAVAILABLE, EINVAL,
+				    "workspace_setup_failed",
+				    "the run id cannot name a directory");
 	if (base == NULL)
 		base = getenv("AIRLOCK_RUN_BASE");
 	if (base == NULL) {
@@ -131,39 +150,157 @@ out:
 	return rc;
 }
 
+int al_rundir_materialise(al_rundir *rd, const al_bundle *b,
+			  const al_manifest *m, bool inputs, uid_t uid,
+			  gid_t gid, al_error **err)
+{
+	int code_fd = -1, ws_fd = -1, rc = 0;
+	const al_bundle_item *code = al_bundle_item_at(b, 0);
+	if (code == NULL || code->kind != AL_BUNDLE_CODE)
+		return al_error_set(err, AL_ERR_UNAVAILABLE, EBADMSG,
+				    "bundle_mismatch", "the bundle has no code");
+	code_fd = open(rd->code_dir,
+		       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (inputs)
+		ws_fd = open(rd->workspace,
+			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (code_fd < 0 || (inputs && ws_fd < 0)) {
+		rc = al_error_set(err, AL_ERR_UNAVAILABLE, errno,
+				  "workspace_setup_failed",
+				  "cannot open the run directory");
+		goto out;
+	}
+	rc = al_bundle_materialise(b, m, code_fd, ws_fd, uid, gid, err);
+	if (rc < 0)
+		goto out;
+	/* The program may read its code but not change it. */
+	if (fchmod(code_fd, 0555) < 0) {
+		rc = al_error_set(err, AL_ERR_UNAVAILABLE, errno,
+				  "workspace_setup_failed",
+				  "cannot protect the code directory");
+		goto out;
+	}
+	char *path = al_strdup_printf("%s/%s", rd->code_dir, code->path);
+	if (path == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	free(rd->script_path);
+	rd->script_path = path;
+out:
+	if (code_fd >= 0)
+		close(code_fd);
+	if (ws_fd >= 0)
+		close(ws_fd);
+	return rc;
+}
+
+int al_rundir_workspace_fd(const al_rundir *rd)
+{
+	int fd = open(rd->workspace,
+		      O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* ---- removal ---------------------------------------------------------- */
+
+/* Levels held open at once while removing; deeper directories are moved
+ * up to the top and removed by a later pass. */
+#define REMOVE_MAX_DEPTH 32
+#define REMOVE_MAX_PASSES 1000000
+
+/* Moves dfd/name up into topfd under a fresh name. */
+static int move_up(int dfd, const char *name, int topfd)
+{
+	static unsigned seq;
+	for (int tries = 0; tries < 64; tries++) {
+		char tmp[64];
+		snprintf(tmp, sizeof(tmp), ".al-deep-%d-%u", (int)getpid(),
+			 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+		if (renameat2(dfd, name, topfd, tmp, RENAME_NOREPLACE) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+/* Empties the directory dfd (depth levels below the top).  *moved counts
+ * the subdirectories moved up to topfd; *failed whether something could
+ * not be removed. */
+static void empty_dir(int dfd, int topfd, int depth, unsigned *moved,
+		      bool *failed)
+{
+	int lfd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+	DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+	if (d == NULL) {
+		if (lfd >= 0)
+			close(lfd);
+		*failed = true;
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		const char *n = de->d_name;
+		if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0)
+			continue;
+		struct stat st;
+		if (fstatat(dfd, n, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (!S_ISDIR(st.st_mode)) {
+			if (unlinkat(dfd, n, 0) < 0 && errno != ENOENT)
+				*failed = true;
+			continue;
+		}
+		if (depth + 1 >= REMOVE_MAX_DEPTH) {
+			if (move_up(dfd, n, topfd) == 0)
+				(*moved)++;
+			else
+				*failed = true;
+			continue;
+		}
+		int cfd = openat(dfd, n,
+				 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (cfd < 0) {
+			*failed = true;
+			continue;
+		}
+		/* The program may have left directories we cannot write;
+		 * the descriptor is the directory itself, not a link. */
+		(void)fchmod(cfd, 0700);
+		empty_dir(cfd, topfd, depth + 1, moved, failed);
+		close(cfd);
+		if (unlinkat(dfd, n, AT_REMOVEDIR) < 0 && errno != ENOENT)
+			*failed = true;
+	}
+	closedir(d);
+}
+
 int al_remove_tree_at(int parent_fd, const char *name)
 {
 	int dfd = openat(parent_fd, name,
 			 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0) {
+		if (errno == ENOENT)
+			return 0;
 		/* Not a directory (or a link): remove the entry itself. */
 		if (unlinkat(parent_fd, name, 0) < 0 && errno != ENOENT)
 			return -errno;
 		return 0;
 	}
-	/* The program may have left directories without write permission. */
-	fchmod(dfd, 0700);
-	DIR *d = fdopendir(dfd);
-	if (d == NULL) {
-		close(dfd);
-		return -errno;
+	(void)fchmod(dfd, 0700);
+	bool failed = false;
+	for (int pass = 0; pass < REMOVE_MAX_PASSES; pass++) {
+		unsigned moved = 0;
+		failed = false;
+		empty_dir(dfd, dfd, 0, &moved, &failed);
+		if (moved == 0)
+			break;
 	}
-	struct dirent *de;
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		struct stat st;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		if (S_ISDIR(st.st_mode))
-			al_remove_tree_at(dirfd(d), de->d_name);
-		else
-			unlinkat(dirfd(d), de->d_name, 0);
-	}
-	closedir(d);
+	close(dfd);
 	if (unlinkat(parent_fd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
 		return -errno;
-	return 0;
+	return failed ? -EIO : 0;
 }
 
 int al_rundir_remove(al_rundir *rd)

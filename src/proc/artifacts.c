@@ -1,0 +1,336 @@
+/* A run's artifact store: creation under a lock, reading, the log, and
+ * retention (see artifacts.h). */
+#include "proc/artifacts.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bundle/beneath.h"
+#include "core/util.h"
+#include "proc/rundir.h"
+
+#define NEW_PREFIX ".new-"
+#define GONE_PREFIX ".gone-"
+
+bool al_artifact_id_valid(const char *id)
+{
+	size_t n = id ? strlen(id) : 0;
+	if (n == 0 || n > 32)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = id[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      c == '-'))
+			return false;
+	}
+	return true;
+}
+
+/* STATE_DIR/artifacts, created 0700; it must be ours and writable by us
+ * alone (another user must not be able to plant or swap stores). */
+static int open_base(const char *state_dir, bool create)
+{
+	char *path = al_strdup_printf("%s/artifacts", state_dir);
+	if (path == NULL)
+		return -ENOMEM;
+	if (create && mkdir(path, 0700) < 0 && errno != EEXIST) {
+		int e = errno;
+		free(path);
+		return -e;
+	}
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int e = errno;
+	free(path);
+	if (fd < 0)
+		return -e;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() ||
+	    (st.st_mode & 022) != 0) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+static int unavailable(al_error **err, int e, const char *what)
+{
+	return al_error_set(err, AL_ERR_UNAVAILABLE, e, "artifacts_unavailable",
+			    "cannot %s", what);
+}
+
+int al_artifacts_create(const char *state_dir, const char *run_id,
+			al_artifact_store *out, al_error **err)
+{
+	char tmp[64];
+	int base = -1, fd = -1, rc = 0;
+	out->dirfd = -1;
+	out->path = NULL;
+	if (state_dir == NULL || !al_run_id_safe(run_id))
+		return unavailable(err, EINVAL, "name the run's artifact store");
+	base = open_base(state_dir, true);
+	if (base < 0)
+		return unavailable(err, -base, "open the artifact base directory");
+	snprintf(tmp, sizeof(tmp), NEW_PREFIX "%s", run_id);
+	if (mkdirat(base, tmp, 0700) < 0) {
+		rc = unavailable(err, errno, "create the run's artifact store");
+		goto out;
+	}
+	fd = openat(base, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		rc = unavailable(err, errno, "lock the run's artifact store");
+		goto undo;
+	}
+	/* Locked before it has its name: retention never sees it unlocked
+	 * while the run lives. */
+	if (renameat2(base, tmp, base, run_id, RENAME_NOREPLACE) < 0) {
+		rc = unavailable(err, errno, "name the run's artifact store");
+		goto undo;
+	}
+	out->path = al_strdup_printf("%s/artifacts/%s", state_dir, run_id);
+	if (out->path == NULL) {
+		rc = al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				  "out of memory");
+		al_remove_tree_at(base, run_id);
+		goto out;
+	}
+	out->dirfd = fd;
+	fd = -1;
+	goto out;
+undo:
+	al_remove_tree_at(base, tmp);
+out:
+	if (fd >= 0)
+		close(fd);
+	close(base);
+	return rc;
+}
+
+void al_artifacts_close(al_artifact_store *s)
+{
+	if (s->dirfd >= 0)
+		close(s->dirfd); /* drops the lock */
+	free(s->path);
+	s->dirfd = -1;
+	s->path = NULL;
+}
+
+int al_artifacts_open_dir(const char *artifact_dir)
+{
+	if (artifact_dir == NULL)
+		return -1;
+	int fd = open(artifact_dir,
+		      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -1 : fd;
+}
+
+int al_artifact_open(const char *state_dir, const char *run_id,
+		     const char *artifact)
+{
+	if (state_dir == NULL || !al_run_id_safe(run_id) ||
+	    !al_artifact_id_valid(artifact))
+		return -EINVAL;
+	int base = open_base(state_dir, false);
+	if (base < 0)
+		return base == -EPERM ? -EPERM : -ENOENT;
+	char rel[80];
+	snprintf(rel, sizeof(rel), "%s/%s", run_id, artifact);
+	int fd = al_open_beneath(base, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	close(base);
+	if (fd < 0)
+		return fd == -ENOTDIR || fd == -ELOOP ? -ENOENT : fd;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -ENOENT;
+	}
+	return fd;
+}
+
+/* ---- the log ---------------------------------------------------------- */
+
+void al_runlog_open(al_runlog *log, int store_dirfd, uint64_t cap,
+		    al_output_fn fwd, void *fwd_ctx)
+{
+	memset(log, 0, sizeof(*log));
+	log->fd = -1;
+	log->cap = cap;
+	log->fwd = fwd;
+	log->fwd_ctx = fwd_ctx;
+	if (store_dirfd >= 0)
+		log->fd = openat(store_dirfd, AL_ARTIFACT_LOG,
+				 O_WRONLY | O_CREAT | O_EXCL | O_APPEND |
+					 O_NOFOLLOW | O_CLOEXEC,
+				 0600);
+}
+
+void al_runlog_output(void *ctx, int stream, const unsigned char *data,
+		      size_t len)
+{
+	al_runlog *log = ctx;
+	if (log->fwd != NULL)
+		log->fwd(log->fwd_ctx, stream, data, len);
+	if (log->fd < 0 || (stream != AL_STDOUT && stream != AL_STDERR))
+		return;
+	uint64_t room = log->cap - log->kept[stream];
+	size_t n = len < room ? len : (size_t)room;
+	while (n > 0) {
+		ssize_t w = write(log->fd, data, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) { /* a full disk ends the log, not the run */
+			close(log->fd);
+			log->fd = -1;
+			return;
+		}
+		data += w;
+		n -= (size_t)w;
+		log->kept[stream] += (uint64_t)w;
+	}
+}
+
+void al_runlog_close(al_runlog *log)
+{
+	if (log->fd >= 0)
+		close(log->fd);
+	log->fd = -1;
+}
+
+/* ---- retention -------------------------------------------------------- */
+
+/* One store: removed unless live (locked) or, when older_than_ms is not
+ * UINT64_MAX-style "any age", too young. */
+static void forget_one(int base, const char *name, bool any_age,
+		       uint64_t older_than_ms, int64_t now_ms,
+		       al_forget_stats *st)
+{
+	static unsigned seq;
+	int fd = openat(base, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					   O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			st->missing++;
+		else
+			st->failed++;
+		return;
+	}
+	struct stat s;
+	if (fstat(fd, &s) < 0) {
+		st->failed++;
+		close(fd);
+		return;
+	}
+	int64_t changed = (int64_t)s.st_mtim.tv_sec * 1000 +
+			  s.st_mtim.tv_nsec / 1000000;
+	/* A store being created has a dot name until it is locked: give
+	 * it time, whatever the retention asked for. */
+	int64_t min_age = (int64_t)older_than_ms;
+	if (name[0] == '.' && min_age < 60000)
+		min_age = 60000;
+	if (!any_age && now_ms - changed < min_age) {
+		st->kept++;
+		close(fd);
+		return;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno == EWOULDBLOCK)
+			st->live++;
+		else
+			st->failed++;
+		close(fd);
+		return;
+	}
+	/* Out of sight first, so a half-removed store never answers under
+	 * the run's id; then removed without following any link. */
+	char gone[96];
+	snprintf(gone, sizeof(gone), GONE_PREFIX "%d-%u", (int)getpid(),
+		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+	if (renameat(base, name, base, gone) < 0 ||
+	    al_remove_tree_at(base, gone) < 0)
+		st->failed++;
+	else
+		st->removed++;
+	close(fd);
+}
+
+int al_artifacts_forget(const char *state_dir, uint64_t older_than_ms,
+			char *const *run_ids, size_t n_run_ids,
+			al_forget_stats *stats, al_error **err)
+{
+	memset(stats, 0, sizeof(*stats));
+	int base = open_base(state_dir, false);
+	if (base == -ENOENT) {
+		stats->missing = n_run_ids;
+		return 0;
+	}
+	if (base < 0)
+		return al_error_set(err, AL_ERR_IO, -base, NULL,
+				    "cannot open the artifact base directory");
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	if (n_run_ids > 0) {
+		for (size_t i = 0; i < n_run_ids; i++) {
+			if (!al_run_id_safe(run_ids[i]))
+				stats->missing++;
+			else
+				forget_one(base, run_ids[i], true, 0, now,
+					   stats);
+		}
+		close(base);
+		return 0;
+	}
+	int dfd = fcntl(base, F_DUPFD_CLOEXEC, 3);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (d == NULL) {
+		int e = errno;
+		if (dfd >= 0)
+			close(dfd);
+		close(base);
+		return al_error_set(err, AL_ERR_IO, e, NULL,
+				    "cannot list the artifact stores");
+	}
+	/* Names first: removing while reading a directory may skip some. */
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	int rc = 0;
+	while ((de = readdir(d)) != NULL) {
+		const char *nm = de->d_name;
+		bool stale = strncmp(nm, NEW_PREFIX, strlen(NEW_PREFIX)) == 0 ||
+			     strncmp(nm, GONE_PREFIX, strlen(GONE_PREFIX)) == 0;
+		if (!stale && !al_run_id_safe(nm))
+			continue; /* not ours */
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			char **v = realloc(names, nc * sizeof(*v));
+			if (v == NULL) {
+				rc = -ENOMEM;
+				break;
+			}
+			names = v;
+			cap = nc;
+		}
+		if ((names[n] = strdup(nm)) == NULL) {
+			rc = -ENOMEM;
+			break;
+		}
+		n++;
+	}
+	closedir(d);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		forget_one(base, names[i], false, older_than_ms, now, stats);
+	al_strv_free(names, n);
+	close(base);
+	if (rc < 0)
+		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				    "out of memory");
+	return 0;
+}
