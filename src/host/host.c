@@ -18,6 +18,7 @@
 
 #include <airlock/json.h>
 
+#include "bundle/bundle.h"
 #include "host/audit.h"
 #include "host/gates.h"
 #include "host/secrets.h"
@@ -284,6 +285,9 @@ static void run_exec_unref(run_exec *x)
 	al_request_free(x->req);
 	al_result_free(x->res);
 	al_cancel_free(x->cancel);
+	al_manifest_free(x->manifest);
+	al_bundle_free(x->bundle);
+	al_artifacts_close(&x->store);
 	if (x->efd >= 0)
 		close(x->efd);
 	pthread_mutex_destroy(&x->lock);
@@ -314,6 +318,9 @@ static void *worker_main(void *arg)
 		.cancel = x->cancel,
 		.host_env = (const char *const *)x->host_env,
 		.n_host_env = x->n_host_env,
+		.bundle = x->bundle,
+		.manifest = x->manifest,
+		.artifact_dir = x->store.path,
 	};
 	int rc = x->ref->ops->execute(x->ref->handle, &ex, x->res, NULL);
 	uint64_t one = 1;
@@ -367,6 +374,7 @@ static int execute(run_state *rs, char **host_env, size_t n_host_env)
 		return refuse(rs, AL_OUTCOME_UNAVAILABLE, "start_failed");
 	}
 	pthread_mutex_init(&x->lock, NULL);
+	x->store.dirfd = -1;
 	x->refs = 2; /* this function and the worker */
 	x->host = h;
 	x->ref = rs->sel.ref;
@@ -385,6 +393,20 @@ static int execute(run_state *rs, char **host_env, size_t n_host_env)
 		x->refs = 1;
 		run_exec_unref(x);
 		return refuse(rs, AL_OUTCOME_UNAVAILABLE, "start_failed");
+	}
+	/* The immutable bundle the provider materialises, and the store its
+	 * artifacts go to (docs/workspaces.md). */
+	const char *why = NULL;
+	if (al_bundle_new(x->req, &x->bundle, NULL) < 0 ||
+	    al_manifest_new(x->bundle, &x->manifest) < 0)
+		why = "start_failed";
+	else if (al_artifacts_create(h->state_dir, x->run_id, &x->store,
+				     NULL) < 0)
+		why = "artifacts_unavailable";
+	if (why) {
+		x->refs = 1;
+		run_exec_unref(x);
+		return refuse(rs, AL_OUTCOME_UNAVAILABLE, why);
 	}
 	/* The worker owns the handle reference from here on. */
 	rs->sel.ref = NULL;
@@ -619,6 +641,15 @@ static int pipeline(al_host *h, const al_host_context *ctx,
 		}
 		if (al_request_from_json(rs.canonical, strlen(rs.canonical),
 					 &rs.req, &perr) < 0) {
+			rc = deny(&rs, AL_OUTCOME_INVALID_REQUEST,
+				  al_error_get_reason(perr)[0]
+					  ? al_error_get_reason(perr)
+					  : "request");
+			al_error_free(perr);
+			goto done;
+		}
+		/* Files and outputs the workspace grant cannot hold. */
+		if (al_bundle_request_check(rs.req, &perr) < 0) {
 			rc = deny(&rs, AL_OUTCOME_INVALID_REQUEST,
 				  al_error_get_reason(perr)[0]
 					  ? al_error_get_reason(perr)

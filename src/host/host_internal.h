@@ -12,6 +12,7 @@
 #include "host/metrics.h"
 #include "host/select.h"
 #include "host/slots.h"
+#include "proc/artifacts.h"
 
 /* One execution handed to a worker thread.  Reference-counted: the host
  * may stop waiting (deadline) while the worker still runs, and an
@@ -32,6 +33,11 @@ typedef struct run_exec {
 	al_result *res;
 	al_output_fn on_output;
 	void *on_output_ctx;
+	/* The request's bundle and manifest, and the run's artifact store
+	 * (locked while the run lives; docs/workspaces.md). */
+	al_bundle *bundle;
+	al_manifest *manifest;
+	al_artifact_store store;
 } run_exec;
 
 typedef struct live_run {

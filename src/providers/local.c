@@ -17,10 +17,13 @@
 
 #include <airlock/provider.h>
 
+#include "bundle/bundle.h"
 #include "core/run_registry.h"
 #include "core/util.h"
 #include "lang/languages.h"
+#include "proc/artifacts.h"
 #include "proc/env.h"
+#include "proc/outputs.h"
 #include "proc/rundir.h"
 #include "proc/shepherd.h"
 #include "providers/builtin.h"
@@ -124,10 +127,11 @@ static size_t build_rlimits(const al_limits *l, al_rlimit_spec *out)
 	return n;
 }
 
-/* Runs one argv to its end under the request's limits. */
+/* Runs one argv to its end under the request's limits; its output goes
+ * to on_output as it arrives. */
 static int run_step(char *const *argv, char *const *envp, const char *cwd,
-		    const al_exec *exec, bool with_stdin, al_result *res,
-		    al_error **err)
+		    const al_exec *exec, bool with_stdin, al_output_fn on_output,
+		    void *on_output_ctx, al_result *res, al_error **err)
 {
 	const al_request *req = exec->request;
 	al_rlimit_spec rl[4];
@@ -155,8 +159,8 @@ static int run_step(char *const *argv, char *const *envp, const char *cwd,
 		.wall_ms = req->limits.wall_ms,
 		.grace_ms = AL_DEFAULT_GRACE_MS,
 		.cancel = exec->cancel,
-		.on_output = req->grant.streaming ? exec->on_output : NULL,
-		.on_output_ctx = exec->on_output_ctx,
+		.on_output = on_output,
+		.on_output_ctx = on_output_ctx,
 	};
 	al_supervise_result sr;
 	rc = al_supervise(&child, &opts, &sr, err);
@@ -175,8 +179,11 @@ static int local_execute(al_provider_handle *h, const al_exec *exec,
 	al_rundir rd = {0};
 	al_toolchain *tc = NULL;
 	al_plan plan = {0};
+	al_bundle_use bu = {0};
+	al_runlog log = {.fd = -1};
 	char **envp = NULL;
 	char *path_env = NULL;
+	int ws_fd = -1, store_fd = -1;
 	int rc = 0;
 
 	snprintf(res->run_id, sizeof(res->run_id), "%s", exec->run_id);
@@ -194,10 +201,28 @@ static int local_execute(al_provider_handle *h, const al_exec *exec,
 		goto out;
 
 	al_error *setup_err = NULL;
+	if (al_bundle_use_init(&bu, exec, &setup_err) < 0) {
+		/* a request that cannot be bundled, or a bundle that does not
+		 * match its manifest */
+		bool invalid = al_error_get_code(setup_err) ==
+			       AL_ERR_INVALID_REQUEST;
+		rc = al_result_set_outcome(
+			res,
+			invalid ? AL_OUTCOME_INVALID_REQUEST : AL_OUTCOME_UNAVAILABLE,
+			al_error_get_reason(setup_err)[0]
+				? al_error_get_reason(setup_err)
+				: "bundle_mismatch");
+		al_error_free(setup_err);
+		goto out;
+	}
 	rc = al_rundir_create(NULL, exec->run_id, &rd, &setup_err);
 	if (rc == 0)
-		rc = al_rundir_write_code(&rd, al_language_script_name(req->language),
-					  &req->code, &setup_err);
+		rc = al_rundir_materialise(&rd, bu.bundle, bu.manifest, true,
+					   (uid_t)-1, (gid_t)-1, &setup_err);
+	if (rc == 0 && (ws_fd = al_rundir_workspace_fd(&rd)) < 0)
+		rc = al_error_set(&setup_err, AL_ERR_UNAVAILABLE, -ws_fd,
+				  "workspace_setup_failed",
+				  "cannot open the workspace");
 	if (rc == 0)
 		rc = al_toolchain_plan(tc, rd.script_path, rd.tmp, req->argv,
 				       req->argc, &plan, &setup_err);
@@ -223,9 +248,10 @@ static int local_execute(al_provider_handle *h, const al_exec *exec,
 		goto out;
 	}
 
+	al_output_fn stream = req->grant.streaming ? exec->on_output : NULL;
 	if (plan.build_argv != NULL) {
 		rc = run_step(plan.build_argv, envp, rd.workspace, exec, false,
-			      res, err);
+			      stream, exec->on_output_ctx, res, err);
 		if (rc < 0 || res->outcome != AL_OUTCOME_COMPLETED)
 			goto out;
 		/* The build's own output is not the program's. */
@@ -236,13 +262,34 @@ static int local_execute(al_provider_handle *h, const al_exec *exec,
 			res->truncated[s] = false;
 		}
 	}
-	rc = run_step(plan.run_argv, envp, rd.workspace, exec, true, res, err);
+	/* The run's combined output is kept as the "log" artifact. */
+	store_fd = al_artifacts_open_dir(exec->artifact_dir);
+	al_runlog_open(&log, store_fd, req->limits.output_bytes, stream,
+		       exec->on_output_ctx);
+	rc = run_step(plan.run_argv, envp, rd.workspace, exec, true,
+		      al_runlog_output, &log, res, err);
+	al_runlog_close(&log);
+	/* The tree is gone: collect what it left, never through a link. */
+	if (rc == 0 && req->n_outputs > 0 && al_outcome_ran(res->outcome)) {
+		al_outputs_spec os = {
+			.ws_dirfd = ws_fd,
+			.store_dirfd = store_fd,
+			.patterns = req->outputs,
+			.n_patterns = req->n_outputs,
+		};
+		rc = al_outputs_collect(&os, res);
+	}
 out:
 	al_run_registry_remove(&h->runs, &entry);
 	if (rd.root != NULL && al_rundir_remove(&rd) < 0 && rc == 0)
 		rc = al_error_set(err, AL_ERR_IO, EIO, NULL,
 				  "cannot remove the run directory");
 	res->finished_at_ms = al_now_ms();
+	if (ws_fd >= 0)
+		close(ws_fd);
+	if (store_fd >= 0)
+		close(store_fd);
+	al_bundle_use_clear(&bu);
 	al_env_free(envp);
 	free(path_env);
 	al_plan_free(&plan);

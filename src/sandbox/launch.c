@@ -23,6 +23,7 @@
 #include <sys/capability.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -37,6 +38,7 @@ enum stage {
 	ST_CGROUPNS,
 	ST_MOUNTS,
 	ST_WORKSPACE,
+	ST_VERIFY,
 	ST_NET,
 	ST_UTS,
 	ST_USERNS,
@@ -57,6 +59,7 @@ static const char *const stage_names[ST__N] = {
 	[ST_SYNC] = "sync",	     [ST_CGROUP] = "cgroup",
 	[ST_CGROUPNS] = "cgroup_namespace",
 	[ST_MOUNTS] = "mounts",	     [ST_WORKSPACE] = "workspace",
+	[ST_VERIFY] = "workspace_verify",
 	[ST_NET] = "network",
 	[ST_UTS] = "hostname",	     [ST_USERNS] = "user_namespace",
 	[ST_FORK] = "fork",	     [ST_STDIO] = "stdio",
@@ -80,6 +83,7 @@ struct fail_msg {
 /* Only ints: al_sb_launch_start sets every one to -1 at once. */
 struct fds {
 	int in[2], out[2], err[2], status[2], sync[2], fail[2];
+	int ws[2]; /* socket pair: the workspace descriptor, the verdict */
 	int cg_tasks[AL_CG__N]; /* v1 `tasks` files the init joins */
 };
 
@@ -180,6 +184,45 @@ static _Noreturn void run_program(const al_sb_launch *l, const struct fds *f)
 	fail(ff, ST_EXEC, errno, 0);
 }
 
+/* In the init: the filled tmpfs goes to the parent as an O_PATH
+ * descriptor; the run goes on only when the parent approves the files
+ * (nothing of the program exists yet). */
+static int hand_over_workspace(int sock)
+{
+	int wfd = open("/workspace", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (wfd < 0)
+		return -errno;
+	char byte = 'w';
+	struct iovec iov = {&byte, 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &wfd, sizeof(int));
+	ssize_t n;
+	do
+		n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	int e = errno;
+	close(wfd);
+	if (n != 1)
+		return -(n < 0 ? e : EPIPE);
+	char verdict = 0;
+	do
+		n = read(sock, &verdict, 1);
+	while (n < 0 && errno == EINTR);
+	close(sock);
+	return n == 1 && verdict == 'g' ? 0 : -EBADMSG;
+}
+
 /* fork() without glibc: its atfork handlers take locks (malloc arenas,
  * stdio) that another thread of the parent may have held when clone3
  * copied us, and would wait on them forever. */
@@ -208,6 +251,8 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 	close(f->status[0]);
 	close(f->sync[1]);
 	close(f->fail[0]);
+	if (f->ws[0] >= 0)
+		close(f->ws[0]);
 
 	char go;
 	if (read(f->sync[0], &go, 1) != 1)
@@ -228,10 +273,13 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 	if (rc < 0)
 		fail(ff, ST_MOUNTS, -rc, op);
 	if (l->ws_fill) {
-		rc = al_sb_workspace_fill(l->ws_files, l->n_ws_files, l->ws_uid,
+		rc = al_sb_workspace_fill(l->ws_items, l->n_ws_items, l->ws_uid,
 					  l->ws_gid, l->ws_ro);
 		if (rc < 0)
 			fail(ff, ST_WORKSPACE, -rc, 0);
+		rc = hand_over_workspace(f->ws[1]);
+		if (rc < 0)
+			fail(ff, ST_VERIFY, -rc, 0);
 	}
 	if (l->network == AL_NETWORK_LOOPBACK) {
 		rc = al_sb_loopback_up();
@@ -362,6 +410,53 @@ static pid_t do_clone(const al_sb_launch *l, int *pidfd, bool *in_v2)
 	return pid;
 }
 
+/* In the parent: takes the workspace descriptor from the init, has it
+ * judged and answers.  Returns 0 with *wfd set, 1 when the init failed
+ * first (its report is on the fail pipe), or a negative errno. */
+static int receive_workspace(const al_sb_launch *l, int sock, int fail_fd,
+			     int *wfd)
+{
+	*wfd = -1;
+	struct pollfd p[2] = {{sock, POLLIN, 0}, {fail_fd, POLLIN, 0}};
+	int r;
+	do
+		r = poll(p, 2, 30000);
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		return -ETIMEDOUT;
+	if (r < 0)
+		return -errno;
+	if (!(p[0].revents & POLLIN))
+		return 1;
+	char byte;
+	struct iovec iov = {&byte, 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf)};
+	ssize_t n;
+	do
+		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return 1; /* the init went away: its report says why */
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	if (cm == NULL || cm->cmsg_level != SOL_SOCKET ||
+	    cm->cmsg_type != SCM_RIGHTS ||
+	    cm->cmsg_len != CMSG_LEN(sizeof(int)))
+		return -EPROTO;
+	memcpy(wfd, CMSG_DATA(cm), sizeof(int));
+	int ok = l->ws_check ? l->ws_check(l->ws_check_ctx, *wfd) : 0;
+	char verdict = ok == 0 ? 'g' : 'x';
+	if (write(sock, &verdict, 1) != 1 && ok == 0)
+		return -errno;
+	return 0;
+}
+
 /* Waits for the program's exec (the fail pipe closes) or a failure. */
 static int wait_started(int fd, struct fail_msg *m)
 {
@@ -390,7 +485,7 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 	int *all = (int *)&f;
 	for (size_t i = 0; i < sizeof(f) / sizeof(int); i++)
 		all[i] = -1;
-	int pidfd = -1;
+	int pidfd = -1, wfd = -1;
 	pid_t pid = -1;
 	struct sigctx *ctx = NULL;
 	int rc = 0;
@@ -400,7 +495,9 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 	if ((l->stdin_pipe && pipe2(f.in, O_CLOEXEC) < 0) ||
 	    pipe2(f.out, O_CLOEXEC) < 0 || pipe2(f.err, O_CLOEXEC) < 0 ||
 	    pipe2(f.status, O_CLOEXEC) < 0 || pipe2(f.sync, O_CLOEXEC) < 0 ||
-	    pipe2(f.fail, O_CLOEXEC) < 0) {
+	    pipe2(f.fail, O_CLOEXEC) < 0 ||
+	    (l->ws_fill &&
+	     socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f.ws) < 0)) {
 		rc = -errno;
 		goto fail;
 	}
@@ -437,6 +534,9 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 	close(f.sync[0]);
 	close(f.fail[1]);
 	f.out[1] = f.err[1] = f.status[1] = f.sync[0] = f.fail[1] = -1;
+	if (f.ws[1] >= 0)
+		close(f.ws[1]);
+	f.ws[1] = -1;
 	al_sb_cgrun_close_tasks(f.cg_tasks);
 
 	what = "writing the uid map";
@@ -459,6 +559,13 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 	close(f.sync[1]);
 	f.sync[1] = -1;
 
+	if (l->ws_fill) {
+		what = "receiving the workspace";
+		rc = receive_workspace(l, f.ws[0], f.fail[0], &wfd);
+		if (rc < 0)
+			goto fail_child;
+		close_pair(f.ws);
+	}
 	struct fail_msg m;
 	what = "waiting for the sandbox setup";
 	rc = wait_started(f.fail[0], &m);
@@ -470,6 +577,10 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 			else if (m.stage == ST_WORKSPACE)
 				reason = m.err == ENOSPC || m.err == EFBIG
 						 ? "workspace_no_space"
+						 : "workspace_setup_failed";
+			else if (m.stage == ST_VERIFY)
+				reason = m.err == EBADMSG
+						 ? "bundle_mismatch"
 						 : "workspace_setup_failed";
 			what = al_sb_stage_name(m.stage);
 		}
@@ -484,6 +595,10 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 		what = "dup";
 		goto fail_child;
 	}
+	if (l->ws_fd_out != NULL)
+		*l->ws_fd_out = wfd;
+	else if (wfd >= 0)
+		close(wfd);
 	*child = (al_child){
 		.pid = pid,
 		.pidfd = pidfd,
@@ -515,6 +630,9 @@ fail:
 	close_pair(f.status);
 	close_pair(f.sync);
 	close_pair(f.fail);
+	close_pair(f.ws);
+	if (wfd >= 0)
+		close(wfd);
 	al_sb_cgrun_close_tasks(f.cg_tasks);
 	free(ctx);
 	return al_error_set(err, AL_ERR_UNAVAILABLE, -rc, reason,

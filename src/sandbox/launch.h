@@ -40,15 +40,25 @@ typedef struct al_sb_launch {
 	const al_sb_filter *filter;	/* NULL: no seccomp (probe only) */
 	al_sb_landlock_spec landlock;
 	al_sb_cgrun *cgroups;		/* may have no dirs at all */
-	/* a tmpfs /workspace (the mount plan has it) to fill with the input
-	 * files, owned by ws_uid/ws_gid as the init sees them; read-only
-	 * afterwards when ws_ro */
+	/* a tmpfs /workspace (the mount plan has it) to fill with the
+	 * bundle's input items, owned by ws_uid/ws_gid as the init sees
+	 * them; read-only afterwards when ws_ro */
 	bool ws_fill;
 	bool ws_ro;
-	const al_file *ws_files;
-	size_t n_ws_files;
+	const al_bundle_item *ws_items;
+	size_t n_ws_items;
 	uid_t ws_uid;
 	gid_t ws_gid;
+	/* With ws_fill: once the init has filled the tmpfs, and before the
+	 * program exists, it hands the parent an O_PATH descriptor of it
+	 * (over a socket pair) and waits; ws_check (may be NULL) then judges
+	 * the files in the parent — nonzero refuses the run with
+	 * "bundle_mismatch".  The descriptor goes to *ws_fd_out (closed by
+	 * the caller; it keeps the tmpfs readable after the namespace is
+	 * gone, for collecting outputs) or is closed when ws_fd_out is NULL. */
+	int (*ws_check)(void *ctx, int ws_fd);
+	void *ws_check_ctx;
+	int *ws_fd_out;
 } al_sb_launch;
 
 /* Where a start failed, for the error reason. */
@@ -59,8 +69,9 @@ const char *al_sb_stage_name(int stage);
  * with al_sb_signal_ctx_free after the run).  Returns 0 or a negative
  * errno with err set: reason "sandbox_unavailable" when a mechanism failed,
  * "workspace_no_space" / "workspace_setup_failed" when the input files do
- * not fit in / could not be written to a bounded workspace, "start_failed"
- * when the program could not be executed. */
+ * not fit in / could not be written to a bounded workspace,
+ * "bundle_mismatch" when ws_check refused them, "start_failed" when the
+ * program could not be executed. */
 int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 		       al_error **err);
 void al_sb_signal_ctx_free(void *ctx);

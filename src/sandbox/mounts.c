@@ -496,7 +496,7 @@ static int ws_parents(char *path, uid_t uid, gid_t gid)
 	return 0;
 }
 
-static int ws_write(const al_file *f, uid_t uid, gid_t gid)
+static int ws_write(const al_bundle_item *f, uid_t uid, gid_t gid)
 {
 	char path[PATH_MAX];
 	size_t n = strlen(f->path);
@@ -507,14 +507,15 @@ static int ws_write(const al_file *f, uid_t uid, gid_t gid)
 	int rc = ws_parents(path, uid, gid);
 	if (rc < 0)
 		return rc;
+	/* Nothing but this init has touched the fresh tmpfs yet; O_EXCL and
+	 * O_NOFOLLOW all the same. */
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		      (mode_t)(f->mode & 0777));
 	if (fd < 0)
 		return -errno;
 	size_t off = 0;
-	while (rc == 0 && off < f->content.len) {
-		ssize_t w = write(fd, f->content.data + off,
-				  f->content.len - off);
+	while (rc == 0 && off < f->len) {
+		ssize_t w = write(fd, f->data + off, f->len - off);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
@@ -530,11 +531,13 @@ static int ws_write(const al_file *f, uid_t uid, gid_t gid)
 	return rc;
 }
 
-int al_sb_workspace_fill(const al_file *files, size_t n, uid_t uid, gid_t gid,
-			 bool ro)
+int al_sb_workspace_fill(const al_bundle_item *items, size_t n, uid_t uid,
+			 gid_t gid, bool ro)
 {
 	for (size_t i = 0; i < n; i++) {
-		int rc = ws_write(&files[i], uid, gid);
+		if (items[i].kind != AL_BUNDLE_INPUT)
+			continue;
+		int rc = ws_write(&items[i], uid, gid);
 		if (rc < 0)
 			return rc;
 	}

@@ -16,6 +16,7 @@
 
 #include <airlock/contract.h>
 #include <airlock/error.h>
+#include <airlock/provider.h>
 
 typedef enum al_sb_mop {
 	AL_MOP_MKDIR,	/* dst (with parents) */
@@ -71,12 +72,12 @@ int al_sb_mounts_apply(const al_sb_mount_plan *plan, const char *staging,
 		       int *failed_op);
 
 /* In the child, after al_sb_mounts_apply, for a tmpfs /workspace: writes
- * the input files (parents created 0755), owned by uid/gid, setuid and
- * setgid bits dropped; then makes /workspace read-only when ro.  Returns
- * 0 or a negative errno (-ENOSPC: the inputs do not fit).
- * Async-signal-safe. */
-int al_sb_workspace_fill(const al_file *files, size_t n, uid_t uid, gid_t gid,
-			 bool ro);
+ * the bundle's input items (parents created 0755; the code item is
+ * skipped), owned by uid/gid, with their exact modes; then makes
+ * /workspace read-only when ro.  Returns 0 or a negative errno (-ENOSPC:
+ * the inputs do not fit).  Async-signal-safe. */
+int al_sb_workspace_fill(const al_bundle_item *items, size_t n, uid_t uid,
+			 gid_t gid, bool ro);
 
 /* tmpfs options with a size and an inode cap proportional to it (so a
  * tree of empty files cannot pin unbounded kernel memory). */

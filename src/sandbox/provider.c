@@ -14,10 +14,13 @@
 
 #include <airlock/provider.h>
 
+#include "bundle/bundle.h"
 #include "core/run_registry.h"
 #include "core/util.h"
 #include "lang/languages.h"
+#include "proc/artifacts.h"
 #include "proc/env.h"
+#include "proc/outputs.h"
 #include "proc/rundir.h"
 #include "sandbox/context.h"
 #include "sandbox/probe.h"
@@ -110,52 +113,6 @@ static int check_request(const al_facts *f, const al_request *req,
 	return 1;
 }
 
-/* Input files go into the workspace, owned by the run's uid. */
-static int write_inputs(const al_request *req, const al_rundir *rd, uid_t uid)
-{
-	for (size_t i = 0; i < req->n_files; i++) {
-		const al_file *file = &req->files[i];
-		char path[PATH_MAX];
-		if (snprintf(path, sizeof(path), "%s/%s", rd->workspace,
-			     file->path) >= (int)sizeof(path))
-			return -ENAMETOOLONG;
-		/* parents (paths were validated as relative and clean) */
-		for (char *p = path + strlen(rd->workspace) + 1; *p; p++) {
-			if (*p != '/')
-				continue;
-			*p = '\0';
-			if (mkdir(path, 0755) < 0 && errno != EEXIST)
-				return -errno;
-			if (lchown(path, uid, uid) < 0)
-				return -errno;
-			*p = '/';
-		}
-		int fd = open(path,
-			      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			      file->mode & 07777 & ~06000u);
-		if (fd < 0)
-			return -errno;
-		size_t off = 0;
-		int rc = 0;
-		while (rc == 0 && off < file->content.len) {
-			ssize_t n = write(fd, file->content.data + off,
-					  file->content.len - off);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				rc = n < 0 ? -errno : -ENOSPC;
-			else
-				off += (size_t)n;
-		}
-		if (rc == 0 && fchown(fd, uid, uid) < 0)
-			rc = -errno;
-		close(fd);
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
-}
-
 static void clear_output(al_result *res)
 {
 	for (int s = 0; s < 2; s++) {
@@ -178,6 +135,9 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 	char *path_env = NULL;
 	uid_t uid = 0;
 	al_sb_uid slot = {.fd = -1};
+	al_bundle_use bu = {0};
+	al_runlog log = {.fd = -1};
+	int ws_fd = -1, store_fd = -1;
 	int rc;
 
 	snprintf(res->run_id, sizeof(res->run_id), "%s", exec->run_id);
@@ -193,6 +153,20 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 				 NULL) < 0) {
 		rc = al_result_set_outcome(res, AL_OUTCOME_UNSUPPORTED_LANGUAGE,
 					   NULL);
+		goto out;
+	}
+	al_error *setup_err = NULL;
+	if (al_bundle_use_init(&bu, exec, &setup_err) < 0) {
+		/* a request that cannot be bundled, or a bundle that does not
+		 * match its manifest */
+		bool invalid = al_error_get_code(setup_err) ==
+			       AL_ERR_INVALID_REQUEST;
+		const char *why = al_error_get_reason(setup_err);
+		rc = al_result_set_outcome(
+			res,
+			invalid ? AL_OUTCOME_INVALID_REQUEST : AL_OUTCOME_UNAVAILABLE,
+			why[0] ? why : "bundle_mismatch");
+		al_error_free(setup_err);
 		goto out;
 	}
 	if (h->ctx.privileged) {
@@ -212,24 +186,31 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 		uid = geteuid();
 	}
 
-	al_error *setup_err = NULL;
+	bool bounded = al_sb_workspace_bounded(req);
 	rc = al_rundir_create(h->ctx.cfg.run_dir, exec->run_id, &rd, &setup_err);
-	if (rc == 0)
-		rc = al_rundir_write_code(&rd, al_language_script_name(req->language),
-					  &req->code, &setup_err);
+	/* Fresh directories no program has seen yet: handed to the run's
+	 * uid before anything is written into them. */
 	if (rc == 0 && h->ctx.privileged &&
 	    (chown(rd.workspace, uid, uid) < 0 || chown(rd.tmp, uid, uid) < 0))
 		rc = al_error_set(&setup_err, AL_ERR_UNAVAILABLE, errno,
 				  "workspace_setup_failed",
 				  "cannot hand the workspace to the run's uid");
-	if (rc == 0 && !al_sb_workspace_bounded(req) &&
-	    write_inputs(req, &rd, uid) < 0)
-		rc = al_error_set(&setup_err, AL_ERR_UNAVAILABLE, errno,
+	/* The code always goes to RUN/code (bound read-only at /code); the
+	 * inputs to RUN/workspace unless the init writes them into its
+	 * bounded tmpfs. */
+	if (rc == 0)
+		rc = al_rundir_materialise(&rd, bu.bundle, bu.manifest, !bounded,
+					   h->ctx.privileged ? uid : (uid_t)-1,
+					   h->ctx.privileged ? (gid_t)uid
+							     : (gid_t)-1,
+					   &setup_err);
+	if (rc == 0 && !bounded && (ws_fd = al_rundir_workspace_fd(&rd)) < 0)
+		rc = al_error_set(&setup_err, AL_ERR_UNAVAILABLE, -ws_fd,
 				  "workspace_setup_failed",
-				  "cannot write the input files");
+				  "cannot open the workspace");
 	char script[PATH_MAX];
 	snprintf(script, sizeof(script), "/code/%s",
-		 al_language_script_name(req->language));
+		 al_bundle_item_at(bu.bundle, 0)->path);
 	if (rc == 0)
 		rc = al_toolchain_plan(tc, script, "/build", req->argv,
 				       req->argc, &plan, &setup_err);
@@ -255,6 +236,7 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 	}
 
 	char cg_name[64];
+	al_output_fn stream = req->grant.streaming ? exec->on_output : NULL;
 	al_sb_step step = {
 		.ctx = &h->ctx,
 		.uid = uid,
@@ -264,6 +246,10 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 		.exec = exec,
 		.has_build_dir = plan.build_argv != NULL,
 		.cg_name = cg_name,
+		.bundle = bu.bundle,
+		.manifest = bu.manifest,
+		.on_output = stream,
+		.on_output_ctx = exec->on_output_ctx,
 	};
 	if (plan.build_argv != NULL) {
 		snprintf(cg_name, sizeof(cg_name), "airlock-%d-%u-b",
@@ -280,7 +266,29 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 	step.argv = plan.run_argv;
 	step.build = false;
 	step.with_stdin = true;
+	/* The run's combined output is kept as the "log" artifact. */
+	store_fd = al_artifacts_open_dir(exec->artifact_dir);
+	al_runlog_open(&log, store_fd, req->limits.output_bytes, stream,
+		       exec->on_output_ctx);
+	step.on_output = al_runlog_output;
+	step.on_output_ctx = &log;
+	if (bounded)
+		step.ws_fd = &ws_fd;
 	rc = al_sb_run_step(&step, res, err);
+	al_runlog_close(&log);
+	/* Everything of the run is gone (its pid namespace with it); the
+	 * workspace — RUN/workspace, or the tmpfs held by ws_fd — is read
+	 * from here, beneath its descriptor and never through a link. */
+	if (rc == 0 && req->n_outputs > 0 && ws_fd >= 0 &&
+	    al_outcome_ran(res->outcome)) {
+		al_outputs_spec os = {
+			.ws_dirfd = ws_fd,
+			.store_dirfd = store_fd,
+			.patterns = req->outputs,
+			.n_patterns = req->n_outputs,
+		};
+		rc = al_outputs_collect(&os, res);
+	}
 out:
 	if (h->facts->available && res->outcome == AL_OUTCOME_UNAVAILABLE &&
 	    res->reason != NULL &&
@@ -292,6 +300,11 @@ out:
 				  "cannot remove the run directory");
 	al_sb_uid_give(&slot);
 	res->finished_at_ms = al_now_ms();
+	if (ws_fd >= 0)
+		close(ws_fd);
+	if (store_fd >= 0)
+		close(store_fd);
+	al_bundle_use_clear(&bu);
 	al_env_free(envp);
 	free(path_env);
 	al_plan_free(&plan);

@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "bundle/bundle.h"
 #include "proc/shepherd.h"
 #include "proc/supervise.h"
 #include "sandbox/cgroup.h"
@@ -44,6 +45,13 @@ static void apply_cgroup_usage(const al_sb_cgrun *cg, al_result *res)
 	else if (u.pids_max_hit && res->reason != NULL &&
 		 strcmp(res->reason, "signal") == 0)
 		al_result_set_outcome(res, AL_OUTCOME_KILLED, "pids_limit");
+}
+
+/* The parent's judgement of the inputs the init wrote into the tmpfs. */
+static int check_inputs(void *ctx, int ws_fd)
+{
+	const al_manifest *m = ctx;
+	return m != NULL ? al_bundle_verify_inputs(m, ws_fd, NULL) : 0;
 }
 
 bool al_sb_workspace_bounded(const al_request *req)
@@ -114,10 +122,13 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 		.cgroups = &cg,
 		.ws_fill = ws_tmpfs,
 		.ws_ro = req->grant.workspace == AL_WORKSPACE_RO,
-		.ws_files = req->files,
-		.n_ws_files = req->n_files,
+		.ws_items = al_bundle_item_at(s->bundle, 0),
+		.n_ws_items = al_bundle_count(s->bundle),
 		.ws_uid = ws_uid,
 		.ws_gid = (gid_t)ws_uid,
+		.ws_check = check_inputs,
+		.ws_check_ctx = (void *)s->manifest,
+		.ws_fd_out = s->ws_fd,
 	};
 	al_child child;
 	rc = al_sb_launch_start(&l, &child, &setup_err);
@@ -134,8 +145,8 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 		.wall_ms = req->limits.wall_ms,
 		.grace_ms = AL_DEFAULT_GRACE_MS,
 		.cancel = s->exec->cancel,
-		.on_output = req->grant.streaming ? s->exec->on_output : NULL,
-		.on_output_ctx = s->exec->on_output_ctx,
+		.on_output = s->on_output,
+		.on_output_ctx = s->on_output_ctx,
 	};
 	al_supervise_result sr;
 	void *sigctx = child.signal_ctx;

@@ -22,6 +22,18 @@ typedef struct al_sb_step {
 	bool build;	     /* /build writable (TypeScript transpile) */
 	bool has_build_dir;  /* mount RUN/tmp at /build */
 	const char *cg_name; /* unique cgroup name for this step */
+	/* The bundle: a bounded workspace is filled with its inputs by the
+	 * init and checked against the manifest before the program starts.
+	 * NULL: no input files. */
+	const al_bundle *bundle;
+	const al_manifest *manifest;
+	/* The step's output as it arrives (NULL: not wanted). */
+	al_output_fn on_output;
+	void *on_output_ctx;
+	/* Bounded workspace only: receives an O_PATH descriptor of its
+	 * tmpfs (the caller closes it), which stays readable after the
+	 * sandbox is gone; untouched otherwise.  NULL: not wanted. */
+	int *ws_fd;
 } al_sb_step;
 
 /* true when /workspace is a tmpfs of limits.workspace_bytes filled with
