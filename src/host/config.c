@@ -583,7 +583,7 @@ static int parse_root(json_t *root, al_config *cfg, al_error **err)
 		"execution_enabled", "trusted_provider_acknowledged",
 		"providers", "tenants", "concurrency", "slot_wait_ms",
 		"state_dir", "idempotency_retention_s", "audit", "secrets",
-		"grace_ms", "tokens", NULL};
+		"grace_ms", "tokens", "retention", NULL};
 	int rc;
 	json_t *v;
 	if (!json_is_object(root))
@@ -641,6 +641,13 @@ static int parse_root(json_t *root, al_config *cfg, al_error **err)
 		if (cfg->grace_ms > 3600000)
 			return bad(err, "grace_ms", "integer out of range");
 	}
+	if ((v = json_object_get(root, "retention"))) {
+		if ((rc = get_uint(v, "retention", 1, &cfg->retention_s,
+				   err)) < 0)
+			return rc;
+		if (cfg->retention_s > AL_CFG_MAX_RUN_RETENTION_S)
+			return bad(err, "retention", "integer out of range");
+	}
 	/* A secret a tenant may be granted must come from a store. */
 	for (size_t i = 0; i < cfg->n_tenants; i++) {
 		const al_cfg_tenant *t = &cfg->tenants[i];
@@ -684,6 +691,7 @@ int al_config_parse(const char *json, size_t len, al_config **out,
 	cfg->audit_finished_full = true;
 	cfg->audit_busy_timeout_ms = AL_CFG_DEFAULT_BUSY_TIMEOUT_MS;
 	cfg->grace_ms = AL_CFG_DEFAULT_GRACE_MS;
+	cfg->retention_s = AL_CFG_DEFAULT_RUN_RETENTION_S;
 	rc = parse_root(root, cfg, err);
 out:
 	json_decref(root);

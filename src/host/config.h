@@ -63,6 +63,9 @@ struct al_config {
 	al_secrets_kind secrets_kind;
 	char *secrets_path;
 	uint64_t grace_ms;
+	/* "retention": seconds a finished run's artifacts are kept
+	 * (docs/workspaces.md) */
+	uint64_t retention_s;
 };
 
 /* Defaults of the keys a file leaves out. */
@@ -70,6 +73,8 @@ struct al_config {
 #define AL_CFG_DEFAULT_SLOT_WAIT_MS 30000u
 #define AL_CFG_DEFAULT_RETENTION_S (7u * 24u * 3600u)
 #define AL_CFG_DEFAULT_GRACE_MS 5000u
+#define AL_CFG_DEFAULT_RUN_RETENTION_S (7u * 24u * 3600u)
+#define AL_CFG_MAX_RUN_RETENTION_S (10u * 366u * 24u * 3600u)
 #define AL_CFG_DEFAULT_BUSY_TIMEOUT_MS 5000u
 
 const al_cfg_tenant *al_config_tenant(const al_config *cfg, const char *name);

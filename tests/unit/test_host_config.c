@@ -125,12 +125,43 @@ static void test_rejections(void **state)
 	expect_bad("[1]", "$");
 }
 
+/* "retention": seconds a finished run's artifacts are kept; 7 days when
+ * absent; a positive integer within ten years. */
+static void test_retention(void **state)
+{
+	(void)state;
+	al_config *cfg = NULL;
+	assert_int_equal(al_config_default(&cfg, NULL), 0);
+	assert_int_equal(cfg->retention_s, 7u * 24u * 3600u);
+	al_config_free(cfg);
+	const char *ok = "{\"providers\": [\"x\"], \"tenants\": {\"a\": {}}, "
+			 "\"retention\": 3600}";
+	assert_int_equal(al_config_parse(ok, strlen(ok), &cfg, NULL), 0);
+	assert_int_equal(cfg->retention_s, 3600);
+	/* a copy keeps it */
+	al_config *copy = NULL;
+	assert_int_equal(al_config_copy(cfg, &copy, NULL), 0);
+	assert_int_equal(copy->retention_s, 3600);
+	al_config_free(copy);
+	al_config_free(cfg);
+	expect_bad("{\"providers\": [\"x\"], \"tenants\": {\"a\": {}}, "
+		   "\"retention\": 0}",
+		   "retention");
+	expect_bad("{\"providers\": [\"x\"], \"tenants\": {\"a\": {}}, "
+		   "\"retention\": \"7d\"}",
+		   "retention");
+	expect_bad("{\"providers\": [\"x\"], \"tenants\": {\"a\": {}}, "
+		   "\"retention\": 999999999999}",
+		   "retention");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_example_loads),
 		cmocka_unit_test(test_default),
 		cmocka_unit_test(test_rejections),
+		cmocka_unit_test(test_retention),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
