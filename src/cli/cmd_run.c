@@ -1,24 +1,30 @@
 /* airlock run: build a request from options, run it through the host
  * pipeline, print the program's output (or the typed result as JSON). */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <airlock/airlock.h>
 
+#include "bundle/beneath.h"
+#include "bundle/digest.h"
 #include "cli/cli.h"
 #include "json/base64.h"
+#include "proc/artifacts.h"
 
 static const char run_usage[] =
 	"usage: airlock run [options] [FILE | -e CODE]\n"
 	"Runs code (from FILE, -e, or standard input) and passes its output\n"
 	"through; exits with the program's status, 128+N when killed by signal\n"
-	"N, 124 on timeout, 125 when refused.\n"
+	"N, 124 on timeout, 125 when refused or when a collected output could\n"
+	"not be written.\n"
 	"\n"
 	"  -l, --lang LANG        sh bash python javascript typescript ruby\n"
 	"                         powershell (guessed from FILE's extension)\n"
@@ -33,6 +39,17 @@ static const char run_usage[] =
 	"      --file-limit SIZE  largest file the program may write\n"
 	"      --network MODE     none, loopback or host\n"
 	"      --stdin-file FILE  the program's standard input\n"
+	"      --file LOCAL[:DEST]  an input file, placed at DEST (default: its\n"
+	"                         name) in the workspace with its mode (repeatable)\n"
+	"      --output PATH      a declared output (a path or a pattern with * and\n"
+	"                         ? in a segment, relative to the workspace),\n"
+	"                         written under --outputs-dir after the run\n"
+	"                         (repeatable)\n"
+	"      --outputs-dir DIR  where collected outputs are written (default:\n"
+	"                         the current directory); an existing file is\n"
+	"                         never replaced, a link never followed\n"
+	"      --workspace MODE   none, ro or rw (default: rw with --file or\n"
+	"                         --output, else none)\n"
 	"      --arg ARG          an argument for the program (repeatable)\n"
 	"      --env K=V          an environment variable (repeatable)\n"
 	"      --tenant NAME      tenant to run as (default: default)\n"
@@ -124,6 +141,164 @@ static void write_all(int fd, const unsigned char *buf, size_t len)
 	}
 }
 
+/* --file LOCAL[:DEST]: the bytes (text or base64), the local file's
+ * permission bits, DEST or the file's own name.  The last ':' splits. */
+static int add_input_file(json_t *files, const char *arg)
+{
+	char *local = strdup(arg);
+	char *data = NULL;
+	size_t len = 0;
+	int rc = -1;
+	if (local == NULL)
+		return -1;
+	const char *dest = NULL;
+	char *colon = strrchr(local, ':');
+	if (colon != NULL && colon[1] != '\0') {
+		*colon = '\0';
+		dest = colon + 1;
+	}
+	if (dest == NULL) {
+		const char *slash = strrchr(local, '/');
+		dest = slash != NULL ? slash + 1 : local;
+	}
+	struct stat st;
+	int r = stat(local, &st) < 0 ? -errno : 0;
+	if (r == 0 && !S_ISREG(st.st_mode))
+		r = -EINVAL;
+	if (r == 0)
+		r = cli_read_file(local, &data, &len);
+	if (r < 0) {
+		cli_error("run: --file: cannot read a regular file there: %s",
+			  strerror(-r));
+		goto out;
+	}
+	json_t *f = json_object();
+	char mode[8];
+	snprintf(mode, sizeof(mode), "%04o", (unsigned)(st.st_mode & 0777));
+	json_object_set_new(f, "path", json_string(dest));
+	json_object_set_new(f, "mode", json_string(mode));
+	if (al_utf8_valid((unsigned char *)data, len) &&
+	    memchr(data, '\0', len) == NULL) {
+		json_object_set_new(f, "content", json_stringn(data, len));
+	} else {
+		char *b64 = al_base64_encode(data, len);
+		if (b64 == NULL) {
+			json_decref(f);
+			goto out;
+		}
+		json_object_set_new(f, "content_b64", json_string(b64));
+		free(b64);
+	}
+	json_array_append_new(files, f);
+	rc = 0;
+out:
+	free(data);
+	free(local);
+	return rc;
+}
+
+/* Copies one artifact to dir_fd/path: parents created beneath dir_fd,
+ * no link followed on the way or at the end, an existing file never
+ * replaced; the bytes must hash to what the result says. */
+static int write_output(const cli_globals *g, const al_result *res,
+			const al_output_file *o, int dir_fd)
+{
+	int afd = -1, parent = -1, ofd = -1, rc = -1;
+	const char *base = NULL;
+	const char *what = "cannot read the artifact";
+	al_digest d = {0};
+	afd = al_artifact_open(g->state_dir, res->run_id, o->artifact);
+	if (afd < 0)
+		goto out;
+	what = "cannot create its directory there";
+	if (al_open_parent_beneath(dir_fd, o->path, true, (uid_t)-1,
+				   (gid_t)-1, &parent, &base) < 0 ||
+	    base[0] == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+		goto out;
+	ofd = openat(parent, base,
+		     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (ofd < 0) {
+		what = errno == EEXIST ? "a file of that name exists already"
+				       : "cannot create the file";
+		goto out;
+	}
+	what = "cannot copy it";
+	if (al_digest_init(&d) < 0)
+		goto out;
+	unsigned char buf[65536];
+	for (;;) {
+		ssize_t n = read(afd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto out;
+		if (n == 0)
+			break;
+		if (al_digest_update(&d, buf, (size_t)n) < 0)
+			goto out;
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(ofd, buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				unlinkat(parent, base, 0);
+				goto out;
+			}
+			off += w;
+		}
+	}
+	char hex[65];
+	if (al_digest_final(&d, hex) < 0 || strcmp(hex, o->sha256) != 0) {
+		what = "the artifact does not match its SHA-256";
+		unlinkat(parent, base, 0);
+		goto out;
+	}
+	if (close(ofd) < 0) {
+		ofd = -1;
+		unlinkat(parent, base, 0);
+		goto out;
+	}
+	ofd = -1;
+	rc = 0;
+out:
+	if (rc < 0)
+		cli_error("output %s: %s", o->path, what);
+	al_digest_clear(&d);
+	if (ofd >= 0)
+		close(ofd);
+	if (parent >= 0)
+		close(parent);
+	if (afd >= 0)
+		close(afd);
+	return rc;
+}
+
+/* Writes every collected output under dir; says which were refused. */
+static int deliver_outputs(const cli_globals *g, const al_result *res,
+			   const char *dir)
+{
+	int dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir_fd < 0) {
+		cli_error("--outputs-dir: cannot open the directory: %s",
+			  strerror(errno));
+		return -1;
+	}
+	int rc = 0;
+	for (size_t i = 0; i < res->n_outputs; i++) {
+		const al_output_file *o = &res->outputs[i];
+		if (o->refused_reason != NULL || o->artifact == NULL) {
+			cli_error("output %s: not collected (%s)", o->path,
+				  o->refused_reason ? o->refused_reason
+						    : "no artifact");
+			continue;
+		}
+		if (write_output(g, res, o, dir_fd) < 0)
+			rc = -1;
+	}
+	close(dir_fd);
+	return rc;
+}
+
 int cmd_run(const cli_globals *g, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -143,15 +318,21 @@ int cmd_run(const cli_globals *g, int argc, char **argv)
 		{"json", no_argument, NULL, 9},
 		{"tenant", required_argument, NULL, 10},
 		{"file-limit", required_argument, NULL, 11},
+		{"file", required_argument, NULL, 12},
+		{"output", required_argument, NULL, 13},
+		{"outputs-dir", required_argument, NULL, 14},
+		{"workspace", required_argument, NULL, 15},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *lang = NULL, *code = NULL, *provider = NULL;
 	const char *network = NULL, *stdin_file = NULL, *request_file = NULL;
 	const char *tenant = "default";
+	const char *outputs_dir = NULL, *workspace = NULL;
 	bool as_json = false;
 	json_t *req = json_object(), *limits = json_object();
 	json_t *args = json_array(), *env = json_object();
+	json_t *files = json_array(), *outputs = json_array();
 	char *code_buf = NULL, *stdin_buf = NULL, *body = NULL;
 	size_t code_len = 0, stdin_len = 0, body_len = 0;
 	al_config *cfg = NULL;
@@ -246,6 +427,21 @@ int cmd_run(const cli_globals *g, int argc, char **argv)
 		case 10:
 			tenant = optarg;
 			break;
+		case 12:
+			if (add_input_file(files, optarg) < 0) {
+				rc = CLI_EXIT_REFUSED;
+				goto out;
+			}
+			break;
+		case 13:
+			json_array_append_new(outputs, json_string(optarg));
+			break;
+		case 14:
+			outputs_dir = optarg;
+			break;
+		case 15:
+			workspace = optarg;
+			break;
 		case 'h':
 			fputs(run_usage, stdout);
 			rc = 0;
@@ -264,6 +460,12 @@ int cmd_run(const cli_globals *g, int argc, char **argv)
 	if (request_file != NULL) {
 		if (file != NULL || code != NULL) {
 			cli_error("run: --request carries the code; give no FILE or -e");
+			goto out;
+		}
+		if (json_array_size(files) > 0 || json_array_size(outputs) > 0 ||
+		    workspace != NULL) {
+			cli_error("run: --request carries files, outputs and the "
+				  "grant; give no --file, --output or --workspace");
 			goto out;
 		}
 		int r = cli_read_file(request_file, &body, &body_len);
@@ -319,7 +521,18 @@ int cmd_run(const cli_globals *g, int argc, char **argv)
 			network = "host";
 		if (network != NULL)
 			json_object_set_new(grant, "network", json_string(network));
+		/* Files to place or outputs to collect need a workspace. */
+		if (workspace == NULL && (json_array_size(files) > 0 ||
+					  json_array_size(outputs) > 0))
+			workspace = "rw";
+		if (workspace != NULL)
+			json_object_set_new(grant, "workspace",
+					    json_string(workspace));
 		json_object_set_new(req, "grant", grant);
+		if (json_array_size(files) > 0)
+			json_object_set(req, "files", files);
+		if (json_array_size(outputs) > 0)
+			json_object_set(req, "outputs", outputs);
 		if (stdin_file != NULL) {
 			int r = cli_read_file(stdin_file, &stdin_buf, &stdin_len);
 			if (r < 0) {
@@ -406,6 +619,11 @@ int cmd_run(const cli_globals *g, int argc, char **argv)
 				res->reason ? ")" : "");
 	}
 	rc = exit_status_for(res);
+	/* Collected outputs go where the caller asked (or here). */
+	if ((json_array_size(outputs) > 0 || outputs_dir != NULL) &&
+	    res->n_outputs > 0 &&
+	    deliver_outputs(g, res, outputs_dir ? outputs_dir : ".") < 0)
+		rc = CLI_EXIT_REFUSED;
 out:
 	al_result_free(res);
 	al_host_free(host);
@@ -423,5 +641,7 @@ out:
 	json_decref(limits);
 	json_decref(args);
 	json_decref(env);
+	json_decref(files);
+	json_decref(outputs);
 	return rc;
 }

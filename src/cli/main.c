@@ -18,6 +18,7 @@ static const char usage[] =
 	"  doctor    explain what the sandbox needs and what is missing\n"
 	"  contract  run the conformance kit against providers\n"
 	"  audit     show or verify the audit trail\n"
+	"  runs      a run's artifacts: forget expired ones, read one\n"
 	"  serve     start the runner service (airlockd)\n"
 	"\n"
 	"global options:\n"
@@ -113,6 +114,8 @@ int main(int argc, char **argv)
 		rc = cmd_contract(&g, sub_argc, sub_argv);
 	else if (strcmp(cmd, "doctor") == 0)
 		rc = cmd_doctor(&g, sub_argc, sub_argv);
+	else if (strcmp(cmd, "runs") == 0)
+		rc = cmd_runs(&g, sub_argc, sub_argv);
 	else if (strcmp(cmd, "help") == 0) {
 		fputs(usage, stdout);
 		rc = 0;
