@@ -4,14 +4,84 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+static atomic_bool no_openat2;
+static atomic_bool forced_walk;
+
+void al_beneath_force_walk(bool on)
+{
+	atomic_store(&forced_walk, on);
+}
+
+/* The segment walk: every segment opened without following a link. */
+static int walk_beneath(int dirfd, const char *path, int flags)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(path);
+	if (len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	if (len == 0 || path[0] == '/')
+		return -EXDEV;
+	if (strcmp(path, ".") == 0) {
+		int fd = openat(dirfd, ".", flags | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
+	memcpy(buf, path, len + 1);
+	int cur = -1;
+	char *seg = buf;
+	for (char *slash; (slash = strchr(seg, '/')) != NULL;
+	     seg = slash + 1) {
+		*slash = '\0';
+		if (seg[0] == '\0' || strcmp(seg, ".") == 0 ||
+		    strcmp(seg, "..") == 0) {
+			if (cur >= 0)
+				close(cur);
+			return -EXDEV;
+		}
+		int next = openat(cur >= 0 ? cur : dirfd, seg,
+				  O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		int e = errno;
+		struct stat st;
+		if (next >= 0 && fstat(next, &st) < 0)
+			e = errno;
+		else if (next >= 0 && S_ISLNK(st.st_mode))
+			e = ELOOP;
+		else if (next >= 0 && !S_ISDIR(st.st_mode))
+			e = ENOTDIR;
+		else if (next >= 0)
+			e = 0;
+		if (cur >= 0)
+			close(cur);
+		if (e != 0) {
+			if (next >= 0)
+				close(next);
+			return -e;
+		}
+		cur = next;
+	}
+	if (seg[0] == '\0' || strcmp(seg, ".") == 0 || strcmp(seg, "..") == 0) {
+		if (cur >= 0)
+			close(cur);
+		return -EXDEV;
+	}
+	int fd = openat(cur >= 0 ? cur : dirfd, seg,
+			flags | O_NOFOLLOW | O_CLOEXEC);
+	int e = errno;
+	if (cur >= 0)
+		close(cur);
+	return fd < 0 ? -e : fd;
+}
+
 int al_open_beneath(int dirfd, const char *path, int flags)
 {
+	if (atomic_load(&forced_walk) || atomic_load(&no_openat2))
+		return walk_beneath(dirfd, path, flags);
 	struct open_how how;
 	memset(&how, 0, sizeof(how));
 	how.flags = (unsigned long long)(flags | O_CLOEXEC | O_NOFOLLOW);
@@ -21,6 +91,10 @@ int al_open_beneath(int dirfd, const char *path, int flags)
 	do
 		fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 	while (fd < 0 && errno == EINTR);
+	if (fd < 0 && errno == ENOSYS) {
+		atomic_store(&no_openat2, true);
+		return walk_beneath(dirfd, path, flags);
+	}
 	return fd < 0 ? -errno : (int)fd;
 }
 

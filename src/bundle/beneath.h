@@ -11,8 +11,16 @@
 
 /* openat2(dirfd, path, flags | O_CLOEXEC | O_NOFOLLOW, mode=0) with the
  * three RESOLVE_ flags.  The fd, or -errno (ELOOP: a link on the way or
- * at the end; EXDEV: the path would leave dirfd). */
+ * at the end; EXDEV: the path would leave dirfd).  Where openat2 does not
+ * exist (ENOSYS: kernels before 5.6, valgrind), the same walk is done one
+ * segment at a time, each opened O_NOFOLLOW beneath the last, with "..",
+ * absolute and empty segments refused (so it cannot leave dirfd); with
+ * O_PATH the last segment may then be a link itself, as with openat2 —
+ * callers check the type with fstat. */
 int al_open_beneath(int dirfd, const char *path, int flags);
+
+/* Tests only: use the segment walk even where openat2 exists. */
+void al_beneath_force_walk(bool on);
 
 /* Opens the directory that holds `rel` (a relative clean path) beneath
  * dirfd, creating missing parents with mode 0755 when create (owned by

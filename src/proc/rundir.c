@@ -239,6 +239,9 @@ static void empty_dir(int dfd, int topfd, int depth, unsigned *moved,
 		*failed = true;
 		return;
 	}
+	/* The duplicate shares dfd's offset: an earlier pass left it at
+	 * the end. */
+	rewinddir(d);
 	struct dirent *de;
 	while ((de = readdir(d)) != NULL) {
 		const char *n = de->d_name;
