@@ -162,7 +162,7 @@ int al_bundle_new(const al_request *req, al_bundle **out, al_error **err)
 	if (rc < 0)
 		return rc;
 	size_t *order = NULL;
-	if ((rc = sorted_order(req, &order)) < 0)
+	if (sorted_order(req, &order) < 0)
 		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
 				    "out of memory");
 	const char *script = al_bundle_script_name(req->language);

@@ -162,12 +162,16 @@ static int add_input_file(json_t *files, const char *arg)
 		dest = slash != NULL ? slash + 1 : local;
 	}
 	struct stat st;
-	int r = stat(local, &st) < 0 ? -errno : 0;
-	if (r == 0 && !S_ISREG(st.st_mode))
+	int r = 0;
+	if (stat(local, &st) < 0)
+		r = errno ? -errno : -EIO;
+	else if (!S_ISREG(st.st_mode))
 		r = -EINVAL;
-	if (r == 0)
+	else
 		r = cli_read_file(local, &data, &len);
-	if (r < 0) {
+	if (r < 0 || data == NULL) {
+		if (r >= 0)
+			r = -EIO;
 		cli_error("run: --file: cannot read a regular file there: %s",
 			  strerror(-r));
 		goto out;

@@ -423,7 +423,7 @@ static int expand_at(expand *x, int dirfd, const char *prefix,
 		}
 		rc = strlist_push(&names, strdup(de->d_name));
 	}
-	if (rc == 0)
+	if (rc == 0 && names.n > 1)
 		qsort(names.v, names.n, sizeof(char *), by_string);
 	for (size_t i = 0; rc == 0 && i < names.n; i++) {
 		const char *nm = names.v[i];
@@ -473,7 +473,7 @@ static int collect_pattern(collector *c, const char *pattern)
 	strlist found = {0};
 	expand x = {.c = c, .out = &found};
 	int rc = expand_at(&x, c->spec->ws_dirfd, "", pattern);
-	if (rc == 0)
+	if (rc == 0 && found.n > 1)
 		qsort(found.v, found.n, sizeof(char *), by_string);
 	for (size_t i = 0; rc == 0 && i < found.n && !c->full; i++)
 		rc = add_file(c, found.v[i]);
