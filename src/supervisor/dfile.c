@@ -165,8 +165,8 @@ int al_dfile_read_u64(int dirfd, const char *name, uint64_t *out)
 {
 	char *text = NULL;
 	int rc = al_dfile_read(dirfd, name, 64, &text, NULL);
-	if (rc < 0)
-		return rc;
+	if (rc < 0 || text == NULL)
+		return rc < 0 ? rc : -EBADMSG;
 	char *end = NULL;
 	errno = 0;
 	unsigned long long v = strtoull(text, &end, 10);

@@ -391,8 +391,10 @@ static const char *prepare(sup *s, const char *state_dir, int secrets_fd)
 		return "start_failed";
 	}
 	free(text);
-	if (read_provider(s, &provider) < 0)
+	if (read_provider(s, &provider) < 0) {
+		free(provider);
 		return "start_failed";
+	}
 	s->ops = al_provider_lookup(provider);
 	/* The provider's run directory goes beneath the run's own. */
 	if (setenv("AIRLOCK_RUN_BASE", s->work, 1) < 0)
