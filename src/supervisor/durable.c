@@ -309,9 +309,13 @@ out:
 static void child_exec(char *const argv[], int cg_fd, int log_fd,
 		       int null_fd, int secrets_fd, int err_fd)
 {
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* The doorbell stays blocked across exec (the supervisor reads it
+	 * from a signalfd), so one rung before it is ready stays pending
+	 * instead of killing it. */
+	sigset_t bell;
+	sigemptyset(&bell);
+	sigaddset(&bell, SIGUSR1);
+	sigprocmask(SIG_SETMASK, &bell, NULL);
 	for (int s = 1; s < NSIG; s++)
 		signal(s, SIG_DFL);
 	int e = 0;

@@ -464,6 +464,9 @@ int al_supervisor_main(const char *state_dir, const char *run_id,
 		al_result_free(r);
 		goto out;
 	}
+	/* A request written before this process was listening. */
+	if (al_dfile_exists(s.dirfd, AL_RF_CONTROL))
+		on_doorbell(&s);
 	pthread_t tid;
 	if (pthread_create(&tid, NULL, exec_main, &s) != 0) {
 		al_result *r = refusal(&s, "start_failed");
