@@ -165,10 +165,11 @@ static void watch_and_finish(al_srv_run *run, al_drun *dr, al_admission *adm,
 /* Hands the handle to the run (interrupts and inbox deliveries reach the
  * supervisor through it), or takes it back and waits until no HTTP thread
  * uses it any more. */
-static void publish_drun(al_srv_run *run, al_drun *dr)
+static void publish_drun(al_srv_run *run, al_drun *dr, bool launched)
 {
 	pthread_mutex_lock(&run->svc->lock);
 	run->drun = dr;
+	run->launched = launched;
 	pthread_mutex_unlock(&run->svc->lock);
 }
 
@@ -231,7 +232,8 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 	pthread_mutex_lock(&svc->lock);
 	run->has_dir = true;
 	pthread_mutex_unlock(&svc->lock);
-	/* Persisted: the id may be handed out now. */
+	/* Persisted: the inbox takes events and the id may be handed out. */
+	publish_drun(run, dr, false);
 	al_service_announce(run, run_id);
 	int rc = al_drun_start(dr, &spec, &err);
 	free(facts);
@@ -241,10 +243,10 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 		al_error_free(err);
 		al_finish_options o = {.refusal = "start_failed"};
 		finish(host, dr, adm, NULL, &o, &f);
-		al_drun_free(dr);
+		retire_drun(run);
 		goto out;
 	}
-	publish_drun(run, dr);
+	publish_drun(run, dr, true);
 	/* An interrupt that came while it was being launched. */
 	if (al_cancel_state(run->cancel) != AL_CANCEL_NONE)
 		(void)al_drun_control(dr, AL_CONTROL_INTERRUPT);
@@ -379,6 +381,7 @@ static int adopt(al_service *svc, al_srv_gen *gen, al_drun *dr)
 	pthread_mutex_lock(&svc->lock);
 	run->adopted = adm;
 	run->drun = dr;
+	run->launched = true;
 	run->refs++; /* the watcher's */
 	svc->workers++;
 	pthread_attr_init(&attr);

@@ -461,7 +461,8 @@ int al_service_interrupt(al_service *svc, al_srv_run *run, bool stop)
 		pthread_mutex_unlock(&svc->lock);
 		return -EALREADY;
 	}
-	al_drun *dr = drun_get_locked(run);
+	/* Before its supervisor is started only the token reaches it. */
+	al_drun *dr = run->launched ? drun_get_locked(run) : NULL;
 	if (stop && !run->stop_requested) {
 		run->stop_requested = true;
 		run->stop_at_ms = al_now_ms();
@@ -493,7 +494,10 @@ int al_service_deliver(al_service *svc, al_srv_run *run, const char *id,
 		       const char *event_json)
 {
 	pthread_mutex_lock(&svc->lock);
-	bool done = run->state == AL_SRV_RUN_DONE;
+	/* The inbox exists from the moment the run is persisted (before its
+	 * id is handed out); a run whose handle is retired is ending. */
+	bool done = run->state == AL_SRV_RUN_DONE || (run->launched &&
+						      run->drun == NULL);
 	al_drun *dr = done ? NULL : drun_get_locked(run);
 	pthread_mutex_unlock(&svc->lock);
 	if (done)

@@ -61,6 +61,7 @@ typedef struct al_srv_run {
 	 * HTTP threads using it: the watcher frees it only when none is. */
 	al_drun *drun;
 	unsigned drun_users;
+	bool launched;	     /* drun's supervisor is started: controllable */
 	bool stop_requested; /* interrupt?wait=true: escalate after grace */
 	int64_t stop_at_ms;
 	bool has_dir;	     /* a run directory exists (removed on eviction) */

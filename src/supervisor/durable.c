@@ -530,11 +530,13 @@ int al_drun_deliver(al_drun *r, const char *id, const char *event_json)
 {
 	if (al_drun_superseded(r))
 		return -EPERM;
-	int rc = al_drun_lock(r);
-	if (rc < 0)
-		return rc;
-	rc = al_inbox_deliver(r->dirfd, id, event_json);
-	al_drun_unlock(r);
+	/* A lock of its own (HTTP threads deliver while the watcher, or the
+	 * launch, may hold the handle's). */
+	int lock = al_dfile_lock(r->dirfd, AL_RF_LOCK);
+	if (lock < 0)
+		return lock;
+	int rc = al_inbox_deliver(r->dirfd, id, event_json);
+	close(lock);
 	return rc;
 }
 

@@ -71,7 +71,8 @@ int al_drun_control(al_drun *r, al_control_action action);
 /* The stop's last resort: kills the supervisor and its whole tree and
  * waits until it is verified gone.  0, or -ETIMEDOUT. */
 int al_drun_kill(al_drun *r);
-/* Delivers an inbox event: 0, 1 duplicate, -EPERM superseded, -EALREADY
+/* Delivers an inbox event (from the moment al_drun_create returned; safe
+ * beside the other calls): 0, 1 duplicate, -EPERM superseded, -EALREADY
  * the result is recorded, -ENOSPC inbox full. */
 int al_drun_deliver(al_drun *r, const char *id, const char *event_json);
 
