@@ -20,10 +20,10 @@ def daemon(tmp_path):
     d.start()
     yield d
     try:
-        assert_no_sanitizer_reports(d)
-    finally:
         d.stop() if d.proc is not None else None
+    finally:
         cleanup_state(d)
+    assert_no_sanitizer_reports(d)
 
 
 # A tree that ignores TERM: the shell and a child of its own.
@@ -110,3 +110,39 @@ def test_the_fault_switch_is_inert_outside_test_builds(tmp_path):
     finally:
         d.stop()
         cleanup_state(d)
+
+
+def test_secrets_reach_the_program_and_never_the_disk(tmp_path):
+    """Named secrets go to the supervisor through an in-memory file: not
+    in its argv, not in its environment, not in the run directory."""
+    store = tmp_path / "secrets"
+    store.mkdir(mode=0o700)
+    value = "s3cr3t-value-0123456789"
+    (store / "API_TOKEN").write_text(value + "\n")
+    (store / "API_TOKEN").chmod(0o600)
+    cfg = local_config()
+    cfg["secrets"] = {"dir": str(store)}
+    cfg["tenants"]["default"]["grant"]["secrets"] = ["API_TOKEN"]
+    d = DurableDaemon(tmp_path, cfg)
+    try:
+        d.start()
+        req = sh('echo "len=${#API_TOKEN}"; sleep 0.5')
+        req["grant"]["secrets"] = ["API_TOKEN"]
+        st, _, body = d.run(req, wait=False)
+        rid = body["run_id"]
+        wait_until(lambda: (run_dir(d, rid) / "identity.json").exists(),
+                   what="the launch")
+        sup = identity(d, rid)["pid"]
+        with open("/proc/%d/cmdline" % sup, "rb") as f:
+            assert value.encode() not in f.read()
+        with open("/proc/%d/environ" % sup, "rb") as f:
+            assert value.encode() not in f.read()
+        res = d.wait_finished(rid)
+        assert res["stdout"] == "len=%d\n" % len(value), res
+        for p in run_dir(d, rid).rglob("*"):
+            if p.is_file():
+                assert value.encode() not in p.read_bytes(), p
+    finally:
+        d.stop()
+        cleanup_state(d)
+    assert_no_sanitizer_reports(d)

@@ -23,10 +23,10 @@ def daemon(tmp_path):
     d.start()
     yield d
     try:
-        assert_no_sanitizer_reports(d)
-    finally:
         d.stop() if d.proc is not None else None
+    finally:
         cleanup_state(d)
+    assert_no_sanitizer_reports(d)
 
 
 # Acknowledges every delivered event whose id starts with "ack", copies

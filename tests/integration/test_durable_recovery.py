@@ -27,10 +27,10 @@ def daemon(tmp_path):
     d.start()
     yield d
     try:
-        assert_no_sanitizer_reports(d)
-    finally:
         d.stop() if d.proc is not None else None
+    finally:
         cleanup_state(d)
+    assert_no_sanitizer_reports(d)
 
 
 def submit(d, req):

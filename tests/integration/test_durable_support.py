@@ -154,9 +154,11 @@ def read_lines(path):
 
 
 def assert_no_sanitizer_reports(d):
-    """Supervisors write to their run's supervisor.log: a sanitizer build
-    reports leaks and errors there."""
-    for log in (d.state / "runs").glob("*/supervisor.log"):
+    """Supervisors write to their run's supervisor.log, the daemon to its
+    own log: a sanitizer build reports leaks and errors there."""
+    logs = list((d.state / "runs").glob("*/supervisor.log"))
+    logs += list(d.dir.glob("stderr.*.log"))
+    for log in logs:
         text = log.read_text(errors="replace")
         assert "Sanitizer" not in text and "runtime error" not in text, \
             text
