@@ -327,6 +327,10 @@ static void child_exec(char *const argv[], int cg_fd, int log_fd,
 		       dup2(log_fd, 2) < 0 ||
 		       (secrets_fd >= 0 && dup2(secrets_fd, 3) < 0)))
 		e = errno;
+	/* dup2 onto the same number keeps close-on-exec: clear it. */
+	for (int fd = 0; e == 0 && fd <= (secrets_fd >= 0 ? 3 : 2); fd++)
+		if (fcntl(fd, F_SETFD, 0) < 0)
+			e = errno;
 	if (e == 0) {
 		al_close_fds_from(secrets_fd >= 0 ? 4 : 3, &err_fd, 1);
 		execve("/proc/self/exe", argv, environ);
