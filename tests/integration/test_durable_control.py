@@ -2,6 +2,7 @@
 (`POST /v1/runs/{id}/interrupt?wait=true`) answers only once the run's
 whole tree is verified gone, escalating past a supervisor that does not
 respond; the outcome is `interrupted`."""
+import copy
 import os
 import signal
 import time
@@ -120,7 +121,8 @@ def test_secrets_reach_the_program_and_never_the_disk(tmp_path):
     value = "s3cr3t-value-0123456789"
     (store / "API_TOKEN").write_text(value + "\n")
     (store / "API_TOKEN").chmod(0o600)
-    cfg = local_config()
+    # A copy: local_config shares one grant object between tests.
+    cfg = copy.deepcopy(local_config())
     cfg["secrets"] = {"dir": str(store)}
     cfg["tenants"]["default"]["grant"]["secrets"] = ["API_TOKEN"]
     d = DurableDaemon(tmp_path, cfg)
