@@ -70,8 +70,11 @@ def test_a_kill_at_each_boundary_launches_once_and_stores_one_result(
             assert launches == ["launched"], launches
             assert st == 200 and res["outcome"] == "completed", res
             assert res["stdout"] == "done\n"
+        # The key's waiter is answered as the result is stored, just
+        # before it is acknowledged in final.json.
+        wait_until(lambda: (run_dir(d, rid) / "final.json").exists(),
+                   what="the acknowledged result")
         assert audit_events(d, rid) == ["run.started", "run.finished"]
-        assert (run_dir(d, rid) / "final.json").exists()
         # Exactly one run directory: one admission, one result.
         assert [p.name for p in (d.state / "runs").iterdir()] == [rid]
         st, _, stored = d.request("GET", "/v1/runs/" + rid)
