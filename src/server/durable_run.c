@@ -428,6 +428,9 @@ int al_service_recover(al_service *svc)
 		counts[kind]++;
 		switch (kind) {
 		case AL_RECOVERED_FINAL:
+			/* A daemon may have died between acknowledging and
+			 * cleaning up: cleaning up again is harmless. */
+			al_drun_cleanup(dr);
 			list_final(svc, gen, dr);
 			break;
 		case AL_RECOVERED_RESULT:
