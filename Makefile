@@ -13,9 +13,13 @@ BUILD   ?= build
 SANFLAGS =
 endif
 
-PKGS    = jansson libseccomp libcap sqlite3 libcrypto libmicrohttpd libcurl
+PKGS      = jansson libseccomp libcap sqlite3 libcrypto libmicrohttpd libcurl
+CORE_PKGS = jansson libseccomp libcap sqlite3 libcrypto
+NET_PKGS  = jansson libcrypto libmicrohttpd libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CORE_LIBS  := $(shell pkg-config --libs $(CORE_PKGS) 2>/dev/null) -lpthread -ldl
+NET_LIBS   := $(shell pkg-config --libs $(NET_PKGS) 2>/dev/null) -lpthread
 
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wformat=2 \
@@ -29,6 +33,11 @@ LDLIBS  += $(PKG_LIBS) -lpthread
 LIB_DIRS = src/core src/json src/proc src/lang src/providers src/sandbox src/host src/supervisor src/server
 LIB_SRC  = $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+# The network parts: in libairlock for embedders, but the CLI loads them
+# from libairlock-net.so only when a command needs them (fast start-up).
+NET_SRC  = $(wildcard src/server/*.c) src/providers/remote.c
+NET_OBJ  = $(NET_SRC:%.c=$(BUILD)/obj/%.o)
+CORE_OBJ = $(filter-out $(NET_OBJ),$(LIB_OBJ))
 KIT_SRC  = $(wildcard src/kit/*.c)
 KIT_OBJ  = $(KIT_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_SRC  = $(wildcard src/cli/*.c)
@@ -42,9 +51,10 @@ LIBA  = $(BUILD)/libairlock.a
 LIBSO = $(BUILD)/libairlock.so
 KITA  = $(BUILD)/libairlock-contract.a
 CLI   = $(BUILD)/airlock
+NETSO = $(BUILD)/libairlock-net.so
 
-.PHONY: all deps check unit unit-san integration valgrind lint demo bench clean
-all: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(UNIT_BIN) $(EX_BIN)
+.PHONY: all deps check unit unit-san integration valgrind contract lint demo bench clean
+all: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(UNIT_BIN) $(EX_BIN)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -53,19 +63,28 @@ $(BUILD)/obj/%.o: %.c
 
 $(LIBA): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+	@echo "  AR      $@"
+	@rm -f $@ && ar rcs $@ $^
 $(LIBSO): $(LIB_OBJ)
-	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@echo "  LD      $@"
+	@$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(KITA): $(KIT_OBJ)
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^ && ranlib $@
-$(CLI): $(CLI_OBJ) $(KITA) $(LIBA)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(KITA) $(LIBA) $(LDLIBS)
+	@echo "  AR      $@"
+	@rm -f $@ && ar rcs $@ $^ && ranlib $@
+$(CLI): $(CLI_OBJ) $(KITA) $(CORE_OBJ)
+	@echo "  LD      $@"
+	@$(CC) $(LDFLAGS) -rdynamic -o $@ $(CLI_OBJ) $(KITA) $(CORE_OBJ) $(CORE_LIBS)
+$(NETSO): $(NET_OBJ)
+	@echo "  LD      $@"
+	@$(CC) -shared $(LDFLAGS) -o $@ $^ $(NET_LIBS)
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(KITA) $(LIBA)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $< $(KITA) $(LIBA) $(LDLIBS) -lcmocka
+	@echo "  LD      $@"
+	@$(CC) $(LDFLAGS) -o $@ $< $(KITA) $(LIBA) $(LDLIBS) -lcmocka
 $(BUILD)/example-provider-kit: $(EX_SRC:%.c=$(BUILD)/obj/%.o) $(KITA) $(LIBA)
-	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(KITA) $(LIBA) $(LDLIBS)
+	@echo "  LD      $@"
+	@$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(KITA) $(LIBA) $(LDLIBS)
 
 deps:
 	@scripts/install-deps.sh
@@ -78,6 +97,7 @@ check: deps
 	$(MAKE) SAN=1 unit
 	$(MAKE) valgrind
 	$(MAKE) integration
+	$(MAKE) contract
 	$(MAKE) lint
 
 unit: all
@@ -88,6 +108,11 @@ valgrind: all
 
 integration: all
 	AIRLOCK_BIN=$(abspath $(CLI)) /usr/bin/python3 -m pytest -q tests/integration
+
+# The conformance kit against every built-in provider (remote through a
+# real airlockd on loopback) and the example third-party provider.
+contract: all
+	@scripts/contract-all.sh $(abspath $(CLI)) $(abspath $(EX_BIN))
 
 lint:
 	@scripts/lint.sh

@@ -109,6 +109,8 @@ int main(int argc, char **argv)
 		rc = cmd_audit(&g, sub_argc, sub_argv);
 	else if (strcmp(cmd, "serve") == 0)
 		rc = cmd_serve(&g, sub_argc, sub_argv);
+	else if (strcmp(cmd, "contract") == 0)
+		rc = cmd_contract(&g, sub_argc, sub_argv);
 	else if (strcmp(cmd, "doctor") == 0)
 		rc = cmd_doctor(&g, sub_argc, sub_argv);
 	else if (strcmp(cmd, "supervise") == 0)

@@ -92,6 +92,29 @@ static const char *get_str(json_t *obj, const char *key)
 	return json_string_value(json_object_get(obj, key));
 }
 
+/* Parses the whole file from one read: json_loadfd reads a byte per
+ * system call, which made every cache hit cost ~0.3 ms. */
+static json_t *load_fd(int fd, size_t size)
+{
+	char *buf = malloc(size + 1);
+	size_t got = 0;
+	json_t *root = NULL;
+	if (!buf)
+		return NULL;
+	while (got <= size) {
+		ssize_t n = read(fd, buf + got, size + 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got <= size)
+		root = json_loadb(buf, got, JSON_REJECT_DUPLICATES, NULL);
+	free(buf);
+	return root;
+}
+
 /* Reads a cache file we wrote: a regular file owned by us that nobody
  * else can write, so nobody else can point us at another interpreter. */
 static int disk_read(const char *cache_dir, const al_lang_row *row, entry *e)
@@ -113,7 +136,7 @@ static int disk_read(const char *cache_dir, const al_lang_row *row, entry *e)
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & 022) || st.st_size > CACHE_MAX_BYTES)
 		goto out;
-	root = json_loadfd(fd, JSON_REJECT_DUPLICATES, NULL);
+	root = load_fd(fd, (size_t)st.st_size);
 	if (!json_is_object(root) ||
 	    json_integer_value(json_object_get(root, "format")) != CACHE_FORMAT ||
 	    !str_eq(get_str(root, "language"), row->language))

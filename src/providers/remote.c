@@ -710,6 +710,15 @@ static int parse_result(const char *json, al_result *res, const al_exec *exec)
 		return -EPROTO;
 	adopt_result(res, got, exec->run_id);
 	al_result_free(got);
+	/* The remote host appended its truncation notice; providers never
+	 * annotate (our host adds its own), so keep exactly the cap. */
+	uint64_t cap = exec->request->limits.output_bytes;
+	for (int s = 0; s < 2; s++) {
+		if (res->truncated[s] && res->output[s].len > cap) {
+			res->output[s].len = (size_t)cap;
+			res->output[s].data[cap] = '\0';
+		}
+	}
 	return 0;
 }
 

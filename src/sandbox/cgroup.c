@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,12 @@ const char *al_sb_cgver_name(al_sb_cgver v)
 	return v == AL_CG_V2 ? "v2" : v == AL_CG_V1 ? "v1" : "none";
 }
 
+/* -errno, never 0: a failed call that left errno unset still fails. */
+static int neg_errno(void)
+{
+	return errno > 0 ? -errno : -EIO;
+}
+
 static int write_str(const char *dir, const char *file, const char *val)
 {
 	char path[4096];
@@ -34,25 +41,27 @@ static int write_str(const char *dir, const char *file, const char *val)
 		return -ENAMETOOLONG;
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return neg_errno();
 	size_t len = strlen(val);
 	ssize_t w = write(fd, val, len);
-	int rc = w == (ssize_t)len ? 0 : (w < 0 ? -errno : -EIO);
+	int rc = w == (ssize_t)len ? 0 : (w < 0 ? neg_errno() : -EIO);
 	close(fd);
 	return rc;
 }
 
+/* Reads up to len-1 bytes; buf is always a string, "" on failure. */
 static int read_str(const char *dir, const char *file, char *buf, size_t len)
 {
+	buf[0] = '\0';
 	char path[4096];
 	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >=
 	    (int)sizeof(path))
 		return -ENAMETOOLONG;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return neg_errno();
 	ssize_t r = read(fd, buf, len - 1);
-	int rc = r < 0 ? -errno : 0;
+	int rc = r < 0 ? neg_errno() : 0;
 	close(fd);
 	buf[r < 0 ? 0 : r] = '\0';
 	return rc;
@@ -207,7 +216,10 @@ static void rmdir_retry(const char *dir)
 static bool try_child(const char *base, const char *limit_file,
 		      const char *limit_value, bool *has_kill)
 {
-	char *dir = al_strdup_printf("%s/airlock-probe-%d", base, (int)getpid());
+	/* unique per trial: two threads may probe at once */
+	static atomic_uint seq;
+	char *dir = al_strdup_printf("%s/airlock-probe-%d-%u", base,
+				     (int)getpid(), atomic_fetch_add(&seq, 1));
 	if (dir == NULL)
 		return false;
 	bool ok = false;
@@ -223,43 +235,61 @@ out:
 	return ok;
 }
 
-void al_sb_cgroups_discover(al_sb_cgroups *cg)
+void al_sb_cgroups_locate(al_sb_cgroups *cg)
 {
 	memset(cg, 0, sizeof(*cg));
 	struct self_cg s;
 	read_self_cgroup(&s);
 	read_mounts(cg, &s);
+	if (cg->v2_base)
+		read_str(cg->v2_base, "cgroup.subtree_control", cg->v2_enabled,
+			 sizeof(cg->v2_enabled));
+	free(s.v2_path);
+	for (int i = 0; i < AL_CG__N; i++)
+		free(s.v1_path[i]);
+}
 
-	char enabled[1024] = "";
-	if (cg->v2_base) {
-		read_str(cg->v2_base, "cgroup.subtree_control", enabled,
-			 sizeof(enabled));
-		if (!try_child(cg->v2_base, NULL, NULL, &cg->v2_kill)) {
-			free(cg->v2_base);
-			cg->v2_base = NULL;
-		}
-	}
+void al_sb_cgroups_trial(al_sb_cgroups *cg, al_sb_cgverdict *v)
+{
+	memset(v, 0, sizeof(*v));
+	if (cg->v2_base)
+		v->v2_ok = try_child(cg->v2_base, NULL, NULL, &v->v2_kill);
 	static const char *const v2_limit[AL_CG__N] = {"memory.max", "pids.max",
 						       NULL};
 	static const char *const v1_limit[AL_CG__N] = {
 		"memory.limit_in_bytes", "pids.max", NULL};
-	static const char *const v1_value[AL_CG__N] = {"268435456", "64",
-						       NULL};
+	static const char *const limit_value[AL_CG__N] = {"268435456", "64",
+							  NULL};
 	for (int i = 0; i < AL_CG__N; i++) {
-		if (cg->v2_base && (i == AL_CG_CPU ||
-				    list_has(enabled, ctrl_name[i], " \n")) &&
-		    try_child(cg->v2_base, v2_limit[i],
-			      i == AL_CG_PIDS ? "64" : "268435456", NULL)) {
-			cg->ver[i] = AL_CG_V2;
+		if (v->v2_ok &&
+		    (i == AL_CG_CPU ||
+		     list_has(cg->v2_enabled, ctrl_name[i], " \n")) &&
+		    try_child(cg->v2_base, v2_limit[i], limit_value[i], NULL)) {
+			v->ver[i] = AL_CG_V2;
 			continue;
 		}
 		if (cg->v1_base[i] &&
-		    try_child(cg->v1_base[i], v1_limit[i], v1_value[i], NULL))
-			cg->ver[i] = AL_CG_V1;
+		    try_child(cg->v1_base[i], v1_limit[i], limit_value[i], NULL))
+			v->ver[i] = AL_CG_V1;
 	}
-	free(s.v2_path);
-	for (int i = 0; i < AL_CG__N; i++)
-		free(s.v1_path[i]);
+	al_sb_cgroups_apply(cg, v);
+}
+
+void al_sb_cgroups_apply(al_sb_cgroups *cg, const al_sb_cgverdict *v)
+{
+	if (!v->v2_ok) {
+		free(cg->v2_base);
+		cg->v2_base = NULL;
+	}
+	cg->v2_kill = cg->v2_base != NULL && v->v2_kill;
+	for (int i = 0; i < AL_CG__N; i++) {
+		al_sb_cgver ver = v->ver[i];
+		/* a verdict never names a hierarchy that was not located */
+		if ((ver == AL_CG_V2 && cg->v2_base == NULL) ||
+		    (ver == AL_CG_V1 && cg->v1_base[i] == NULL))
+			ver = AL_CG_NONE;
+		cg->ver[i] = ver;
+	}
 }
 
 void al_sb_cgroups_clear(al_sb_cgroups *cg)
@@ -270,17 +300,18 @@ void al_sb_cgroups_clear(al_sb_cgroups *cg)
 	memset(cg, 0, sizeof(*cg));
 }
 
+/* Creates base/name; *out is set only on success. */
 static int make_dir(const char *base, const char *name, char **out)
 {
-	*out = al_strdup_printf("%s/%s", base, name);
-	if (*out == NULL)
+	char *dir = al_strdup_printf("%s/%s", base, name);
+	if (dir == NULL)
 		return -ENOMEM;
-	if (mkdir(*out, 0755) < 0) {
-		int e = errno;
-		free(*out);
-		*out = NULL;
-		return -e;
+	if (mkdir(dir, 0755) < 0) {
+		int rc = neg_errno();
+		free(dir);
+		return rc;
 	}
+	*out = dir;
 	return 0;
 }
 
@@ -334,7 +365,7 @@ int al_sb_cgrun_create(const al_sb_cgroups *cg, const char *name,
 			run->v2_fd = open(run->v2_dir,
 					  O_DIRECTORY | O_RDONLY | O_CLOEXEC);
 			if (run->v2_fd < 0)
-				rc = -errno;
+				rc = neg_errno();
 		}
 	}
 	for (int i = 0; rc == 0 && i < AL_CG__N; i++) {
@@ -363,20 +394,60 @@ int al_sb_cgrun_create(const al_sb_cgroups *cg, const char *name,
 	return 0;
 }
 
-int al_sb_cgrun_attach(const al_sb_cgrun *run, pid_t pid, bool in_v2)
+int al_sb_cgrun_open_tasks(const al_sb_cgrun *run, int fds[AL_CG__N])
 {
-	char buf[32];
-	snprintf(buf, sizeof(buf), "%d", (int)pid);
+	int n = 0;
+	for (int i = 0; i < AL_CG__N; i++)
+		fds[i] = -1;
 	for (int i = 0; i < AL_CG__N; i++) {
 		if (run->v1_dir[i] == NULL)
 			continue;
-		int rc = write_str(run->v1_dir[i], "cgroup.procs", buf);
-		if (rc < 0)
+		bool dup = false; /* co-mounted controllers share one dir */
+		for (int j = 0; j < i; j++)
+			if (run->v1_dir[j] &&
+			    strcmp(run->v1_dir[j], run->v1_dir[i]) == 0)
+				dup = true;
+		if (dup)
+			continue;
+		char path[4096];
+		if (snprintf(path, sizeof(path), "%s/tasks", run->v1_dir[i]) >=
+		    (int)sizeof(path)) {
+			al_sb_cgrun_close_tasks(fds);
+			return -ENAMETOOLONG;
+		}
+		fds[i] = open(path, O_WRONLY | O_CLOEXEC);
+		if (fds[i] < 0) {
+			int rc = neg_errno();
+			al_sb_cgrun_close_tasks(fds);
 			return rc;
+		}
+		n++;
 	}
-	if (!in_v2 && run->v2_dir)
-		return write_str(run->v2_dir, "cgroup.procs", buf);
+	return n;
+}
+
+void al_sb_cgrun_close_tasks(int fds[AL_CG__N])
+{
+	for (int i = 0; i < AL_CG__N; i++)
+		if (fds[i] >= 0) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+}
+
+int al_sb_cgrun_join_self(const int fds[AL_CG__N])
+{
+	for (int i = 0; i < AL_CG__N; i++)
+		if (fds[i] >= 0 && write(fds[i], "0", 1) != 1)
+			return neg_errno();
 	return 0;
+}
+
+int al_sb_cgrun_attach_v2(const al_sb_cgrun *run, pid_t pid)
+{
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%d", (int)pid);
+	return run->v2_dir ? write_str(run->v2_dir, "cgroup.procs", buf) : 0;
 }
 
 /* Sends SIGKILL to every pid listed in dir/cgroup.procs; returns how many
@@ -411,11 +482,14 @@ void al_sb_cgrun_kill(const al_sb_cgrun *run)
 			kill_listed(run->v1_dir[i]);
 }
 
+/* Empty only when the kernel says so (or the cgroup is gone): a read that
+ * fails for another reason must not let a caller believe the run ended. */
 static bool dir_empty(const char *dir)
 {
 	char buf[64];
-	if (read_str(dir, "cgroup.procs", buf, sizeof(buf)) < 0)
-		return true;
+	int rc = read_str(dir, "cgroup.procs", buf, sizeof(buf));
+	if (rc < 0)
+		return rc == -ENOENT;
 	return buf[0] == '\0';
 }
 

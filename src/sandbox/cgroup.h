@@ -1,7 +1,8 @@
 /* Internal: the sandbox's cgroups, per controller on v2 or v1.
  *
- * Discovery (once per handle) finds, for each controller, a hierarchy
- * where a child of our own cgroup can be created and limited: v2 when the
+ * Discovery finds, for each controller, a hierarchy where a child of our
+ * own cgroup can be created and limited (the trial's verdict is cached per
+ * boot, see obs_cache.h): v2 when the
  * controller is enabled beneath our cgroup in the unified hierarchy, else
  * its v1 hierarchy.  The unified hierarchy is also used, even without
  * controllers, for cgroup.kill, cgroup.events and cpu.stat.  Only cgroups
@@ -25,12 +26,26 @@ typedef struct al_sb_cgroups {
 	bool v2_kill;		    /* cgroup.kill usable in v2_base's children */
 	al_sb_cgver ver[AL_CG__N];  /* where each controller is used */
 	char *v1_base[AL_CG__N];    /* our cgroup in the controller's v1 tree */
+	char v2_enabled[256];	    /* v2_base's cgroup.subtree_control */
 } al_sb_cgroups;
 
-/* Finds the hierarchies and checks each by creating (and removing) a test
- * child; a controller whose child cannot be created or limited stays
- * AL_CG_NONE.  Never fails for "not available". */
-void al_sb_cgroups_discover(al_sb_cgroups *cg);
+/* What the trials found, as cached (obs_cache.h). */
+typedef struct al_sb_cgverdict {
+	bool v2_ok;		   /* a child of v2_base could be created */
+	bool v2_kill;
+	al_sb_cgver ver[AL_CG__N];
+} al_sb_cgverdict;
+
+/* Finds our cgroup in each hierarchy from /proc/self/cgroup and
+ * /proc/self/mountinfo: paths only, nothing is created. */
+void al_sb_cgroups_locate(al_sb_cgroups *cg);
+/* Checks each located hierarchy by creating (and removing) a test child:
+ * a controller whose child cannot be created or limited stays AL_CG_NONE.
+ * Never fails for "not available". */
+void al_sb_cgroups_trial(al_sb_cgroups *cg, al_sb_cgverdict *v);
+/* Takes a verdict (fresh from the trial, or cached for the same located
+ * paths) into cg. */
+void al_sb_cgroups_apply(al_sb_cgroups *cg, const al_sb_cgverdict *v);
 void al_sb_cgroups_clear(al_sb_cgroups *cg);
 const char *al_sb_cgver_name(al_sb_cgver v);
 
@@ -45,9 +60,20 @@ typedef struct al_sb_cgrun {
 int al_sb_cgrun_create(const al_sb_cgroups *cg, const char *name,
 		       const al_limits *limits, al_sb_cgrun *run,
 		       al_error **err);
-/* Moves pid into every v1 cgroup (and into v2 when it was not cloned
- * there). */
-int al_sb_cgrun_attach(const al_sb_cgrun *run, pid_t pid, bool in_v2);
+/* Opens the `tasks` file of each distinct v1 cgroup for writing, so a
+ * single-threaded child can move itself (al_sb_cgrun_join_self) instead of
+ * being moved: writing a pid to cgroup.procs takes the kernel's global
+ * threadgroup lock for write, which waits for an RCU grace period (~10 ms
+ * per run here), while a thread moving itself through `tasks` does not.
+ * Fills fds (AL_CG__N entries, -1 when unused); returns how many were
+ * opened, or a negative errno (nothing left open). */
+int al_sb_cgrun_open_tasks(const al_sb_cgrun *run, int fds[AL_CG__N]);
+void al_sb_cgrun_close_tasks(int fds[AL_CG__N]);
+/* In the child: writes "0" (the calling thread) to each fd.
+ * Async-signal-safe. */
+int al_sb_cgrun_join_self(const int fds[AL_CG__N]);
+/* Moves pid into v2 when it was not cloned there. */
+int al_sb_cgrun_attach_v2(const al_sb_cgrun *run, pid_t pid);
 /* Kills every process in the run's cgroups (cgroup.kill; else SIGKILL to
  * each listed pid). */
 void al_sb_cgrun_kill(const al_sb_cgrun *run);

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "providers/builtin.h"
+#include "core/util.h"
 #include "sandbox/landlock.h"
+#include "sandbox/mechanisms.h"
 
 static int bad(al_error **err, const char *key)
 {
@@ -87,8 +89,39 @@ static int read_cap_last(void)
 	return v;
 }
 
+/* The config as the observation key sees it: every key, canonical. */
+static char *config_text(const al_sb_config *c)
+{
+	return al_strdup_printf(
+		"uid_base=%u uid_count=%u run_dir=%s allow_host_network=%d "
+		"tmp_bytes=%llu",
+		c->uid_base, c->uid_count, c->run_dir ? c->run_dir : "-",
+		(int)c->allow_host_network, (unsigned long long)c->tmp_bytes);
+}
+
+int al_sb_context_need_filter(al_sb_context *ctx, al_error **err)
+{
+	if (ctx->filter.insns != NULL)
+		return 0;
+	return al_sb_filter_compile(&ctx->filter, err);
+}
+
+/* The trials, now; their verdicts are cached under ctx->key. */
+static int observe(al_sb_context *ctx, al_error **err)
+{
+	int rc = al_sb_context_need_filter(ctx, err);
+	if (rc < 0)
+		return rc;
+	al_sb_try_mechanisms(ctx->privileged, ctx->cap_last, ctx->landlock_abi,
+			     &ctx->filter, &ctx->obs.mech);
+	al_sb_cgroups_trial(&ctx->cg, &ctx->obs.cg);
+	if (ctx->key[0] != '\0')
+		al_sb_obs_store(ctx->cache_dir, ctx->key, &ctx->obs);
+	return 0;
+}
+
 int al_sb_context_init(al_sb_context *ctx, const char *config_json,
-		       al_error **err)
+		       unsigned flags, al_error **err)
 {
 	memset(ctx, 0, sizeof(*ctx));
 	int rc = al_sb_config_parse(config_json, &ctx->cfg, err);
@@ -97,9 +130,27 @@ int al_sb_context_init(al_sb_context *ctx, const char *config_json,
 	ctx->privileged = geteuid() == 0;
 	ctx->cap_last = read_cap_last();
 	ctx->landlock_abi = al_sb_landlock_abi();
-	al_sb_cgroups_discover(&ctx->cg);
 	ctx->cache_dir = al_provider_cache_dir();
-	rc = al_sb_filter_compile(&ctx->filter, err);
+	al_sb_cgroups_locate(&ctx->cg);
+
+	char *cfg = config_text(&ctx->cfg);
+	al_sb_key_input in = {.config = cfg, .cg = &ctx->cg,
+			      .landlock_abi = ctx->landlock_abi,
+			      .cap_last = ctx->cap_last};
+	if (cfg == NULL || ctx->cache_dir == NULL ||
+	    al_sb_obs_key(&in, ctx->key) < 0)
+		ctx->key[0] = '\0'; /* observe without a cache */
+	free(cfg);
+
+	if (!(flags & AL_SB_CTX_OBSERVE_NOW) && ctx->key[0] != '\0' &&
+	    al_sb_obs_load(ctx->cache_dir, ctx->key, &ctx->obs)) {
+		al_sb_cgroups_apply(&ctx->cg, &ctx->obs.cg);
+		ctx->obs_cached = true;
+	} else {
+		rc = observe(ctx, err);
+	}
+	if (rc == 0 && (flags & AL_SB_CTX_RUNS))
+		rc = al_sb_context_need_filter(ctx, err);
 	if (rc < 0)
 		al_sb_context_clear(ctx);
 	return rc;

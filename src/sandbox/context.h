@@ -9,6 +9,7 @@
 #include <airlock/error.h>
 
 #include "sandbox/cgroup.h"
+#include "sandbox/obs_cache.h"
 #include "sandbox/seccomp_policy.h"
 
 /* Provider config JSON keys (docs/sandbox.md): */
@@ -33,12 +34,28 @@ typedef struct al_sb_context {
 	int cap_last;
 	int landlock_abi;
 	al_sb_cgroups cg;
-	al_sb_filter filter;
+	al_sb_filter filter; /* compiled only when runs may start */
 	char *cache_dir;
+	char key[AL_SB_KEY_LEN]; /* obs_cache key; "" when none */
+	al_sb_observed obs;	 /* mechanisms and cgroup verdicts */
+	bool obs_cached;	 /* obs came from the cache */
 } al_sb_context;
 
+enum {
+	/* ensure: compile the seccomp filter (runs will start) */
+	AL_SB_CTX_RUNS = 1 << 0,
+	/* doctor: do every trial now, whatever the cache holds */
+	AL_SB_CTX_OBSERVE_NOW = 1 << 1,
+};
+
+/* Parses the config, locates the cgroups and takes the observations from
+ * the cache or, when it has none for this host's key, does the trials
+ * (and caches them). */
 int al_sb_context_init(al_sb_context *ctx, const char *config_json,
-		       al_error **err);
+		       unsigned flags, al_error **err);
+/* Compiles the filter when it is not yet (a probe that must run a
+ * language inside).  Not thread-safe: for a context of one thread. */
+int al_sb_context_need_filter(al_sb_context *ctx, al_error **err);
 void al_sb_context_clear(al_sb_context *ctx);
 
 #endif

@@ -11,6 +11,7 @@
 #include "sandbox/context.h"
 #include "sandbox/probe.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/userns.h"
 
 struct check {
 	const char *mechanism;
@@ -53,14 +54,13 @@ int al_sandbox_doctor(FILE *out, bool json)
 {
 	al_sb_context ctx;
 	al_error *err = NULL;
-	if (al_sb_context_init(&ctx, NULL, &err) < 0) {
+	if (al_sb_context_init(&ctx, NULL, AL_SB_CTX_OBSERVE_NOW, &err) < 0) {
 		fprintf(out, "sandbox: cannot initialise: %s\n",
 			al_error_get_message(err));
 		al_error_free(err);
 		return 1;
 	}
-	al_sb_mechanisms m;
-	al_sb_probe_mechanisms(&ctx, &m);
+	const al_sb_mechanisms m = ctx.obs.mech;
 	bool kill_ok = ctx.cg.v2_kill;
 	struct check checks[] = {
 		{"user_namespaces", m.user_namespaces, true, userns_fix()},
@@ -74,6 +74,11 @@ int al_sandbox_doctor(FILE *out, bool json)
 		 "the capability bounding set could not be emptied"},
 		{"seccomp", m.seccomp, true,
 		 "seccomp filters are unavailable: enable CONFIG_SECCOMP_FILTER"},
+		{"uid_pool", !ctx.privileged || al_sb_uid_pool_check() == 0,
+		 true,
+		 "the per-run uid pool's lock file " AL_SB_UID_LOCK_FILE
+		 " cannot be used: its directory must be root's and writable "
+		 "by root alone"},
 		{"landlock", m.landlock, false,
 		 "Landlock is off: add 'landlock' to the lsm= boot parameter "
 		 "(e.g. lsm=landlock,lockdown,yama,apparmor,bpf) and reboot; "

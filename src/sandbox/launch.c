@@ -3,7 +3,10 @@
  *
  * Everything between clone and exec runs in a copy of a possibly
  * multi-threaded process, so it only makes system calls on data the parent
- * prepared: no allocation. */
+ * prepared: no allocation, and raw system calls where glibc would act on
+ * every thread it believes exists (set*id broadcast to all threads, fork's
+ * atfork locks), since those threads are not in the copy and a wrapper
+ * would wait for them forever. */
 #include "sandbox/launch.h"
 
 #include <errno.h>
@@ -17,7 +20,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <grp.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -31,8 +33,10 @@
 
 enum stage {
 	ST_SYNC = 1,
+	ST_CGROUP,
 	ST_CGROUPNS,
 	ST_MOUNTS,
+	ST_WORKSPACE,
 	ST_NET,
 	ST_UTS,
 	ST_USERNS,
@@ -50,8 +54,10 @@ enum stage {
 };
 
 static const char *const stage_names[ST__N] = {
-	[ST_SYNC] = "sync",	     [ST_CGROUPNS] = "cgroup_namespace",
-	[ST_MOUNTS] = "mounts",	     [ST_NET] = "network",
+	[ST_SYNC] = "sync",	     [ST_CGROUP] = "cgroup",
+	[ST_CGROUPNS] = "cgroup_namespace",
+	[ST_MOUNTS] = "mounts",	     [ST_WORKSPACE] = "workspace",
+	[ST_NET] = "network",
 	[ST_UTS] = "hostname",	     [ST_USERNS] = "user_namespace",
 	[ST_FORK] = "fork",	     [ST_STDIO] = "stdio",
 	[ST_SETSID] = "setsid",	     [ST_RLIMIT] = "rlimits",
@@ -71,8 +77,10 @@ struct fail_msg {
 	int32_t op;
 };
 
+/* Only ints: al_sb_launch_start sets every one to -1 at once. */
 struct fds {
 	int in[2], out[2], err[2], status[2], sync[2], fail[2];
+	int cg_tasks[AL_CG__N]; /* v1 `tasks` files the init joins */
 };
 
 static _Noreturn void fail(int fd, int stage, int err, int op)
@@ -145,6 +153,11 @@ static _Noreturn void run_program(const al_sb_launch *l, const struct fds *f)
 	reset_signals();
 	for (size_t i = 0; i < l->n_rlimits; i++) {
 		struct rlimit rl = {l->rlimits[i].value, l->rlimits[i].value};
+		/* A second of headroom: the soft limit's SIGXCPU names the
+		 * cause (killed/cpu_limit) before the hard limit's SIGKILL,
+		 * which still ends a program that ignores it. */
+		if (l->rlimits[i].resource == RLIMIT_CPU)
+			rl.rlim_max = rl.rlim_cur + 1;
 		if (setrlimit(l->rlimits[i].resource, &rl) < 0)
 			fail(ff, ST_RLIMIT, errno, (int)i);
 	}
@@ -165,6 +178,15 @@ static _Noreturn void run_program(const al_sb_launch *l, const struct fds *f)
 	}
 	execve(l->argv[0], l->argv, l->envp);
 	fail(ff, ST_EXEC, errno, 0);
+}
+
+/* fork() without glibc: its atfork handlers take locks (malloc arenas,
+ * stdio) that another thread of the parent may have held when clone3
+ * copied us, and would wait on them forever. */
+static pid_t raw_fork(void)
+{
+	return (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, 0UL, 0UL, 0UL,
+			      0UL);
 }
 
 static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
@@ -191,12 +213,26 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 	if (read(f->sync[0], &go, 1) != 1)
 		fail(ff, ST_SYNC, errno ? errno : EPIPE, 0);
 	close(f->sync[0]);
+	/* Into the run's v1 cgroups before anything else: the program is
+	 * forked inside them, and the cgroup namespace below is rooted at
+	 * the cgroup the init is in when it is created. */
+	if (al_sb_cgrun_join_self(f->cg_tasks) < 0)
+		fail(ff, ST_CGROUP, errno, 0);
+	for (int i = 0; i < AL_CG__N; i++)
+		if (f->cg_tasks[i] >= 0)
+			close(f->cg_tasks[i]);
 	if (unshare(CLONE_NEWCGROUP) < 0)
 		fail(ff, ST_CGROUPNS, errno, 0);
 	int op;
 	int rc = al_sb_mounts_apply(l->mounts, "/tmp", &op);
 	if (rc < 0)
 		fail(ff, ST_MOUNTS, -rc, op);
+	if (l->ws_fill) {
+		rc = al_sb_workspace_fill(l->ws_files, l->n_ws_files, l->ws_uid,
+					  l->ws_gid, l->ws_ro);
+		if (rc < 0)
+			fail(ff, ST_WORKSPACE, -rc, 0);
+	}
 	if (l->network == AL_NETWORK_LOOPBACK) {
 		rc = al_sb_loopback_up();
 		if (rc < 0)
@@ -208,9 +244,11 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 		/* Root built the view; from here on the run is its own
 		 * unprivileged host uid, root only in a user namespace that
 		 * owns none of the other namespaces. */
-		if (setgroups(0, NULL) < 0 ||
-		    setresgid(l->host_gid, l->host_gid, l->host_gid) < 0 ||
-		    setresuid(l->host_uid, l->host_uid, l->host_uid) < 0 ||
+		if (syscall(SYS_setgroups, 0, NULL) < 0 ||
+		    syscall(SYS_setresgid, l->host_gid, l->host_gid,
+			    l->host_gid) < 0 ||
+		    syscall(SYS_setresuid, l->host_uid, l->host_uid,
+			    l->host_uid) < 0 ||
 		    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0 || /* own /proc/self */
 		    unshare(CLONE_NEWUSER) < 0)
 			fail(ff, ST_USERNS, errno, 0);
@@ -221,7 +259,7 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 	/* The init's memory holds the host's environment: the program (same
 	 * uid) must not read it through /proc/1. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	pid_t prog = fork();
+	pid_t prog = raw_fork();
 	if (prog < 0)
 		fail(ff, ST_FORK, errno, 0);
 	if (prog == 0)
@@ -373,6 +411,12 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 	}
 	ctx->pidfd = -1;
 	ctx->cg = l->cgroups;
+	what = "opening the run's cgroups";
+	if (l->cgroups) {
+		rc = al_sb_cgrun_open_tasks(l->cgroups, f.cg_tasks);
+		if (rc < 0)
+			goto fail;
+	}
 
 	bool in_v2;
 	what = "clone3 into namespaces";
@@ -393,6 +437,7 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 	close(f.sync[0]);
 	close(f.fail[1]);
 	f.out[1] = f.err[1] = f.status[1] = f.sync[0] = f.fail[1] = -1;
+	al_sb_cgrun_close_tasks(f.cg_tasks);
 
 	what = "writing the uid map";
 	if (!l->privileged) {
@@ -401,8 +446,8 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 			goto fail_child;
 	}
 	what = "joining the run's cgroups";
-	if (l->cgroups) {
-		rc = al_sb_cgrun_attach(l->cgroups, pid, in_v2);
+	if (l->cgroups && !in_v2) {
+		rc = al_sb_cgrun_attach_v2(l->cgroups, pid);
 		if (rc < 0)
 			goto fail_child;
 	}
@@ -422,6 +467,10 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 			rc = -(m.err ? m.err : EIO);
 			if (m.stage == ST_EXEC)
 				reason = "start_failed";
+			else if (m.stage == ST_WORKSPACE)
+				reason = m.err == ENOSPC || m.err == EFBIG
+						 ? "workspace_no_space"
+						 : "workspace_setup_failed";
 			what = al_sb_stage_name(m.stage);
 		}
 		goto fail_child;
@@ -466,6 +515,7 @@ fail:
 	close_pair(f.status);
 	close_pair(f.sync);
 	close_pair(f.fail);
+	al_sb_cgrun_close_tasks(f.cg_tasks);
 	free(ctx);
 	return al_error_set(err, AL_ERR_UNAVAILABLE, -rc, reason,
 			    "sandbox start failed: %s", what);

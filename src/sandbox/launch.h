@@ -40,6 +40,15 @@ typedef struct al_sb_launch {
 	const al_sb_filter *filter;	/* NULL: no seccomp (probe only) */
 	al_sb_landlock_spec landlock;
 	al_sb_cgrun *cgroups;		/* may have no dirs at all */
+	/* a tmpfs /workspace (the mount plan has it) to fill with the input
+	 * files, owned by ws_uid/ws_gid as the init sees them; read-only
+	 * afterwards when ws_ro */
+	bool ws_fill;
+	bool ws_ro;
+	const al_file *ws_files;
+	size_t n_ws_files;
+	uid_t ws_uid;
+	gid_t ws_gid;
 } al_sb_launch;
 
 /* Where a start failed, for the error reason. */
@@ -49,7 +58,9 @@ const char *al_sb_stage_name(int stage);
  * kills through the cgroup and the pid namespace; signal_ctx must be freed
  * with al_sb_signal_ctx_free after the run).  Returns 0 or a negative
  * errno with err set: reason "sandbox_unavailable" when a mechanism failed,
- * "start_failed" when the program could not be executed. */
+ * "workspace_no_space" / "workspace_setup_failed" when the input files do
+ * not fit in / could not be written to a bounded workspace, "start_failed"
+ * when the program could not be executed. */
 int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 		       al_error **err);
 void al_sb_signal_ctx_free(void *ctx);

@@ -139,6 +139,15 @@ static int add_etc(al_sb_mount_plan *p, al_network net)
 	return rc;
 }
 
+void al_sb_tmpfs_opts(char *buf, size_t len, const char *mode, uint64_t bytes)
+{
+	uint64_t inodes = bytes / 4096;
+	if (inodes < 1024)
+		inodes = 1024;
+	snprintf(buf, len, "mode=%s,size=%" PRIu64 ",nr_inodes=%" PRIu64, mode,
+		 bytes, inodes);
+}
+
 static int add_dev(al_sb_mount_plan *p, uint64_t shm_bytes)
 {
 	int rc = add(p, AL_MOP_TMPFS, "mode=0755,size=64k", "/dev", false,
@@ -157,8 +166,8 @@ static int add_dev(al_sb_mount_plan *p, uint64_t shm_bytes)
 	for (size_t i = 0; rc == 0 && i < sizeof(links) / sizeof(links[0]); i++)
 		rc = add(p, AL_MOP_SYMLINK, links[i][0], links[i][1], false,
 			 false, false);
-	char opts[64];
-	snprintf(opts, sizeof(opts), "mode=1777,size=%" PRIu64, shm_bytes);
+	char opts[96];
+	al_sb_tmpfs_opts(opts, sizeof(opts), "1777", shm_bytes);
 	if (rc == 0)
 		rc = add(p, AL_MOP_TMPFS, opts, "/dev/shm", true, false, false);
 	return rc;
@@ -198,8 +207,8 @@ int al_sb_mount_plan_build(const al_sb_mount_params *prm,
 		rc = add_extra_root(p, prm->extra_roots[i]);
 	if (rc == 0)
 		rc = add_etc(p, prm->network);
-	char opts[64];
-	snprintf(opts, sizeof(opts), "mode=1777,size=%" PRIu64, prm->tmp_bytes);
+	char opts[128];
+	al_sb_tmpfs_opts(opts, sizeof(opts), "1777", prm->tmp_bytes);
 	if (rc == 0)
 		rc = add(p, AL_MOP_TMPFS, opts, "/tmp", true, false, false);
 	if (rc == 0)
@@ -220,7 +229,16 @@ int al_sb_mount_plan_build(const al_sb_mount_params *prm,
 		    prm->workspace_dir == NULL)
 			rc = add(p, AL_MOP_MKDIR, NULL, "/workspace", false,
 				 false, false);
-		else
+		else if (prm->workspace_bytes > 0) {
+			/* bounded: a fresh tmpfs, nothing of the host's */
+			al_sb_tmpfs_opts(opts, sizeof(opts), "0755",
+					 prm->workspace_bytes);
+			size_t n = strlen(opts);
+			snprintf(opts + n, sizeof(opts) - n, ",uid=%u,gid=%u",
+				 (unsigned)prm->ws_uid, (unsigned)prm->ws_gid);
+			rc = add(p, AL_MOP_TMPFS, opts, "/workspace", true,
+				 false, false);
+		} else
 			rc = add(p, AL_MOP_BIND, prm->workspace_dir,
 				 "/workspace",
 				 prm->workspace == AL_WORKSPACE_RW, false,
@@ -459,5 +477,77 @@ int al_sb_mounts_apply(const al_sb_mount_plan *plan, const char *staging,
 		  NULL) < 0)
 		return -errno;
 	*failed_op = -1;
+	return 0;
+}
+
+/* ---- the bounded workspace (child; no allocation) --------------------- */
+
+/* Creates the parents of path (below /workspace) owned by uid/gid. */
+static int ws_parents(char *path, uid_t uid, gid_t gid)
+{
+	for (char *p = path + strlen("/workspace/"); *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		int rc = 0;
+		if (mkdir(path, 0755) == 0) {
+			if (chown(path, uid, gid) < 0)
+				rc = -errno;
+		} else if (errno != EEXIST) {
+			rc = -errno;
+		}
+		*p = '/';
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int ws_write(const al_file *f, uid_t uid, gid_t gid)
+{
+	char path[PATH_MAX];
+	size_t n = strlen(f->path);
+	if (n + sizeof("/workspace/") > sizeof(path))
+		return -ENAMETOOLONG;
+	memcpy(path, "/workspace/", sizeof("/workspace/") - 1);
+	memcpy(path + sizeof("/workspace/") - 1, f->path, n + 1);
+	int rc = ws_parents(path, uid, gid);
+	if (rc < 0)
+		return rc;
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		      (mode_t)(f->mode & 0777));
+	if (fd < 0)
+		return -errno;
+	size_t off = 0;
+	while (rc == 0 && off < f->content.len) {
+		ssize_t w = write(fd, f->content.data + off,
+				  f->content.len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			rc = w < 0 ? -errno : -ENOSPC;
+		else
+			off += (size_t)w;
+	}
+	/* the exact mode asked for, whatever the umask */
+	if (rc == 0 && (fchown(fd, uid, gid) < 0 ||
+			fchmod(fd, (mode_t)(f->mode & 0777)) < 0))
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+int al_sb_workspace_fill(const al_file *files, size_t n, uid_t uid, gid_t gid,
+			 bool ro)
+{
+	for (size_t i = 0; i < n; i++) {
+		int rc = ws_write(&files[i], uid, gid);
+		if (rc < 0)
+			return rc;
+	}
+	if (ro && mount(NULL, "/workspace", NULL,
+			MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
+			NULL) < 0)
+		return -errno;
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <airlock/contract.h>
 #include <airlock/error.h>
@@ -45,6 +46,12 @@ typedef struct al_sb_mount_params {
 	const char *code_dir;	   /* host RUN/code */
 	const char *workspace_dir; /* host RUN/workspace, NULL for none */
 	al_workspace_mode workspace;
+	/* > 0 (with workspace ro or rw): /workspace is a tmpfs of this size
+	 * owned by ws_uid/ws_gid (as the mounting namespace sees them),
+	 * filled by al_sb_workspace_fill, not a bind of workspace_dir */
+	uint64_t workspace_bytes;
+	uid_t ws_uid;
+	gid_t ws_gid;
 	al_network network;
 	uint64_t tmp_bytes;
 	char *const *extra_roots; /* toolchain roots, NULL-terminated or NULL */
@@ -66,5 +73,18 @@ void al_sb_mount_plan_clear(al_sb_mount_plan *plan);
  * for the pivot itself).  Async-signal-safe. */
 int al_sb_mounts_apply(const al_sb_mount_plan *plan, const char *staging,
 		       int *failed_op);
+
+/* In the child, after al_sb_mounts_apply, for a tmpfs /workspace: writes
+ * the input files (parents created 0755), owned by uid/gid, setuid and
+ * setgid bits dropped; then makes /workspace read-only when ro.  Returns
+ * 0 or a negative errno (-ENOSPC: the inputs do not fit).
+ * Async-signal-safe. */
+int al_sb_workspace_fill(const al_file *files, size_t n, uid_t uid, gid_t gid,
+			 bool ro);
+
+/* tmpfs options with a size and an inode cap proportional to it (so a
+ * tree of empty files cannot pin unbounded kernel memory). */
+void al_sb_tmpfs_opts(char *buf, size_t len, const char *mode,
+		      uint64_t bytes);
 
 #endif

@@ -30,12 +30,15 @@ struct al_provider_handle {
 	al_facts *facts;
 	al_run_registry runs;
 	atomic_uint seq;
+	/* A run found a mechanism missing: the handle reports unhealthy
+	 * (the host retires it and probes again) and the cache is gone. */
+	atomic_bool broken;
 };
 
 static int sb_probe(const char *config_json, al_facts **out, al_error **err)
 {
 	al_sb_context ctx;
-	int rc = al_sb_context_init(&ctx, config_json, err);
+	int rc = al_sb_context_init(&ctx, config_json, 0, err);
 	if (rc < 0)
 		return rc;
 	rc = al_sb_probe_facts(&ctx, out, err);
@@ -49,7 +52,7 @@ static int sb_ensure(const char *config_json, al_provider_handle **out,
 	al_provider_handle *h = calloc(1, sizeof(*h));
 	if (h == NULL)
 		return -ENOMEM;
-	int rc = al_sb_context_init(&h->ctx, config_json, err);
+	int rc = al_sb_context_init(&h->ctx, config_json, AL_SB_CTX_RUNS, err);
 	if (rc < 0) {
 		free(h);
 		return rc;
@@ -67,11 +70,19 @@ static int sb_ensure(const char *config_json, al_provider_handle **out,
 
 static int sb_health(al_provider_handle *h, al_error **err)
 {
-	if (!h->facts->available)
+	if (!h->facts->available || atomic_load(&h->broken))
 		return al_error_set(err, AL_ERR_UNAVAILABLE, ENOSYS,
 				    "sandbox_unavailable",
 				    "the sandbox is not available on this host");
 	return 0;
+}
+
+/* The run failed closed because something the facts promised did not
+ * work: forget the cached observations, so the next probe tries them. */
+static void mechanism_missing(al_provider_handle *h)
+{
+	atomic_store(&h->broken, true);
+	al_sb_obs_invalidate(h->ctx.cache_dir);
 }
 
 /* Refusals decided before anything is created: 1 to go on. */
@@ -166,7 +177,7 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 	char **envp = NULL;
 	char *path_env = NULL;
 	uid_t uid = 0;
-	bool have_uid = false;
+	al_sb_uid slot = {.fd = -1};
 	int rc;
 
 	snprintf(res->run_id, sizeof(res->run_id), "%s", exec->run_id);
@@ -185,13 +196,18 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 		goto out;
 	}
 	if (h->ctx.privileged) {
-		if (al_sb_uid_take(h->ctx.cfg.uid_base, h->ctx.cfg.uid_count,
-				   &uid) < 0) {
+		rc = al_sb_uid_take(h->ctx.cfg.uid_base, h->ctx.cfg.uid_count,
+				    &slot);
+		if (rc < 0) {
+			/* every uid in use: busy; the pool itself unusable: the
+			 * sandbox cannot keep runs apart */
 			rc = al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
-						   "busy");
+						   rc == -EAGAIN
+							   ? "busy"
+							   : "sandbox_unavailable");
 			goto out;
 		}
-		have_uid = true;
+		uid = slot.uid;
 	} else {
 		uid = geteuid();
 	}
@@ -208,7 +224,8 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 		rc = al_error_set(&setup_err, AL_ERR_UNAVAILABLE, errno,
 				  "workspace_setup_failed",
 				  "cannot hand the workspace to the run's uid");
-	if (rc == 0 && write_inputs(req, &rd, uid) < 0)
+	if (rc == 0 && !al_sb_workspace_bounded(req) &&
+	    write_inputs(req, &rd, uid) < 0)
 		rc = al_error_set(&setup_err, AL_ERR_UNAVAILABLE, errno,
 				  "workspace_setup_failed",
 				  "cannot write the input files");
@@ -270,12 +287,15 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 	step.with_stdin = true;
 	rc = al_sb_run_step(&step, res, err);
 out:
+	if (h->facts->available && res->outcome == AL_OUTCOME_UNAVAILABLE &&
+	    res->reason != NULL &&
+	    strcmp(res->reason, "sandbox_unavailable") == 0)
+		mechanism_missing(h);
 	al_run_registry_remove(&h->runs, &entry);
 	if (rd.root != NULL && al_rundir_remove(&rd) < 0 && rc == 0)
 		rc = al_error_set(err, AL_ERR_IO, EIO, NULL,
 				  "cannot remove the run directory");
-	if (have_uid)
-		al_sb_uid_give(uid);
+	al_sb_uid_give(&slot);
 	res->finished_at_ms = al_now_ms();
 	al_env_free(envp);
 	free(path_env);

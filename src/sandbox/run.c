@@ -46,6 +46,12 @@ static void apply_cgroup_usage(const al_sb_cgrun *cg, al_result *res)
 		al_result_set_outcome(res, AL_OUTCOME_KILLED, "pids_limit");
 }
 
+bool al_sb_workspace_bounded(const al_request *req)
+{
+	return req->limits.workspace_bytes > 0 &&
+	       req->grant.workspace != AL_WORKSPACE_NONE;
+}
+
 int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 {
 	const al_request *req = s->exec->request;
@@ -62,10 +68,18 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 		return al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
 					     "sandbox_unavailable");
 	}
+	/* Mounts are made by the init as host root (privileged; then the
+	 * tmpfs belongs to the run's host uid) or as root of the run's user
+	 * namespace (unprivileged; already the caller's uid outside). */
+	uid_t ws_uid = ctx->privileged ? s->uid : 0;
+	bool ws_tmpfs = al_sb_workspace_bounded(req);
 	al_sb_mount_params mp = {
 		.code_dir = s->rd->code_dir,
 		.workspace_dir = s->rd->workspace,
 		.workspace = req->grant.workspace,
+		.workspace_bytes = ws_tmpfs ? req->limits.workspace_bytes : 0,
+		.ws_uid = ws_uid,
+		.ws_gid = (gid_t)ws_uid,
 		.network = req->grant.network,
 		.tmp_bytes = ctx->cfg.tmp_bytes,
 		.extra_roots = s->extra_roots,
@@ -104,6 +118,12 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 					      s->exec->inbox_acks_dir != NULL,
 			     .deny_tcp = req->grant.network == AL_NETWORK_NONE},
 		.cgroups = &cg,
+		.ws_fill = ws_tmpfs,
+		.ws_ro = req->grant.workspace == AL_WORKSPACE_RO,
+		.ws_files = req->files,
+		.n_ws_files = req->n_files,
+		.ws_uid = ws_uid,
+		.ws_gid = (gid_t)ws_uid,
 	};
 	al_child child;
 	rc = al_sb_launch_start(&l, &child, &setup_err);

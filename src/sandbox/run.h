@@ -24,6 +24,11 @@ typedef struct al_sb_step {
 	const char *cg_name; /* unique cgroup name for this step */
 } al_sb_step;
 
+/* true when /workspace is a tmpfs of limits.workspace_bytes filled with
+ * the input files inside the sandbox (nothing of it on the host), rather
+ * than a bind of RUN/workspace. */
+bool al_sb_workspace_bounded(const al_request *req);
+
 /* Fills res with the step's outcome (unavailable when the sandbox could
  * not be set up).  Returns 0, or a negative errno for a provider bug or a
  * cgroup that could not be removed (res still holds the outcome). */

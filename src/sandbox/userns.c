@@ -1,13 +1,14 @@
-/* User namespace id maps and the pool of per-run host uids. */
+/* User namespace id maps and the pool of per-run host uids (a lock per
+ * uid, shared by every airlock process on the host). */
 #include "sandbox/userns.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int write_proc(pid_t pid, const char *file, const char *text)
@@ -41,58 +42,71 @@ int al_sb_write_idmaps(pid_t pid, uid_t host_uid, gid_t host_gid)
 	return write_proc(pid, "gid_map", line);
 }
 
-static pthread_mutex_t uid_lock = PTHREAD_MUTEX_INITIALIZER;
-static uid_t *taken;
-static size_t n_taken, cap_taken;
+/* ---- the uid pool ----------------------------------------------------- */
 
-static bool is_taken(uid_t uid)
+/* Open the pool's lock file: in a root-owned directory nobody else can
+ * write, not a symlink, root's regular file.  One file serves every range:
+ * the byte at offset <uid> stands for that uid. */
+static int open_pool(void)
 {
-	for (size_t i = 0; i < n_taken; i++)
-		if (taken[i] == uid)
-			return true;
-	return false;
+	if (mkdir(AL_SB_UID_LOCK_DIR, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	struct stat st;
+	if (lstat(AL_SB_UID_LOCK_DIR, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
+		return -EPERM;
+	int fd = open(AL_SB_UID_LOCK_FILE,
+		      O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & 022)) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
 }
 
-int al_sb_uid_take(uint32_t base, uint32_t count, uid_t *uid)
+int al_sb_uid_pool_check(void)
 {
-	int rc = -EAGAIN;
-	pthread_mutex_lock(&uid_lock);
-	if (n_taken == cap_taken) {
-		size_t cap = cap_taken ? cap_taken * 2 : 16;
-		uid_t *t = realloc(taken, cap * sizeof(*t));
-		if (t == NULL) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		taken = t;
-		cap_taken = cap;
-	}
+	int fd = open_pool();
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+int al_sb_uid_take(uint32_t base, uint32_t count, al_sb_uid *out)
+{
+	out->fd = -1;
+	int fd = open_pool();
+	if (fd < 0)
+		return fd;
 	for (uint32_t i = 0; i < count; i++) {
-		uid_t u = (uid_t)(base + i);
-		if (!is_taken(u)) {
-			taken[n_taken++] = u;
-			*uid = u;
-			rc = 0;
-			break;
+		/* An open-file-description lock: it conflicts with every other
+		 * description, in this process or another, and goes away with
+		 * the last descriptor (and so with a crashed process). */
+		struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET,
+				   .l_start = (off_t)base + i, .l_len = 1};
+		if (fcntl(fd, F_OFD_SETLK, &fl) == 0) {
+			out->uid = (uid_t)(base + i);
+			out->fd = fd;
+			return 0;
+		}
+		if (errno != EAGAIN && errno != EACCES) {
+			int rc = -errno;
+			close(fd);
+			return rc;
 		}
 	}
-out:
-	pthread_mutex_unlock(&uid_lock);
-	return rc;
+	close(fd);
+	return -EAGAIN;
 }
 
-void al_sb_uid_give(uid_t uid)
+void al_sb_uid_give(al_sb_uid *u)
 {
-	pthread_mutex_lock(&uid_lock);
-	for (size_t i = 0; i < n_taken; i++)
-		if (taken[i] == uid) {
-			taken[i] = taken[--n_taken];
-			break;
-		}
-	if (n_taken == 0) {
-		free(taken);
-		taken = NULL;
-		cap_taken = 0;
-	}
-	pthread_mutex_unlock(&uid_lock);
+	if (u->fd >= 0)
+		close(u->fd);
+	u->fd = -1;
 }

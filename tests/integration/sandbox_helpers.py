@@ -1,8 +1,12 @@
 """Shared helpers for the sandbox integration tests: run the CLI with
 `-p sandbox --json`, and skip only on the provider's probed facts."""
+import atexit
 import json
 import os
+import shutil
 import subprocess
+import tempfile
+
 import pytest
 
 BIN = os.environ.get("AIRLOCK_BIN", "build/airlock")
@@ -31,9 +35,29 @@ def need(language=None, limit=None, network=None):
         pytest.skip("sandbox facts do not offer network %s" % network)
 
 
+# This session's own range of per-run host uids, so that checks for
+# processes left behind see only our runs, not another airlock's on the
+# same host.
+UID_BASE = 300000 + (os.getpid() % 500) * 100
+UID_COUNT = 100
+_session_dir = None
+
+
+def session_config():
+    """A configuration file (removed at exit) with this session's uids."""
+    global _session_dir
+    if _session_dir is None:
+        _session_dir = tempfile.mkdtemp(prefix="airlock-test-")
+        atexit.register(shutil.rmtree, _session_dir, True)
+        config_file(os.path.join(_session_dir, "config.json"),
+                    {"uid_base": UID_BASE, "uid_count": UID_COUNT})
+    return os.path.join(_session_dir, "config.json")
+
+
 def run(lang, code, *args, timeout=60):
     need(language=lang)
-    cmd = [BIN, "run", "-p", "sandbox", "-l", lang, "-e", code, "--json"]
+    cmd = [BIN, "--config", session_config(), "run", "-p", "sandbox",
+           "-l", lang, "-e", code, "--json"]
     cmd += list(args)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     try:
@@ -50,3 +74,18 @@ def hostile(name, *args, **kw):
         code = f.read()
     lang = "python" if name.endswith(".py") else "sh"
     return run(lang, code, *args, **kw)
+
+
+def config_file(path, sandbox_config):
+    """Writes a CLI configuration whose only candidate is the sandbox with
+    sandbox_config; returns its path."""
+    with open(path, "w") as f:
+        json.dump({"execution_enabled": True,
+                   "providers": [{"provider": "sandbox",
+                                  "config": sandbox_config}],
+                   "tenants": {"default": {
+                       "languages": "*",
+                       "grant": {"network": ["none", "loopback"],
+                                 "workspace": ["none", "ro", "rw"],
+                                 "secrets": [], "streaming": True}}}}, f)
+    return str(path)

@@ -10,10 +10,11 @@ import time
 
 import pytest
 
-from sandbox_helpers import hostile, need, run
+from sandbox_helpers import UID_BASE, UID_COUNT, hostile, need, run
 
 EPERM, ENOENT, ESRCH, EACCES, ENOSYS, EROFS = 1, 2, 3, 13, 38, 30
 EAFNOSUPPORT, ECONNREFUSED, ENETUNREACH, EMFILE = 97, 111, 101, 24
+ENOSPC = 28
 
 
 def lines(res):
@@ -21,7 +22,8 @@ def lines(res):
     return res["stdout"].splitlines()
 
 
-def uids_alive(lo=200000, hi=201000):
+def uids_alive(lo=UID_BASE, hi=UID_BASE + UID_COUNT):
+    """Processes of this session's per-run uids still alive."""
     out = subprocess.run(["ps", "-eo", "uid="], capture_output=True,
                          text=True).stdout.split()
     return [u for u in out if lo <= int(u) < hi]
@@ -214,3 +216,90 @@ def test_foreign_arch_syscall_kills():
     res = hostile("x32.py")
     assert res["outcome"] == "killed" and res["signal"] == signal.SIGSYS
     assert "AFTER" not in res["stdout"]
+
+
+@pytest.mark.parametrize("name", ["threads.py", "threads.sh"])
+def test_threads_bomb_held_by_pids_limit(name):
+    need(limit="pids")
+    res = hostile(name, "--pids", "32", "-t", "20s")
+    out = res["stdout"].splitlines()
+    assert "unbounded" not in res["stdout"], out[-3:]
+    if name.endswith(".py"):
+        assert res["outcome"] == "completed", res
+        word, n, err = out[-1].split()
+        assert word == "stopped" and err == "RuntimeError"
+    else:
+        # dash gives up when the limit refuses a fork
+        assert res["outcome"] == "failed" and "Cannot fork" in res["stderr"]
+        n = out[-1]
+    assert 0 < int(n) < 32
+    assert uids_alive() == []
+
+
+@pytest.mark.parametrize("name,total", [
+    ("flood.sh", (3000000, 3000000)),
+    ("flood.py", (40 * 65536 + 1, 40 * 65536)),
+])
+def test_interleaved_floods_of_long_lines_are_capped(name, total):
+    t0 = time.time()
+    res = hostile(name, "--output-limit", "64K", "-t", "20s")
+    assert res["outcome"] == "completed", res
+    assert time.time() - t0 < 15
+    for stream, letter, seen in (("stdout", "a", total[0]),
+                                 ("stderr", "b", total[1])):
+        assert res[stream + "_truncated"] is True
+        assert res[stream + "_bytes"] == seen
+        kept = res[stream]
+        body = kept.split("\n[airlock: output truncated]")[0]
+        assert len(body) == 65536 and set(body) == {letter}, stream
+
+
+@pytest.mark.parametrize("name", ["sigspin.py", "sigspin.sh"])
+def test_spinning_in_the_term_handler_past_the_deadline(name):
+    t0 = time.time()
+    res = hostile(name, "-t", "1s")
+    assert res["outcome"] == "timed_out" and res["exit_code"] is None, res
+    assert res["stdout"].startswith("ready")
+    # TERM at the deadline, KILL after the grace: nothing waits on the spin
+    assert time.time() - t0 < 8
+    assert uids_alive() == []
+
+
+@pytest.mark.parametrize("name", ["stdin_block.py", "stdin_block.sh"])
+def test_blocking_on_input_past_the_deadline(name, tmp_path):
+    big = tmp_path / "stdin"
+    big.write_bytes(b"x" * (4 << 20))  # far more than a pipe holds
+    t0 = time.time()
+    res = hostile(name, "-t", "1s", "--stdin-file", str(big))
+    assert res["outcome"] == "timed_out", res
+    assert res["stdout"] == "blocking\n"
+    assert time.time() - t0 < 8
+    assert uids_alive() == []
+
+
+@pytest.mark.parametrize("name", ["inodes.py", "inodes.sh"])
+def test_tmp_inode_exhaustion_is_bounded(name):
+    t0 = time.time()
+    res = hostile(name, "-t", "30s")
+    out = res["stdout"].split()
+    assert "unbounded" not in out, out
+    n = int(out[1])
+    # /tmp is 64 MiB: one inode per 4 KiB, minus the root directory
+    assert 1000 < n <= 64 * 1024 // 4, n
+    if name.endswith(".py"):
+        assert int(out[2]) == ENOSPC
+    else:
+        assert "No space left on device" in res["stderr"]
+    assert time.time() - t0 < 25
+
+
+def test_setuid_binaries_are_inert():
+    out = lines(hostile("setuid.sh"))
+    # the bits are there, on root's (unmapped: nobody's) files
+    assert "-rwsr-xr-x /usr/bin/su" in out
+    assert "-rwsr-xr-x /usr/bin/newgrp" in out
+    assert "su rc=1" in out
+    # a shell started through the setuid newgrp: our own ids, no caps
+    assert "Uid:\t0\t0\t0\t0" in out and "Gid:\t0\t0\t0\t0" in out
+    for cap in ("CapEff", "CapPrm", "CapBnd"):
+        assert "%s:\t0000000000000000" % cap in out

@@ -1,0 +1,1019 @@
+#!/usr/bin/python3
+"""airlock bench driver (bench/README.md explains the method).
+
+Runs airlock and its peers on the same work, interleaved round-robin, and
+prints medians, p90 and ratios -- never pass/fail thresholds.  Standard
+library only (Debian's /usr/bin/python3).
+
+usage: driver.py --airlock BUILD/airlock --inproc BUILD/bench/inproc
+                 --out bench/results/latest.md [--quick]
+"""
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import re
+import shlex
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+DEVNULL = subprocess.DEVNULL
+
+
+# ---- small helpers ------------------------------------------------------
+
+def log(msg):
+    print(f"bench: {msg}", file=sys.stderr, flush=True)
+
+
+def run_text(argv, timeout=20):
+    """stdout+stderr of a short command, or '' when it cannot run."""
+    try:
+        p = subprocess.run(argv, stdin=DEVNULL, capture_output=True,
+                           text=True, timeout=timeout)
+        return (p.stdout + p.stderr).strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def first_line(text):
+    return text.splitlines()[0].strip() if text.strip() else ""
+
+
+def median(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def p90(xs):
+    if not xs:
+        return float("nan")
+    s = sorted(xs)
+    return s[max(0, math.ceil(0.9 * len(s)) - 1)]
+
+
+def p99(xs):
+    if not xs:
+        return float("nan")
+    s = sorted(xs)
+    return s[max(0, math.ceil(0.99 * len(s)) - 1)]
+
+
+def fmt_ms(v):
+    return "—" if v is None or math.isnan(v) else f"{v:.2f}"
+
+
+def fmt_ratio(a, b):
+    if a is None or b is None or math.isnan(a) or math.isnan(b) or b <= 0:
+        return "—"
+    return f"{a / b:.2f}×"
+
+
+def vm_kb(pid, key="VmRSS"):
+    """A kB figure from /proc/PID/status (VmRSS, VmHWM), or None."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def reset_peak_rss(pid):
+    """Resets VmHWM to the current RSS (proc(5), clear_refs 5)."""
+    try:
+        with open(f"/proc/{pid}/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+# ---- machine facts ------------------------------------------------------
+
+def machine_facts(airlock):
+    cpu = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem = "unknown"
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    mem = f"{int(line.split()[1]) / 1048576:.1f} GiB"
+                    break
+    except OSError:
+        pass
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    commit = run_text(["git", "-C", repo, "rev-parse", "--short", "HEAD"])
+    dirty = run_text(["git", "-C", repo, "status", "--porcelain",
+                      "--untracked-files=no"])
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc)
+        .strftime("%Y-%m-%d %H:%M UTC"),
+        "kernel": platform.release(),
+        "cpu": cpu,
+        "cores": str(os.cpu_count()),
+        "memory": mem,
+        "airlock": first_line(run_text([airlock, "--version"])) +
+        (f" (commit {commit}{', modified' if dirty else ''})"
+         if commit else ""),
+        "python (driver)": platform.python_version(),
+        "load average at start (1, 5, 15 min)": load_average(),
+    }
+
+
+def load_average():
+    """Other work on the machine shows here; interleaving spreads it."""
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+# ---- interpreters: the ones airlock's sandbox would use ------------------
+
+def sandbox_languages(airlock, state_dir):
+    """language -> interpreter path, as `airlock probe` observed them."""
+    out = run_text([airlock, "--state-dir", state_dir, "probe", "--json"])
+    try:
+        facts = json.loads(out)
+    except ValueError:
+        return {}
+    for f in facts if isinstance(facts, list) else []:
+        if f.get("provider") == "sandbox":
+            return {lang["language"]: lang["path"]
+                    for lang in f.get("languages", [])}
+    return {}
+
+
+def prefix_outside_usr(path):
+    """The install prefix of an interpreter that lives outside /usr (a
+    pyenv build, say), which the peers' minimal roots must also bind."""
+    real = os.path.realpath(path)
+    if real.startswith("/usr/"):
+        return None
+    return os.path.dirname(os.path.dirname(real))
+
+
+# ---- workloads ----------------------------------------------------------
+
+class Workload:
+    def __init__(self, key, title, cmd, lang, code, rounds, note=""):
+        self.key, self.title, self.cmd = key, title, cmd
+        self.lang, self.code, self.rounds, self.note = lang, code, rounds, note
+
+    def request(self):
+        return {"language": self.lang, "code": self.code}
+
+
+def workloads(langs, quick):
+    fast, slow = (12, 6) if quick else (60, 25)
+    py = langs.get("python") or shutil.which("python3") or "/usr/bin/python3"
+    node = langs.get("javascript") or shutil.which("node") or "/usr/bin/node"
+    return [
+        Workload("true", "/bin/true", ["/bin/true"], "sh", "exec /bin/true",
+                 fast, "airlock has no bare-binary language: its run is sh "
+                 "code `exec /bin/true` (dash starts, then execs true)"),
+        Workload("sh-true", "sh -c true", ["/bin/sh", "-c", "true"], "sh",
+                 "true", fast),
+        Workload("echo", "sh -c 'echo 1'", ["/bin/sh", "-c", "echo 1"], "sh",
+                 "echo 1", fast),
+        Workload("python", "python hello world",
+                 [py, "-c", 'print("hello world")'], "python",
+                 'print("hello world")', slow,
+                 f"interpreter {py} for every variant (the one airlock's "
+                 "probe selected)"),
+        Workload("node", "node hello world",
+                 [node, "-e", 'console.log("hello world")'], "javascript",
+                 'console.log("hello world")', slow, f"interpreter {node}"),
+    ]
+
+
+# ---- variants -----------------------------------------------------------
+
+class Result:
+    """Samples of one variant on one workload."""
+
+    def __init__(self):
+        self.ms = []
+        self.failures = 0
+
+
+class Variant:
+    """kind: 'spawn' (a command per run), 'inproc' (a line to bench/inproc)
+    or 'http' (POST to airlockd).  skip: why it is not measured."""
+
+    def __init__(self, name, kind, describe):
+        self.name, self.kind, self.describe = name, kind, describe
+        self.skip = None
+        self.version = ""
+
+    def argv(self, w):  # spawn only
+        raise NotImplementedError
+
+    def supports(self, w):
+        return True
+
+    def once(self, w):
+        """Returns (ms, ok)."""
+        argv = self.argv(w)
+        t0 = time.perf_counter_ns()
+        p = subprocess.run(argv, stdin=DEVNULL, stdout=DEVNULL,
+                           stderr=DEVNULL, check=False)
+        t1 = time.perf_counter_ns()
+        return (t1 - t0) / 1e6, p.returncode == 0
+
+    def smoke(self, w):
+        """None when a run works, else why not."""
+        try:
+            p = subprocess.run(self.argv(w), stdin=DEVNULL,
+                               capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError) as e:
+            return f"cannot start: {e}"
+        if p.returncode != 0:
+            why = first_line(p.stderr) or first_line(p.stdout)
+            return f"smoke run exited {p.returncode}: {why[:160]}"
+        return None
+
+
+class Bare(Variant):
+    def __init__(self):
+        super().__init__("bare", "spawn", "the command itself")
+
+    def argv(self, w):
+        return list(w.cmd)
+
+
+class Unshare(Variant):
+    def __init__(self):
+        super().__init__("unshare", "spawn",
+                         "`unshare -Urpmn --fork CMD` (util-linux)")
+        self.version = first_line(run_text(["unshare", "--version"]))
+
+    def argv(self, w):
+        return ["unshare", "-Urpmn", "--fork"] + w.cmd
+
+
+class Bwrap(Variant):
+    def __init__(self, extra_prefixes):
+        super().__init__(
+            "bwrap", "spawn",
+            "`bwrap --unshare-all --die-with-parent --new-session "
+            "--ro-bind /usr /usr` + /bin,/lib,/lib64,/sbin symlinks, "
+            "`--proc /proc --dev /dev --tmpfs /tmp` (+ ro-bind of an "
+            "interpreter prefix outside /usr) `CMD`")
+        self.extra = extra_prefixes
+        self.version = first_line(run_text(["bwrap", "--version"]))
+
+    def argv(self, w):
+        a = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session",
+             "--ro-bind", "/usr", "/usr"]
+        for d in ("bin", "lib", "lib64", "sbin"):
+            if os.path.islink("/" + d):
+                a += ["--symlink", "usr/" + d, "/" + d]
+        for p in self.extra:
+            a += ["--ro-bind", p, p]
+        a += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+              "--chdir", "/tmp"]
+        return a + w.cmd
+
+
+class Firejail(Variant):
+    def __init__(self):
+        super().__init__("firejail", "spawn",
+                         "`firejail --quiet --noprofile --net=none CMD`")
+        self.version = first_line(run_text(["firejail", "--version"]))
+
+    def argv(self, w):
+        return ["firejail", "--quiet", "--noprofile", "--net=none"] + w.cmd
+
+
+class OciRuntime(Variant):
+    """runc or crun with one bundle per workload: a read-only rootfs of
+    symlinks and mount points, the host's /usr (and an interpreter prefix
+    outside it) bound read-only, a tmpfs /tmp, the spec's default
+    namespaces (pid, mount, ipc, uts, network)."""
+
+    def __init__(self, tool, workdir, extra_prefixes):
+        super().__init__(tool, "spawn",
+                         f"`{tool} --root STATE run --bundle B ID`, "
+                         "bundle from `runc spec`: ro rootfs, host /usr "
+                         "bound ro, tmpfs /tmp")
+        self.tool = tool
+        self.extra = extra_prefixes
+        self.base = os.path.join(workdir, tool)
+        self.state = os.path.join(self.base, "state")
+        self.rootfs = os.path.join(self.base, "rootfs")
+        self.bundles = {}
+        self.seq = 0
+        self.lock = threading.Lock()
+        self.version = first_line(run_text([tool, "--version"]))
+
+    def prepare(self, works):
+        os.makedirs(self.state, exist_ok=True)
+        for d in ["usr", "proc", "dev", "sys", "tmp"] + \
+                [p.lstrip("/") for p in self.extra]:
+            os.makedirs(os.path.join(self.rootfs, d), exist_ok=True)
+        for d in ("bin", "lib", "lib64", "sbin"):
+            if os.path.islink("/" + d):
+                os.symlink("usr/" + d, os.path.join(self.rootfs, d))
+        spec_dir = os.path.join(self.base, "spec")
+        os.makedirs(spec_dir)
+        # `runc spec` writes the default config.json (crun has no spec
+        # command of its own that we rely on; the OCI format is shared).
+        if subprocess.run(["runc", "spec"], cwd=spec_dir, stdin=DEVNULL,
+                          stdout=DEVNULL, stderr=DEVNULL).returncode != 0:
+            return "`runc spec` failed"
+        with open(os.path.join(spec_dir, "config.json")) as f:
+            spec = json.load(f)
+        for w in works:
+            c = json.loads(json.dumps(spec))
+            c["process"]["args"] = list(w.cmd)
+            c["process"]["terminal"] = False
+            c["root"] = {"path": self.rootfs, "readonly": True}
+            mounts = c.setdefault("mounts", [])
+            for src in ["/usr"] + self.extra:
+                mounts.append({"destination": src, "type": "bind",
+                               "source": src, "options": ["rbind", "ro"]})
+            mounts.append({"destination": "/tmp", "type": "tmpfs",
+                           "source": "tmpfs",
+                           "options": ["nosuid", "nodev", "size=64m"]})
+            b = os.path.join(self.base, "bundle-" + w.key)
+            os.makedirs(b)
+            with open(os.path.join(b, "config.json"), "w") as f:
+                json.dump(c, f, indent=1)
+            self.bundles[w.key] = b
+        return None
+
+    def argv(self, w):
+        with self.lock:
+            self.seq += 1
+            cid = f"alb-{os.getpid()}-{self.seq}"
+        return [self.tool, "--root", self.state, "run", "--bundle",
+                self.bundles[w.key], cid]
+
+
+class AirlockCli(Variant):
+    def __init__(self, airlock, state_dir):
+        super().__init__("airlock run", "spawn",
+                         "`airlock --state-dir TMP run -p sandbox -l LANG "
+                         "-e CODE` (the whole CLI process: config, host "
+                         "pipeline, audit to SQLite, sandbox)")
+        self.airlock, self.state_dir = airlock, state_dir
+
+    def argv(self, w):
+        return [self.airlock, "--state-dir", self.state_dir, "run",
+                "-p", "sandbox", "-l", w.lang, "-e", w.code]
+
+
+class InProc(Variant):
+    """A line to the long-lived bench/inproc; it times the call itself."""
+
+    def __init__(self, name, mode, proc, describe):
+        super().__init__(name, "inproc", describe)
+        self.mode, self.proc = mode, proc
+
+    def once(self, w):
+        reply = self.proc.ask(f"{self.mode} {json.dumps(w.request())}")
+        ns, outcome = reply.split()
+        return int(ns) / 1e6, outcome == "completed"
+
+    def smoke(self, w):
+        _, ok = self.once(w)
+        return None if ok else "smoke run did not complete (see inproc log)"
+
+
+class Api(Variant):
+    """POST /v1/runs?wait=true to airlockd, end to end (urllib, one
+    connection per request)."""
+
+    def __init__(self, daemon):
+        super().__init__("airlock API", "http",
+                         "`POST /v1/runs?wait=true` to `airlock serve` on "
+                         "loopback (urllib, new connection per request)")
+        self.daemon = daemon
+        self.unexpected = {}  # "outcome (reason)" -> count
+        self.lock = threading.Lock()
+
+    def once(self, w):
+        t0 = time.perf_counter_ns()
+        res = self.daemon.post(w.request())
+        t1 = time.perf_counter_ns()
+        ok = res.get("outcome") == "completed"
+        if not ok:
+            key = f"{res.get('outcome')} ({res.get('reason')})"
+            with self.lock:
+                self.unexpected[key] = self.unexpected.get(key, 0) + 1
+        return (t1 - t0) / 1e6, ok
+
+    def smoke(self, w):
+        try:
+            _, ok = self.once(w)
+        except (OSError, ValueError) as e:
+            return f"request failed: {e}"
+        return None if ok else "smoke run did not complete"
+
+
+# ---- the long-lived in-process helper -----------------------------------
+
+class InProcHelper:
+    def __init__(self, binary, state_dir, log_path):
+        self.log = open(log_path, "a")
+        self.p = subprocess.Popen([binary, state_dir], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=self.log,
+                                  text=True, bufsize=1)
+        ready = self.p.stdout.readline().strip()
+        if ready != "ready":
+            self.close()
+            raise RuntimeError("bench/inproc did not start (see its log)")
+
+    def ask(self, line):
+        self.p.stdin.write(line + "\n")
+        self.p.stdin.flush()
+        reply = self.p.stdout.readline()
+        if not reply:
+            raise RuntimeError("bench/inproc exited")
+        return reply.strip()
+
+    def close(self):
+        if self.p.poll() is None:
+            try:
+                self.p.stdin.write("Q\n")
+                self.p.stdin.close()
+            except OSError:
+                pass
+            try:
+                self.p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+        self.log.close()
+
+
+# ---- airlockd -----------------------------------------------------------
+
+def have_serve(airlock):
+    try:
+        return subprocess.run([airlock, "serve", "--help"], stdin=DEVNULL,
+                              stdout=DEVNULL, stderr=DEVNULL,
+                              timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+class Daemon:
+    def __init__(self, airlock, state_dir, log_path):
+        self.state_dir = state_dir
+        self.log_path = log_path
+        self.p = subprocess.Popen(
+            [airlock, "--state-dir", state_dir, "serve", "--listen",
+             "127.0.0.1:0"], stdin=DEVNULL, stdout=DEVNULL,
+            stderr=subprocess.PIPE, text=True)
+        self.url = None
+        found = threading.Event()
+
+        def pump():
+            with open(log_path, "a") as logf:
+                for line in self.p.stderr:
+                    logf.write(line)
+                    logf.flush()
+                    m = re.search(r"listening on (http://[0-9.:\[\]]+)", line)
+                    if m and self.url is None:
+                        self.url = m.group(1)
+                        found.set()
+        self.pump = threading.Thread(target=pump, daemon=True)
+        self.pump.start()
+        if not found.wait(20) or self.url is None:
+            self.stop()
+            raise RuntimeError("airlock serve printed no listening address")
+        tok = os.path.join(state_dir, "token")
+        for _ in range(100):
+            if os.path.exists(tok):
+                break
+            time.sleep(0.05)
+        with open(tok) as f:
+            self.token = f.read().strip()
+        for _ in range(100):
+            try:
+                with urllib.request.urlopen(self.url + "/v1/health",
+                                            timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except (OSError, ValueError):
+                time.sleep(0.05)
+        time.sleep(0.5)  # let start-up settle, then: idle, no run yet
+        self.idle_kb = self.rss_kb()
+
+    def post(self, req):
+        body = json.dumps(req).encode()
+        r = urllib.request.Request(
+            self.url + "/v1/runs?wait=true", data=body, method="POST",
+            headers={"Authorization": "Bearer " + self.token,
+                     "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(r, timeout=60) as resp:
+                return json.loads(resp.read())
+        except urllib.error.HTTPError as e:
+            try:
+                return json.loads(e.read())
+            except ValueError:
+                return {"outcome": f"http_{e.code}"}
+
+    def rss_kb(self, key="VmRSS"):
+        return vm_kb(self.p.pid, key)
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+            try:
+                self.p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+        self.pump.join(timeout=5)
+
+
+# ---- measurement --------------------------------------------------------
+
+def latency(w, variants, warmup):
+    """Interleaved round-robin: every round runs each variant once, the
+    starting variant rotating so none always follows the same neighbour."""
+    active = [v for v in variants if v.skip is None and v.supports(w)]
+    results = {v.name: Result() for v in active}
+    for r in range(w.rounds + warmup):
+        k = r % len(active) if active else 0
+        for v in active[k:] + active[:k]:
+            ms, ok = v.once(w)
+            if r < warmup:
+                continue
+            res = results[v.name]
+            if ok:
+                res.ms.append(ms)
+            else:
+                res.failures += 1
+    return results
+
+
+def spawn_throughput(v, w, workers, seconds):
+    """workers threads each looping the variant for `seconds`."""
+    counts = [0] * workers
+    bad = [0] * workers
+    deadline = time.perf_counter() + seconds
+
+    def loop(i):
+        while time.perf_counter() < deadline:
+            _, ok = v.once(w)
+            counts[i] += 1
+            bad[i] += 0 if ok else 1
+    t0 = time.perf_counter()
+    ts = [threading.Thread(target=loop, args=(i,)) for i in range(workers)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return sum(counts), time.perf_counter() - t0, sum(bad)
+
+
+def inproc_throughput(helpers, mode, threads, seconds, w):
+    """Each helper process runs `threads` threads for `seconds`."""
+    line = f"T {mode} {threads} {int(seconds * 1000)} {json.dumps(w.request())}"
+    for h in helpers:
+        h.p.stdin.write(line + "\n")
+        h.p.stdin.flush()
+    runs = bad = 0
+    elapsed = 0.0
+    for h in helpers:
+        n, ns, b = (int(x) for x in h.p.stdout.readline().split())
+        runs, bad = runs + n, bad + b
+        elapsed = max(elapsed, ns / 1e9)
+    return runs, elapsed, bad
+
+
+# ---- the run ------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--airlock", required=True)
+    ap.add_argument("--inproc", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--quick", action="store_true",
+                    help="few rounds and short throughput (a smoke run)")
+    args = ap.parse_args()
+    started = time.monotonic()
+    quick = args.quick
+    warmup = 2 if quick else 3
+    tp_long, tp_short = (2.0, 1.0) if quick else (10.0, 5.0)
+    tp_slice = 1.0 if quick else 2.0
+
+    work = tempfile.mkdtemp(prefix="airlock-bench-")
+    # what run() starts, stopped here whatever happens
+    helpers, daemons = [], []
+    try:
+        return run(args, work, quick, warmup, (tp_long, tp_short, tp_slice),
+                   started, helpers, daemons)
+    finally:
+        for h in helpers:
+            h.close()
+        for d in daemons:
+            d.stop()
+        for f in ("inproc.log", "daemon.log"):
+            p = os.path.join(work, f)
+            if os.path.exists(p) and os.path.getsize(p) > 0:
+                with open(p) as fh:
+                    tail = fh.read().strip().splitlines()[-5:]
+                log(f"{f} (last lines): " + " | ".join(tail))
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run(args, work, quick, warmup, tp_times, started, helpers, daemons):
+    tp_long, tp_short, tp_slice = tp_times
+    airlock = os.path.abspath(args.airlock)
+    facts = machine_facts(airlock)
+    state = os.path.join(work, "state")
+    os.makedirs(state, mode=0o700)
+    langs = sandbox_languages(airlock, state)
+    works = workloads(langs, quick)
+    extra = sorted({p for p in (prefix_outside_usr(w.cmd[0]) for w in works)
+                    if p})
+    inproc_log = os.path.join(work, "inproc.log")
+
+    variants = [Bare()]
+    for tool, make in (("unshare", Unshare), ("bwrap", lambda: Bwrap(extra)),
+                       ("firejail", Firejail),
+                       ("runc", lambda: OciRuntime("runc", work, extra)),
+                       ("crun", lambda: OciRuntime("crun", work, extra))):
+        if shutil.which(tool) is None:
+            v = Variant(tool, "spawn", "")
+            v.skip = f"`{tool}` not installed"
+            variants.append(v)
+            continue
+        v = make()
+        if isinstance(v, OciRuntime):
+            if shutil.which("runc") is None:
+                v.skip = "needs `runc spec` to write the bundle"
+            else:
+                v.skip = v.prepare(works)
+        variants.append(v)
+    variants.append(AirlockCli(airlock, state))
+
+    inproc_state = os.path.join(work, "inproc-state")
+    os.makedirs(inproc_state, mode=0o700)
+    main_helper = InProcHelper(args.inproc, inproc_state, inproc_log)
+    helpers.append(main_helper)
+    inproc_rss0 = main_helper.ask("M")
+    variants.append(InProc(
+        "airlock lib: provider", "P", main_helper,
+        "bench/inproc: `execute` on an ensured `sandbox` handle "
+        "(public API, no host, no audit)"))
+    variants.append(InProc(
+        "airlock lib: host", "H", main_helper,
+        "bench/inproc: `al_host_run` (default config, provider "
+        "`sandbox`, every gate, audit to SQLite)"))
+
+    daemon_note = None
+    daemon = None
+    if have_serve(airlock):
+        dstate = os.path.join(work, "daemon-state")
+        os.makedirs(dstate, mode=0o700)
+        try:
+            daemon = Daemon(airlock, dstate, os.path.join(work, "daemon.log"))
+            daemons.append(daemon)
+        except (RuntimeError, OSError) as e:
+            daemon_note = f"`airlock serve` did not start: {e}"
+        if daemon is not None:
+            variants.append(Api(daemon))
+    else:
+        daemon_note = ("`airlock serve` is not in this build "
+                       "(`airlock serve --help` fails): no API figures")
+
+    # Smoke every variant on the first workload; a failing peer is
+    # skipped with its reason.
+    for v in variants:
+        if v.skip is None:
+            v.skip = v.smoke(works[0])
+            if v.skip:
+                log(f"{v.name}: skipped: {v.skip}")
+
+    # ---- latency
+    lat = {}
+    for w in works:
+        log(f"latency: {w.title} ({w.rounds} rounds + {warmup} warm-up)")
+        lat[w.key] = latency(w, variants, warmup)
+
+    # ---- throughput, interleaved in slices like the latency rounds
+    tp = []
+    tw = next(w for w in works if w.key == "sh-true")
+    by_name = {v.name: v for v in variants}
+    second = InProcHelper(args.inproc, inproc_state, inproc_log)
+    helpers.append(second)
+    pair = [main_helper, second]
+    spawn_how = "2 driver threads, a process per run"
+    entries = []  # (name, how, run one slice of s seconds)
+    for name in ("bare", "bwrap", "airlock run"):
+        v = by_name.get(name)
+        if v is None or v.skip:
+            tp.append((name, spawn_how, None, 0, 0,
+                       v.skip if v else "absent"))
+            continue
+        entries.append((name, spawn_how,
+                        lambda s, v=v: spawn_throughput(v, tw, 2, s)))
+    entries.append(("airlock lib: provider", "2 processes × 1 thread",
+                    lambda s: inproc_throughput(pair, "P", 1, s, tw)))
+    entries.append(("airlock lib: host",
+                    "2 processes × 1 thread, one state dir",
+                    lambda s: inproc_throughput(pair, "H", 1, s, tw)))
+    slices = max(1, round(tp_long / tp_slice))
+    log(f"throughput: {len(entries)} variants × {slices} interleaved "
+        f"slices of {tp_slice:g} s")
+    sums = {name: [0, 0.0, 0] for name, _, _ in entries}
+    for k in range(slices):
+        order = entries[k % len(entries):] + entries[:k % len(entries)]
+        for name, _, fn in order:
+            n, el, bad = fn(tp_slice)
+            acc = sums[name]
+            acc[0], acc[1], acc[2] = acc[0] + n, acc[1] + el, acc[2] + bad
+    for name, how, _ in entries:
+        n, el, bad = sums[name]
+        tp.append((name, how, n, el, bad, ""))
+    # Runs on two threads of one process (the daemon, a threaded
+    # embedder) go alone and last: a stalled run there must not distort
+    # the others' slices.
+    api = by_name.get("airlock API")
+    if api is not None and api.skip is None:
+        log(f"throughput: airlock API, 2 client threads ({tp_short:g} s)")
+        n, el, bad = spawn_throughput(api, tw, 2, tp_short)
+        tp.append(("airlock API", "2 client threads", n, el, bad, ""))
+    log(f"throughput: airlock lib, 2 threads in one process "
+        f"({tp_short:g} s)")
+    n, el, bad = inproc_throughput([main_helper], "P", 2, tp_short, tw)
+    tp.append(("airlock lib: provider", "1 process × 2 threads", n, el, bad,
+               ""))
+
+    # ---- daemon memory
+    dmem = None
+    if daemon is not None and by_name["airlock API"].skip is None:
+        pyw = next(w for w in works if w.key == "python")
+        nruns = 40 if quick else 200
+        log(f"daemon: {nruns} sequential python runs")
+        time.sleep(1.0)
+        before = daemon.rss_kb()
+        peak_ok = reset_peak_rss(daemon.p.pid)
+        ms = []
+        bad = 0
+        for _ in range(nruns):
+            t, ok = by_name["airlock API"].once(pyw)
+            ms.append(t)
+            bad += 0 if ok else 1
+        after = daemon.rss_kb()
+        peak = daemon.rss_kb("VmHWM") if peak_ok else None
+        dmem = {"idle_kb": daemon.idle_kb, "before_kb": before,
+                "after_kb": after, "peak_kb": peak, "n": nruns,
+                "p50": median(ms), "p99": p99(ms), "bad": bad}
+
+    # inproc RSS growth over everything it ran
+    inproc_rss = main_helper.ask("M")
+
+    elapsed = time.monotonic() - started
+    facts["load average at end (1, 5, 15 min)"] = load_average()
+    api_notes = dict(api.unexpected) if api is not None else {}
+    md = render(facts, variants, works, lat, warmup, tp, tw, dmem,
+                (daemon_note, api_notes), (inproc_rss0, inproc_rss), elapsed, quick,
+                inproc_log)
+    print(md)
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        f.write(md)
+    log(f"wrote {args.out} ({elapsed:.0f} s)")
+    return 0
+
+
+# ---- the report ---------------------------------------------------------
+
+def short_cmd(v, w):
+    if v.kind == "inproc":
+        return f"request `{json.dumps(w.request())}`"
+    if v.kind == "http":
+        return f"POST `{json.dumps(w.request())}`"
+    if isinstance(v, AirlockCli):
+        return (f"`airlock run -p sandbox -l {w.lang} "
+                f"-e {shlex.quote(w.code)}`")
+    cmd = shlex.join(w.cmd)
+    if isinstance(v, Bwrap):
+        return f"`bwrap --unshare-all … {cmd}`"
+    if isinstance(v, OciRuntime):
+        return f"`{v.tool} run`, process `{cmd}`"
+    return f"`{shlex.join(v.argv(w))}`"
+
+
+def render(facts, variants, works, lat, warmup, tp, tw, dmem, daemon_info,
+           inproc_rss, elapsed, quick, inproc_log):
+    daemon_note, api_notes = daemon_info
+    L = []
+    L.append("# airlock bench — latest results")
+    L.append("")
+    L.append("Produced by `make bench` (bench/run.sh → bench/driver.py); "
+             "method in bench/README.md.  Ratios, not thresholds: a ratio "
+             "< 1 means faster than the reference.")
+    if quick:
+        L.append("")
+        L.append("**Quick run (--quick): few rounds, not for comparison.**")
+    L.append("")
+    L.append("## Machine")
+    L.append("")
+    L.append("| fact | value |")
+    L.append("|---|---|")
+    for k, v in facts.items():
+        L.append(f"| {k} | {v} |")
+    L.append(f"| bench wall time | {elapsed:.0f} s |")
+    L.append("")
+    L.append("## Variants")
+    L.append("")
+    L.append("| variant | version | runs exactly | status |")
+    L.append("|---|---|---|---|")
+    for v in variants:
+        status = f"skipped: {v.skip}" if v.skip else "measured"
+        L.append(f"| {v.name} | {v.version or '—'} | {v.describe or '—'} | "
+                 f"{status} |")
+    L.append("")
+
+    heads = {}
+    for w in works:
+        res = lat[w.key]
+        bare = median(res["bare"].ms) if "bare" in res else None
+        bw = median(res["bwrap"].ms) if "bwrap" in res else None
+        L.append(f"## Latency: {w.title}")
+        L.append("")
+        L.append(f"{w.rounds} interleaved rounds after {warmup} discarded "
+                 f"warm-up rounds; wall clock per run.  "
+                 f"{w.note + '.' if w.note else ''}")
+        L.append("")
+        L.append("| variant | runs | n | median ms | p90 ms | vs bare | "
+                 "vs bwrap | failed |")
+        L.append("|---|---|---|---|---|---|---|---|")
+        for v in variants:
+            if v.skip:
+                continue
+            r = res.get(v.name)
+            if r is None:
+                continue
+            m = median(r.ms)
+            L.append(f"| {v.name} | {short_cmd(v, w)} | {len(r.ms)} | "
+                     f"{fmt_ms(m)} | {fmt_ms(p90(r.ms))} | "
+                     f"{fmt_ratio(m, bare)} | {fmt_ratio(m, bw)} | "
+                     f"{r.failures} |")
+            heads[(w.key, v.name)] = m
+        L.append("")
+
+    L.append(f"## Throughput: {tw.title}, 2 workers")
+    L.append("")
+    L.append("Each worker loops the run until the deadline; runs/s = all "
+             "runs / elapsed (the last run may end after the deadline).  "
+             "The variants take turns in slices of a few seconds (the "
+             "first rotating), like the latency rounds.  The variants "
+             "whose runs share one process's threads (the API, the "
+             "2-thread library) run alone, last, for a shorter time.")
+    L.append("")
+    L.append("| variant | workers | runs | seconds | runs/s | vs bwrap | "
+             "not completed |")
+    L.append("|---|---|---|---|---|---|---|")
+    bw_rate = None
+    for name, how, n, el, bad, why in tp:
+        if name == "bwrap" and n:
+            bw_rate = n / el
+    tp_rates = {}
+    for name, how, n, el, bad, why in tp:
+        if n is None:
+            L.append(f"| {name} | — | — | — | — | — | skipped: {why} |")
+            continue
+        rate = n / el if el > 0 else float("nan")
+        tp_rates[(name, how)] = rate
+        L.append(f"| {name} | {how} | {n} | {el:.1f} | {rate:.1f} | "
+                 f"{fmt_ratio(rate, bw_rate)} | {bad} |")
+    L.append("")
+
+    L.append("## airlockd")
+    L.append("")
+    if dmem:
+        n = dmem["n"]
+        L.append("Started with `airlock serve --listen 127.0.0.1:0` and a "
+                 "temp state dir.  Idle RSS is read 0.5 s after it answered "
+                 "`/v1/health`, before any run.  Then, after the latency "
+                 f"and throughput rounds, {n} sequential "
+                 "`POST /v1/runs?wait=true` of python hello world, with the "
+                 "peak RSS (VmHWM) reset just before them.")
+        L.append("")
+        L.append("| figure | value |")
+        L.append("|---|---|")
+
+        def mib(kb):
+            return "—" if kb is None else f"{kb / 1024:.1f} MiB"
+        L.append(f"| idle RSS | {mib(dmem['idle_kb'])} |")
+        L.append(f"| RSS before the {n} runs | {mib(dmem['before_kb'])} |")
+        L.append(f"| RSS after them | {mib(dmem['after_kb'])} |")
+        if dmem["before_kb"] and dmem["after_kb"]:
+            per = (dmem["after_kb"] - dmem["before_kb"]) / n
+            L.append(f"| RSS growth per run (after − before) / {n} | "
+                     f"{per:.1f} KiB |")
+        if dmem["peak_kb"] and dmem["before_kb"]:
+            L.append(f"| peak RSS during the runs − RSS before (one run in "
+                     f"flight) | {(dmem['peak_kb'] - dmem['before_kb']) / 1024:.1f} MiB |")
+        L.append(f"| p50 / p99 | {fmt_ms(dmem['p50'])} / "
+                 f"{fmt_ms(dmem['p99'])} ms |")
+        L.append(f"| not completed | {dmem['bad']} |")
+        bare_py = heads.get(("python", "bare"))
+        if bare_py:
+            L.append(f"| p50 overhead over bare python (median) | "
+                     f"{dmem['p50'] - bare_py:.2f} ms |")
+    else:
+        L.append(daemon_note or "not measured")
+    L.append("")
+    L.append("## Library process memory")
+    L.append("")
+    L.append(f"bench/inproc (ensured sandbox handle + host): VmRSS "
+             f"{int(inproc_rss[0]) / 1024:.1f} MiB after start-up, "
+             f"{int(inproc_rss[1]) / 1024:.1f} MiB after every in-process "
+             f"run above.")
+    L.append("")
+
+    # headline ratios
+    L.append("## Headline ratios")
+    L.append("")
+    L.append("| comparison | ratio | aim |")
+    L.append("|---|---|---|")
+
+    def ratio_row(label, a, b, aim):
+        L.append(f"| {label} | {fmt_ratio(a, b)} | {aim} |")
+    ratio_row("`airlock run -l sh -e true` / `bwrap --unshare-all … sh -c "
+              "true` (median)", heads.get(("sh-true", "airlock run")),
+              heads.get(("sh-true", "bwrap")), "≤ 1.0×")
+    ratio_row("library provider path, sh `exec /bin/true` / bwrap "
+              "`/bin/true` (median)",
+              heads.get(("true", "airlock lib: provider")),
+              heads.get(("true", "bwrap")), "≤ 0.6×")
+    ratio_row("library provider path, sh `true` / bwrap `sh -c true` "
+              "(median)", heads.get(("sh-true", "airlock lib: provider")),
+              heads.get(("sh-true", "bwrap")), "≤ 0.6×")
+    ratio_row("library host path (audit), sh `true` / bwrap `sh -c true` "
+              "(median)", heads.get(("sh-true", "airlock lib: host")),
+              heads.get(("sh-true", "bwrap")), "—")
+    for name, how in (("airlock run", "2 driver threads, a process per run"),
+                      ("airlock lib: provider", "2 processes × 1 thread"),
+                      ("airlock lib: provider", "1 process × 2 threads"),
+                      ("airlock API", "2 client threads")):
+        if (name, how) in tp_rates and bw_rate:
+            L.append(f"| throughput {name} ({how}) / bwrap | "
+                     f"{fmt_ratio(tp_rates[(name, how)], bw_rate)} | "
+                     f"≥ 2× |")
+    ratio_row("python hello: `airlock run` / bare python (median)",
+              heads.get(("python", "airlock run")),
+              heads.get(("python", "bare")), "—")
+    ratio_row("python hello: library provider path / bare python (median)",
+              heads.get(("python", "airlock lib: provider")),
+              heads.get(("python", "bare")), "—")
+    if ("python", "airlock API") in heads:
+        ratio_row("python hello: airlock API / bare python (median)",
+                  heads.get(("python", "airlock API")),
+                  heads.get(("python", "bare")), "—")
+    L.append("")
+
+    notes = []
+    try:
+        with open(inproc_log) as f:
+            lines = [ln.strip() for ln in f if ln.strip()]
+    except OSError:
+        lines = []
+    if lines:
+        notes.append(f"bench/inproc reported {len(lines)} line(s) on "
+                     f"stderr; distinct: " +
+                     "; ".join(sorted(set(lines))[:5]))
+    if api_notes:
+        notes.append("airlock API runs that did not complete: " +
+                     "; ".join(f"{k} × {v}" for k, v in
+                               sorted(api_notes.items())))
+    if notes:
+        L.append("## Notes")
+        L.append("")
+        for n in notes:
+            L.append(f"- {n}")
+        L.append("")
+    return "\n".join(L)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+#!/bin/sh
+# `make bench`: installs the peers from Debian, builds bench/inproc against
+# build/libairlock.a, then runs bench/driver.py, which prints the table and
+# writes bench/results/latest.md.  Method: bench/README.md.
+#
+# usage: bench/run.sh ABS_PATH_OF_build/airlock [--quick]
+set -eu
+
+if [ $# -lt 1 ] || [ "${1#/}" = "$1" ]; then
+	echo "usage: bench/run.sh ABSOLUTE_PATH_OF_AIRLOCK [--quick]" >&2
+	exit 2
+fi
+airlock=$1
+shift
+repo=$(cd "$(dirname "$0")/.." && pwd)
+build=$(dirname "$airlock")
+cd "$repo"
+
+# ---- peers from Debian ---------------------------------------------------
+# util-linux (unshare) is always there.  crun only when this Debian has it.
+want="bubblewrap firejail runc"
+if apt-cache policy crun 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+	want="$want crun"
+fi
+missing=""
+for p in $want; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" = 0 ]; then
+		echo "bench: installing$missing" >&2
+		# shellcheck disable=SC2086 # a list of package names
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+			--no-install-recommends $missing >/dev/null ||
+			echo "bench: apt-get failed; going on with what is present" >&2
+	else
+		echo "bench: not root; to add the missing peers run:" >&2
+		echo "  sudo apt-get install -y --no-install-recommends$missing" >&2
+	fi
+fi
+
+# ---- the in-process helper (same flags as the Makefile) ------------------
+pkgs="jansson libseccomp libcap sqlite3 libcrypto libmicrohttpd libcurl"
+mkdir -p "$build/bench"
+# shellcheck disable=SC2046,SC2086 # flags and package names are words
+${CC:-cc} -std=c17 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Wshadow \
+	-Wformat=2 -Wno-missing-field-initializers -Iinclude -Isrc \
+	$(pkg-config --cflags $pkgs) -o "$build/bench/inproc" bench/inproc.c \
+	"$build/libairlock.a" $(pkg-config --libs $pkgs) -lpthread
+
+exec /usr/bin/python3 bench/driver.py --airlock "$airlock" \
+	--inproc "$build/bench/inproc" --out bench/results/latest.md "$@"

@@ -1,0 +1,58 @@
+#!/bin/bash
+# Runs the conformance kit against every built-in provider — `remote`
+# through a real airlockd started here on loopback — and the example
+# third-party provider.  Any failing case fails the script.
+set -u
+BIN=${1:?usage: contract-all.sh PATH-TO-airlock [EXAMPLE-KIT-BINARY]}
+EXAMPLE=${2:-}
+work=$(mktemp -d)
+daemon=""
+cleanup() {
+	[ -n "$daemon" ] && kill -TERM "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+"$BIN" --state-dir "$work/remote-state" serve --listen 127.0.0.1:0 >"$work/serve.log" 2>&1 &
+daemon=$!
+port=""
+for _ in $(seq 1 200); do
+	port=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/serve.log")
+	[ -n "$port" ] && [ -s "$work/remote-state/token" ] && break
+	sleep 0.05
+done
+if [ -z "$port" ]; then
+	echo "contract: airlockd did not start:" >&2
+	cat "$work/serve.log" >&2
+	exit 1
+fi
+cat >"$work/config.json" <<JSON
+{"providers": ["sandbox",
+               {"provider": "remote",
+                "config": {"url": "http://127.0.0.1:$port",
+                           "token_file": "$work/remote-state/token"}}],
+ "tenants": {"default": {"languages": "*"}}}
+JSON
+
+status=0
+"$BIN" --state-dir "$work/state" --config "$work/config.json" contract --all 2>/dev/null \
+	| grep -E '^(FAIL|SKIP|conformance kit|[0-9]+ passed)' || true
+"$BIN" --state-dir "$work/state" --config "$work/config.json" contract --all --json \
+	>"$work/report.json" 2>/dev/null || status=1
+if [ -n "$EXAMPLE" ]; then
+	echo "conformance kit: example third-party provider ($EXAMPLE)"
+	"$EXAMPLE" 2>/dev/null | tail -n 1
+	"$EXAMPLE" >/dev/null 2>&1 || status=1
+fi
+/usr/bin/python3 - "$work/report.json" <<'PY' || status=1
+import json, sys
+reports = json.load(open(sys.argv[1]))
+bad = 0
+for r in reports:
+    cases = r["cases"]
+    n = {s: sum(1 for c in cases if c["status"] == s) for s in ("pass", "fail", "skip")}
+    print("contract %-9s %d passed, %d failed, %d skipped" % (r["provider"], n["pass"], n["fail"], n["skip"]))
+    bad += n["fail"]
+sys.exit(1 if bad else 0)
+PY
+exit $status

@@ -1,0 +1,68 @@
+/* The kit's case registry, in run order: the provider's facts and handle
+ * first, then runs, then the checks over everything seen, release and the
+ * coverage table last. */
+#include <stddef.h>
+
+#include "kit/kit.h"
+#include "kit/kit_cases.h"
+
+static const unsigned lim_wall = AL_LIMIT_WALL_MS, lim_cpu = AL_LIMIT_CPU_MS,
+		      lim_mem = AL_LIMIT_MEMORY_BYTES, lim_pids = AL_LIMIT_PIDS,
+		      lim_out = AL_LIMIT_OUTPUT_BYTES,
+		      lim_file = AL_LIMIT_FILE_BYTES,
+		      lim_ws = AL_LIMIT_WORKSPACE_BYTES,
+		      lim_nofile = AL_LIMIT_OPEN_FILES;
+
+const kit_case_def kit_case_defs[] = {
+	{"probe.facts", kit_case_probe_facts, NULL},
+	{"provider.ensure", kit_case_ensure, NULL},
+	{"provider.health", kit_case_health, NULL},
+	{"disabled.every_request", kit_case_disabled, NULL},
+	{"unavailable.refuses", kit_case_unavailable, NULL},
+	{"io.stdin_delivered", kit_case_stdin_delivered, NULL},
+	{"io.stdin_closed_empty", kit_case_stdin_closed, NULL},
+	{"io.empty_argument", kit_case_empty_argument, NULL},
+	{"io.empty_program", kit_case_empty_program, NULL},
+	{"io.binary_output", kit_case_binary_output, NULL},
+	{"exit.status_and_stderr", kit_case_exit_status, NULL},
+	{"exit.signal", kit_case_exit_signal, NULL},
+	{"exit.leftover_killed", kit_case_leftover_killed, NULL},
+	{"env.run_variables_only", kit_case_run_env, NULL},
+	{"env.request_env", kit_case_request_env, NULL},
+	{"env.host_env", kit_case_host_env, NULL},
+	{"code.content_not_path", kit_case_code_not_path, NULL},
+	{"language.absent", kit_case_language_absent, NULL},
+	{"language.unknown", kit_case_language_unknown, NULL},
+	{"probe.language.sh", kit_case_language_runs, "sh"},
+	{"probe.language.bash", kit_case_language_runs, "bash"},
+	{"probe.language.python", kit_case_language_runs, "python"},
+	{"probe.language.javascript", kit_case_language_runs, "javascript"},
+	{"probe.language.typescript", kit_case_language_runs, "typescript"},
+	{"probe.language.ruby", kit_case_language_runs, "ruby"},
+	{"probe.language.powershell", kit_case_language_runs, "powershell"},
+	{"limit.wall_ms", kit_case_limit, &lim_wall},
+	{"limit.cpu_ms", kit_case_limit, &lim_cpu},
+	{"limit.memory_bytes", kit_case_limit, &lim_mem},
+	{"limit.pids", kit_case_limit, &lim_pids},
+	{"limit.output_bytes", kit_case_limit, &lim_out},
+	{"limit.file_bytes", kit_case_limit, &lim_file},
+	{"limit.workspace_bytes", kit_case_limit, &lim_ws},
+	{"limit.open_files", kit_case_limit, &lim_nofile},
+	{"cancel.caller", kit_case_cancel, NULL},
+	{"interrupt.by_run_id", kit_case_interrupt, NULL},
+	{"interrupt.unknown_run", kit_case_interrupt_unknown, NULL},
+	{"concurrent.private_temp", kit_case_private_temp, NULL},
+	{"concurrent.one_handle_16", kit_case_one_handle_16, NULL},
+	{"isolation.process_contained", kit_case_process_contained, NULL},
+	{"isolation.host_filesystem_restricted", kit_case_host_fs, NULL},
+	{"isolation.privilege_escalation_blocked", kit_case_privilege, NULL},
+	{"isolation.syscalls_restricted", kit_case_syscalls, NULL},
+	{"isolation.network_restricted", kit_case_network, NULL},
+	{"grant.network_unoffered", kit_case_network_unoffered, NULL},
+	{"grant.workspace_modes", kit_case_workspace_modes, NULL},
+	{"grant.streaming", kit_case_streaming, NULL},
+	{"result.shape", kit_case_result_shape, NULL},
+	{"provider.release", kit_case_release, NULL},
+	{"coverage", kit_case_coverage, NULL},
+	{NULL, NULL, NULL},
+};

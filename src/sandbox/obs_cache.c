@@ -1,0 +1,421 @@
+/* The sandbox provider's observation cache: key, file, in-process copy.
+ * See obs_cache.h. */
+#include "sandbox/obs_cache.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <airlock/json.h>
+
+#include "core/util.h"
+
+#define CACHE_NAME "sandbox-facts.json"
+#define CACHE_FORMAT 1
+#define CACHE_MAX (1024 * 1024)
+
+/* ---- key ------------------------------------------------------------- */
+
+/* Appends a small file's text (or "-" when unreadable). */
+static void put_file(FILE *m, const char *label, const char *path)
+{
+	char buf[4096];
+	ssize_t n = -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	buf[n > 0 ? n : 0] = '\0';
+	fprintf(m, "%s=%s\n", label, n >= 0 ? buf : "-");
+}
+
+static void put_stat(FILE *m, const char *label, const char *path)
+{
+	struct stat st;
+	if (path == NULL || stat(path, &st) < 0) {
+		fprintf(m, "%s=-\n", label);
+		return;
+	}
+	fprintf(m, "%s=%s %ju:%ju %ju %ju %ju:%ju %o %jd.%09ld\n", label, path,
+		(uintmax_t)major(st.st_dev), (uintmax_t)minor(st.st_dev),
+		(uintmax_t)st.st_ino, (uintmax_t)st.st_size,
+		(uintmax_t)st.st_uid, (uintmax_t)st.st_gid,
+		(unsigned)st.st_mode, (intmax_t)st.st_mtim.tv_sec,
+		st.st_mtim.tv_nsec);
+}
+
+/* The file holding this code: the trials' meaning changes with it. */
+static void put_code_identity(FILE *m)
+{
+	Dl_info info;
+	const char *path = "/proc/self/exe";
+	if (dladdr((void *)(uintptr_t)al_sb_obs_key, &info) != 0 &&
+	    info.dli_fname != NULL && info.dli_fname[0] == '/')
+		path = info.dli_fname;
+	put_stat(m, "code", path);
+}
+
+int al_sb_obs_key(const al_sb_key_input *in, char key[AL_SB_KEY_LEN])
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	if (m == NULL)
+		return -ENOMEM;
+	struct utsname u;
+	if (uname(&u) < 0)
+		memset(&u, 0, sizeof(u));
+	fprintf(m, "airlock-sandbox-observations %d\n", CACHE_FORMAT);
+	fprintf(m, "kernel=%s %s %s\n", u.release, u.version, u.machine);
+	put_file(m, "boot_id", "/proc/sys/kernel/random/boot_id");
+	fprintf(m, "euid=%u egid=%u\n", (unsigned)geteuid(),
+		(unsigned)getegid());
+	put_file(m, "self_cgroup", "/proc/self/cgroup");
+	put_stat(m, "cg_v2", in->cg->v2_base);
+	fprintf(m, "cg_v2_enabled=%s\n", in->cg->v2_enabled);
+	for (int i = 0; i < AL_CG__N; i++)
+		put_stat(m, "cg_v1", in->cg->v1_base[i]);
+	fprintf(m, "config=%s\n", in->config);
+	fprintf(m, "landlock_abi=%d cap_last=%d\n", in->landlock_abi,
+		in->cap_last);
+	put_file(m, "max_userns", "/proc/sys/user/max_user_namespaces");
+	put_file(m, "userns_clone", "/proc/sys/kernel/unprivileged_userns_clone");
+	put_file(m, "apparmor_userns",
+		 "/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+	put_file(m, "seccomp_actions", "/proc/sys/kernel/seccomp/actions_avail");
+	put_code_identity(m);
+	if (fclose(m) != 0 || text == NULL) {
+		free(text);
+		return -ENOMEM;
+	}
+	al_sha256_hex(text, len, key);
+	free(text);
+	return key[0] != '\0' ? 0 : -EIO;
+}
+
+/* ---- file ------------------------------------------------------------ */
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* The in-process copy: the document and the file it came from. */
+static json_t *memo;
+static char *memo_dir;
+static struct stat memo_st;
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	       a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* Only a directory and file that no one else can write are trusted. */
+static bool dir_is_ours(const char *dir)
+{
+	struct stat st;
+	return dir != NULL && stat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+	       st.st_uid == geteuid() && (st.st_mode & 022) == 0;
+}
+
+static char *file_path(const char *dir)
+{
+	return al_strdup_printf("%s/" CACHE_NAME, dir);
+}
+
+static json_t *read_doc(const char *dir, struct stat *st)
+{
+	char *path = file_path(dir);
+	if (path == NULL)
+		return NULL;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	free(path);
+	if (fd < 0)
+		return NULL;
+	json_t *doc = NULL;
+	char *buf = NULL;
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) ||
+	    st->st_uid != geteuid() || (st->st_mode & 077) != 0 ||
+	    st->st_size <= 0 || st->st_size > CACHE_MAX)
+		goto out;
+	buf = malloc((size_t)st->st_size);
+	if (buf == NULL)
+		goto out;
+	size_t got = 0;
+	while (got < (size_t)st->st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st->st_size - got);
+		if (n <= 0)
+			goto out;
+		got += (size_t)n;
+	}
+	doc = json_loadb(buf, got, JSON_REJECT_DUPLICATES, NULL);
+	if (doc != NULL && !json_is_object(doc)) {
+		json_decref(doc);
+		doc = NULL;
+	}
+out:
+	free(buf);
+	close(fd);
+	return doc;
+}
+
+static void forget(void)
+{
+	json_decref(memo);
+	memo = NULL;
+	free(memo_dir);
+	memo_dir = NULL;
+}
+
+/* Writes the in-process copy atomically (lock held). */
+static void write_doc(const char *dir)
+{
+	static atomic_uint seq;
+	char *path = file_path(dir);
+	char *tmp = al_strdup_printf("%s/.%s.%d.%u.tmp", dir, CACHE_NAME,
+				     (int)getpid(), atomic_fetch_add(&seq, 1));
+	int fd = tmp ? open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+					 O_CLOEXEC,
+			    0600)
+		     : -1;
+	bool ok = fd >= 0 && json_dumpfd(memo, fd, JSON_COMPACT) == 0 &&
+		  fstat(fd, &memo_st) == 0;
+	if (fd >= 0 && close(fd) < 0)
+		ok = false;
+	if (ok && path != NULL && rename(tmp, path) == 0)
+		tmp[0] = '\0';
+	else
+		memset(&memo_st, 0, sizeof(memo_st));
+	if (tmp != NULL && tmp[0] != '\0' && fd >= 0)
+		unlink(tmp);
+	free(tmp);
+	free(path);
+}
+
+/* Several builds or configs may share one cache dir: the file keeps the
+ * most recent few keys' observations. */
+#define MAX_ENTRIES 8
+
+/* Drops the least recently stored entry while there are too many. */
+static void trim(json_t *entries)
+{
+	while (json_object_size(entries) > MAX_ENTRIES) {
+		const char *k, *oldest = NULL;
+		json_int_t oldest_at = 0;
+		json_t *v;
+		json_object_foreach(entries, k, v)
+		{
+			json_int_t at = json_integer_value(json_object_get(v, "at"));
+			if (oldest == NULL || at < oldest_at) {
+				oldest = k;
+				oldest_at = at;
+			}
+		}
+		if (oldest == NULL || json_object_del(entries, oldest) < 0)
+			return;
+	}
+}
+
+/* The entry for key (lock held), from the in-process copy while the file
+ * is unchanged, else from the file; created (empty) when absent. */
+static json_t *entry_for(const char *dir, const char *key)
+{
+	char *path = file_path(dir);
+	struct stat st;
+	bool have = path != NULL && stat(path, &st) == 0;
+	free(path);
+	if (memo != NULL && (memo_dir == NULL || strcmp(memo_dir, dir) != 0 ||
+			     !have || !same_file(&st, &memo_st)))
+		forget();
+	if (memo == NULL && have)
+		memo = read_doc(dir, &memo_st);
+	if (memo != NULL &&
+	    (json_integer_value(json_object_get(memo, "format")) !=
+		     CACHE_FORMAT ||
+	     !json_is_object(json_object_get(memo, "entries"))))
+		forget();
+	if (memo == NULL) {
+		memo = json_pack("{s:i, s:{}}", "format", CACHE_FORMAT,
+				 "entries");
+		memset(&memo_st, 0, sizeof(memo_st));
+	}
+	if (memo != NULL && memo_dir == NULL) {
+		memo_dir = strdup(dir);
+		if (memo_dir == NULL)
+			forget();
+	}
+	json_t *entries = json_object_get(memo, "entries");
+	json_t *e = json_object_get(entries, key);
+	if (entries != NULL && !json_is_object(e)) {
+		e = json_object();
+		if (json_object_set_new(entries, key, e) < 0)
+			e = NULL;
+	}
+	return e;
+}
+
+/* Marks e as just stored and writes the file (lock held). */
+static void touch_and_write(const char *dir, json_t *e)
+{
+	json_object_set_new(e, "at", json_integer((json_int_t)time(NULL)));
+	trim(json_object_get(memo, "entries"));
+	write_doc(dir);
+}
+
+/* ---- observations ---------------------------------------------------- */
+
+static const char *const mech_names[] = {
+	"user_namespaces", "namespaces", "no_new_privs",
+	"seccomp",	   "landlock",	 "caps_dropped",
+};
+
+static bool *mech_field(al_sb_mechanisms *m, size_t i)
+{
+	bool *f[] = {&m->user_namespaces, &m->namespaces, &m->no_new_privs,
+		     &m->seccomp,	  &m->landlock,	  &m->caps_dropped};
+	return f[i];
+}
+
+static const char *const ctrl_names[AL_CG__N] = {"memory", "pids", "cpu"};
+
+static bool parse_ver(json_t *v, al_sb_cgver *out)
+{
+	const char *s = json_string_value(v);
+	if (s == NULL)
+		return false;
+	*out = strcmp(s, "v2") == 0   ? AL_CG_V2
+	       : strcmp(s, "v1") == 0 ? AL_CG_V1
+				      : AL_CG_NONE;
+	return true;
+}
+
+bool al_sb_obs_load(const char *cache_dir, const char *key,
+		    al_sb_observed *obs)
+{
+	memset(obs, 0, sizeof(*obs));
+	if (!dir_is_ours(cache_dir))
+		return false;
+	bool ok = false;
+	pthread_mutex_lock(&lock);
+	json_t *e = entry_for(cache_dir, key);
+	json_t *mech = json_object_get(e, "mechanisms");
+	json_t *cg = json_object_get(e, "cgroups");
+	if (!json_is_object(mech) || !json_is_object(cg))
+		goto out;
+	for (size_t i = 0; i < sizeof(mech_names) / sizeof(mech_names[0]);
+	     i++) {
+		json_t *v = json_object_get(mech, mech_names[i]);
+		if (!json_is_boolean(v))
+			goto out;
+		*mech_field(&obs->mech, i) = json_is_true(v);
+	}
+	json_t *v2 = json_object_get(cg, "v2"), *kill = json_object_get(cg, "kill");
+	if (!json_is_boolean(v2) || !json_is_boolean(kill))
+		goto out;
+	obs->cg.v2_ok = json_is_true(v2);
+	obs->cg.v2_kill = json_is_true(kill);
+	for (int i = 0; i < AL_CG__N; i++)
+		if (!parse_ver(json_object_get(cg, ctrl_names[i]),
+			       &obs->cg.ver[i]))
+			goto out;
+	ok = true;
+out:
+	pthread_mutex_unlock(&lock);
+	if (!ok)
+		memset(obs, 0, sizeof(*obs));
+	return ok;
+}
+
+void al_sb_obs_store(const char *cache_dir, const char *key,
+		     const al_sb_observed *obs)
+{
+	if (!dir_is_ours(cache_dir))
+		return;
+	pthread_mutex_lock(&lock);
+	json_t *e = entry_for(cache_dir, key);
+	json_t *mech = json_object();
+	json_t *cg = json_pack("{s:b, s:b}", "v2", obs->cg.v2_ok, "kill",
+			       obs->cg.v2_kill);
+	al_sb_mechanisms m = obs->mech;
+	for (size_t i = 0; mech && i < sizeof(mech_names) / sizeof(mech_names[0]);
+	     i++)
+		json_object_set_new(mech, mech_names[i],
+				    json_boolean(*mech_field(&m, i)));
+	for (int i = 0; cg && i < AL_CG__N; i++)
+		json_object_set_new(cg, ctrl_names[i],
+				    json_string(al_sb_cgver_name(obs->cg.ver[i])));
+	if (e != NULL && mech != NULL && cg != NULL) {
+		json_object_set_new(e, "mechanisms", mech);
+		json_object_set_new(e, "cgroups", cg);
+		touch_and_write(cache_dir, e);
+	} else {
+		json_decref(mech);
+		json_decref(cg);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+int al_sb_obs_inside_get(const char *cache_dir, const char *key,
+			 const char *toolchain_id)
+{
+	if (!dir_is_ours(cache_dir))
+		return -1;
+	pthread_mutex_lock(&lock);
+	json_t *e = entry_for(cache_dir, key);
+	json_t *v = json_object_get(json_object_get(e, "inside"),
+				    toolchain_id);
+	int r = json_is_true(v) ? 1 : -1;
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+void al_sb_obs_inside_put(const char *cache_dir, const char *key,
+			  const char *toolchain_id)
+{
+	if (!dir_is_ours(cache_dir))
+		return;
+	pthread_mutex_lock(&lock);
+	json_t *e = entry_for(cache_dir, key);
+	json_t *inside = json_object_get(e, "inside");
+	if (e != NULL && !json_is_object(inside)) {
+		inside = json_object();
+		if (json_object_set_new(e, "inside", inside) < 0)
+			inside = NULL;
+	}
+	if (inside != NULL &&
+	    json_object_set_new(inside, toolchain_id, json_true()) == 0)
+		touch_and_write(cache_dir, e);
+	pthread_mutex_unlock(&lock);
+}
+
+void al_sb_obs_invalidate(const char *cache_dir)
+{
+	if (cache_dir == NULL)
+		return;
+	pthread_mutex_lock(&lock);
+	forget();
+	char *path = file_path(cache_dir);
+	if (path != NULL)
+		unlink(path);
+	free(path);
+	pthread_mutex_unlock(&lock);
+}
+
+void al_sb_obs_reset(void)
+{
+	pthread_mutex_lock(&lock);
+	forget();
+	pthread_mutex_unlock(&lock);
+}

@@ -1,0 +1,105 @@
+"""The sandbox's observation cache (docs/sandbox.md, "What the probe
+checks"): the first probe of a boot observes, later ones read the verdicts
+back; the file is ours alone; a cache that promises a mechanism the host no
+longer has makes the run fail closed and is dropped."""
+import json
+import os
+import stat
+import subprocess
+
+import pytest
+
+from sandbox_helpers import BIN, config_file, facts, need
+
+CACHE = "sandbox-facts.json"
+
+
+@pytest.fixture
+def cache_env(tmp_path):
+    d = tmp_path / "cache"
+    d.mkdir(mode=0o700)
+    env = dict(os.environ)
+    env["AIRLOCK_CACHE_DIR"] = str(d)
+    env.pop("AIRLOCK_CONFIG", None)
+    return env, d
+
+
+def probe(env):
+    p = subprocess.run([BIN, "probe", "-p", "sandbox", "--json"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    f = json.loads(p.stdout)
+    return f, f["mechanism"]
+
+
+def run(env, *args):
+    p = subprocess.run([BIN, "run", "-p", "sandbox", "--json", "-l", "sh"] +
+                       list(args), env=env, capture_output=True, text=True,
+                       timeout=60)
+    return json.loads(p.stdout)
+
+
+def test_first_probe_observes_then_cached(cache_env):
+    need()
+    env, d = cache_env
+    f1, m1 = probe(env)
+    assert m1["observed"] == "now"
+    st = os.stat(d / CACHE)
+    assert stat.S_IMODE(st.st_mode) == 0o600 and st.st_uid == os.geteuid()
+    f2, m2 = probe(env)
+    assert m2["observed"] == "cached_this_boot"
+    # the cached verdicts are the observed ones
+    for k in ("available", "limits", "languages", "network", "isolation"):
+        assert f1[k] == f2[k], k
+    m1.pop("observed"), m2.pop("observed")
+    assert m1 == m2
+
+
+def test_cache_others_can_write_is_ignored(cache_env):
+    need()
+    env, d = cache_env
+    probe(env)
+    os.chmod(d / CACHE, 0o666)
+    _, m = probe(env)
+    assert m["observed"] == "now"
+
+
+def test_config_change_observes_again(cache_env, tmp_path):
+    need()
+    env, d = cache_env
+    probe(env)
+    assert len(json.loads((d / CACHE).read_text())["entries"]) == 1
+    cfg = config_file(tmp_path / "config.json", {"tmp_bytes": 1048576})
+    p = subprocess.run([BIN, "--config", cfg, "run", "-l", "sh", "-e",
+                        "df -k /tmp | tail -1"], env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert p.stdout.split()[1] == "1024", p
+    # a second key: the trials ran again for the other config
+    assert len(json.loads((d / CACHE).read_text())["entries"]) == 2
+
+
+def test_vanished_mechanism_fails_closed_and_is_forgotten(cache_env):
+    """The cache says the memory controller works on the unified hierarchy,
+    where this host has none: a run asking for a memory limit must be
+    refused as unavailable (never run without the limit), and the next
+    probe must observe again."""
+    need(limit="memory_bytes")
+    if facts()["mechanism"]["cgroup"]["memory"] != "v1":
+        pytest.skip("sandbox facts: memory controller is not on v1, so no "
+                    "cached verdict can name a hierarchy lacking it")
+    env, d = cache_env
+    probe(env)
+    doc = json.loads((d / CACHE).read_text())
+    for entry in doc["entries"].values():
+        entry["cgroups"]["memory"] = "v2"
+    (d / CACHE).write_text(json.dumps(doc))
+    _, m = probe(env)
+    assert m["observed"] == "cached_this_boot"
+    assert m["cgroup"]["memory"] == "v2"
+    res = run(env, "-m", "64M", "-e", "echo RAN")
+    assert res["outcome"] == "unavailable", res
+    assert res["reason"] == "sandbox_unavailable"
+    assert "RAN" not in (res.get("stdout") or "")
+    assert not (d / CACHE).exists()
+    _, m = probe(env)
+    assert m["observed"] == "now" and m["cgroup"]["memory"] == "v1"
+    assert run(env, "-m", "64M", "-e", "echo RAN")["stdout"] == "RAN\n"
