@@ -6,7 +6,8 @@ restart every run has been launched at most once (exactly once past the
 launch) and ends with exactly one stored result and one run.finished.
 
 The test build is $AIRLOCK_FAULT_BIN when set, else it is built once here
-into build-test/ (make BUILD=build-test AL_TEST_BUILD=1)."""
+into build-test/ (make BUILD=build-test AL_TEST_BUILD=1; the binary and
+the network module beside it)."""
 import os
 import subprocess
 
@@ -28,7 +29,8 @@ def fault_bin():
     env = {k: v for k, v in os.environ.items()
            if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
     p = subprocess.run(["make", "-C", str(REPO), "-j2", "BUILD=build-test",
-                        "AL_TEST_BUILD=1", "build-test/airlock"],
+                        "AL_TEST_BUILD=1", "build-test/airlock",
+                        "build-test/libairlock-net.so"],
                        capture_output=True, timeout=600, env=env)
     assert p.returncode == 0, p.stderr.decode()[-4000:]
     return str(REPO / "build-test" / "airlock")
