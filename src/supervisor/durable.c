@@ -728,6 +728,25 @@ static void end_unknown(al_drun *r)
 	free(dir);
 }
 
+/* final.json for a run whose records cannot be trusted. */
+static void write_lost(al_drun *r)
+{
+	al_result *res = al_result_new();
+	char *json = NULL;
+	if (res != NULL) {
+		snprintf(res->run_id, sizeof(res->run_id), "%s", r->run_id);
+		res->finished_at_ms = al_now_ms();
+		if (al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE, "lost") ==
+		    0)
+			json = al_result_to_json(res, 0);
+	}
+	if (json == NULL || al_drun_write_final(r, json) < 0)
+		fprintf(stderr, "airlockd: run %s: cannot record it as lost\n",
+			r->run_id);
+	free(json);
+	al_result_free(res);
+}
+
 int al_durable_recover(al_durable *d, const char *run_id, al_drun **out,
 		       al_recovered *kind)
 {
@@ -748,9 +767,12 @@ int al_durable_recover(al_durable *d, const char *run_id, al_drun **out,
 	if (rc == -ENOMEM)
 		goto fail;
 	if (rc < 0) {
-		/* Unknown or tampered: nothing in it is trusted. */
-		if (!has_final)
+		/* Unknown or tampered: nothing in it is trusted.  It ends as
+		 * lost (no tenant can be named to list or audit it). */
+		if (!has_final) {
 			end_unknown(r);
+			write_lost(r);
+		}
 		*kind = AL_RECOVERED_TAMPERED;
 		goto done;
 	}

@@ -181,6 +181,8 @@ def test_tampered_records_are_lost_and_never_trusted(daemon, tmp_path):
     assert not alive(sup) and not alive(int(read_lines(pids)[0]))
     st, _, body = daemon.request("GET", "/v1/runs/" + rid)
     assert st == 404
+    final = json.loads((run_dir(daemon, rid) / "final.json").read_text())
+    assert final["outcome"] == "unavailable" and final["reason"] == "lost"
 
 
 def test_a_superseded_daemon_cannot_interrupt(tmp_path):
