@@ -30,13 +30,14 @@ endif
 LDFLAGS += $(SANFLAGS)
 LDLIBS  += $(PKG_LIBS) -lpthread
 
-LIB_DIRS = src/core src/json src/bundle src/proc src/lang src/providers src/sandbox src/host src/server
+LIB_DIRS = src/core src/json src/bundle src/proc src/lang src/providers src/sandbox src/host src/supervisor src/server
 LIB_SRC  = $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 # The network parts: in libairlock for embedders, but the CLI loads them
 # from libairlock-net.so only when a command needs them (fast start-up).
 NET_SRC  = $(wildcard src/server/*.c) src/providers/remote.c
 NET_OBJ  = $(NET_SRC:%.c=$(BUILD)/obj/%.o)
+NETMOD_OBJ = $(NET_SRC:%.c=$(BUILD)/obj-netmod/%.o)
 CORE_OBJ = $(filter-out $(NET_OBJ),$(LIB_OBJ))
 KIT_SRC  = $(wildcard src/kit/*.c)
 KIT_OBJ  = $(KIT_SRC:%.c=$(BUILD)/obj/%.o)
@@ -75,7 +76,11 @@ $(KITA): $(KIT_OBJ)
 $(CLI): $(CLI_OBJ) $(KITA) $(CORE_OBJ)
 	@echo "  LD      $@"
 	@$(CC) $(LDFLAGS) -rdynamic -o $@ $(CLI_OBJ) $(KITA) $(CORE_OBJ) $(CORE_LIBS)
-$(NETSO): $(NET_OBJ)
+$(BUILD)/obj-netmod/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (network module)"
+	@$(CC) $(CFLAGS) -DAL_NET_MODULE=1 -MMD -MP -c $< -o $@
+$(NETSO): $(NETMOD_OBJ)
 	@echo "  LD      $@"
 	@$(CC) -shared $(LDFLAGS) -o $@ $^ $(NET_LIBS)
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(KITA) $(LIBA)
@@ -126,6 +131,6 @@ bench: deps
 	@bench/run.sh $(abspath $(CLI))
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-test build-san-test
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/obj-netmod -name "*.d" 2>/dev/null)

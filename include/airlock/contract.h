@@ -269,6 +269,10 @@ typedef struct al_result {
 	int64_t started_at_ms;	  /* Unix epoch milliseconds; 0 if none */
 	int64_t finished_at_ms;
 	bool permanent;		  /* retrying the same request cannot help */
+	/* Inbox events (docs/durability.md) the program acknowledged, by
+	 * event id in delivery order; only events that were delivered. */
+	char **inbox_acked;
+	size_t n_inbox_acked;
 } al_result;
 
 al_result *al_result_new(void);

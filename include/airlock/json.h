@@ -32,6 +32,10 @@ extern "C" {
 #define AL_MAX_SECRETS 32u
 #define AL_MAX_KEY_BYTES 256u /* idempotency key, secret names, language */
 #define AL_MAX_JSON_DEPTH 8u
+/* Inbox events of a durable run (docs/durability.md). */
+#define AL_MAX_INBOX_ID_BYTES 64u	      /* [A-Za-z0-9_-]{1,64} */
+#define AL_MAX_INBOX_EVENT_BYTES (64u * 1024u) /* the event's JSON text */
+#define AL_MAX_INBOX_EVENTS 1024u	      /* per run */
 
 /* Parses and validates a request.  On success *out is a new request with
  * limits defaults applied (limits.set records what was explicit). */
@@ -58,6 +62,8 @@ int al_facts_from_json(const char *json, size_t len, al_facts **out,
 void al_sha256_hex(const void *data, size_t len, char hex[65]);
 /* true when [s, s+len) is valid UTF-8 (no overlongs, no surrogates). */
 bool al_utf8_valid(const unsigned char *s, size_t len);
+/* true when s is an inbox event id: [A-Za-z0-9_-]{1,64}. */
+bool al_inbox_id_valid(const char *s);
 
 #ifdef __cplusplus
 }

@@ -131,6 +131,13 @@ typedef struct al_exec {
 	 * "NAME=value" strings; never logged. */
 	const char *const *host_env;
 	size_t n_host_env;
+	/* The run's inbox on the host (airlockd runs; docs/durability.md),
+	 * or NULL: a directory of delivered events the program may read,
+	 * and one where it acknowledges them by creating a file named after
+	 * the event id.  A provider that runs programs shows both to the
+	 * program and names them in AIRLOCK_INBOX / AIRLOCK_INBOX_ACKS. */
+	const char *inbox_dir;
+	const char *inbox_acks_dir;
 } al_exec;
 
 /* ---- operations table ------------------------------------------------ */

@@ -25,6 +25,8 @@ int cmd_doctor(const cli_globals *g, int argc, char **argv);
 int cmd_contract(const cli_globals *g, int argc, char **argv);
 int cmd_serve(const cli_globals *g, int argc, char **argv);
 int cmd_runs(const cli_globals *g, int argc, char **argv);
+/* The per-run supervisor airlockd starts (src/cli/cmd_supervise.c). */
+int cmd_supervise(const cli_globals *g, int argc, char **argv);
 
 /* "500ms", "5s", "2m", "1h", "5" (seconds) -> milliseconds. */
 int cli_parse_duration_ms(const char *s, uint64_t *out);

@@ -116,6 +116,8 @@ int main(int argc, char **argv)
 		rc = cmd_doctor(&g, sub_argc, sub_argv);
 	else if (strcmp(cmd, "runs") == 0)
 		rc = cmd_runs(&g, sub_argc, sub_argv);
+	else if (strcmp(cmd, "supervise") == 0)
+		rc = cmd_supervise(&g, sub_argc, sub_argv);
 	else if (strcmp(cmd, "help") == 0) {
 		fputs(usage, stdout);
 		rc = 0;

@@ -56,7 +56,7 @@ static void *net_symbol(const char *name)
 
 static const al_provider_ops *real_remote(al_error **err)
 {
-	const al_provider_ops *ops = net_symbol("al_remote_provider");
+	const al_provider_ops *ops = net_symbol("al_remote_provider_module");
 	if (ops == NULL)
 		al_error_set(err, AL_ERR_UNAVAILABLE, ENOENT, "module_missing",
 			     "the network module is not available: %s",

@@ -37,6 +37,9 @@ void al_result_free(al_result *r)
 		free(r->outputs[i].refused_reason);
 	}
 	free(r->outputs);
+	for (size_t i = 0; i < r->n_inbox_acked; i++)
+		free(r->inbox_acked[i]);
+	free(r->inbox_acked);
 	free(r);
 }
 

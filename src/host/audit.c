@@ -116,6 +116,29 @@ out:
 	return rc;
 }
 
+int al_audit_has_event(al_db *d, const char *run_id, const char *event)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+	pthread_mutex_lock(&d->lock);
+	if (sqlite3_prepare_v2(d->db,
+			       "SELECT 1 FROM audit WHERE "
+			       "json_extract(record, '$.run_id') = ? AND "
+			       "json_extract(record, '$.event') = ? LIMIT 1",
+			       -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 1, run_id, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 2, event, -1, SQLITE_STATIC) != SQLITE_OK) {
+		rc = -EIO;
+		goto out;
+	}
+	int step = sqlite3_step(st);
+	rc = step == SQLITE_ROW ? 1 : step == SQLITE_DONE ? 0 : -EIO;
+out:
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
 static int verify_fail(al_error **err, int64_t seq, const char *what)
 {
 	return al_error_set(err, AL_ERR_IO, EBADMSG, "audit_chain_broken",

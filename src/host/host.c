@@ -19,9 +19,12 @@
 #include <airlock/json.h>
 
 #include "bundle/bundle.h"
+#include "host/admission.h"
 #include "host/audit.h"
 #include "host/gates.h"
 #include "host/secrets.h"
+
+#include "core/util.h"
 
 static const char truncation_notice[] = "\n[airlock: output truncated]\n";
 
@@ -138,13 +141,17 @@ static json_t *limits_json(const al_limits *l)
 	return o;
 }
 
-/* What a run accumulates for its audit records. */
+/* What a run accumulates for its audit records.  An admission (the
+ * daemon's split pipeline, host/admission.h) is a run_state that outlives
+ * the call: it then owns copies of the caller's context. */
 typedef struct run_state {
 	al_host *h;
 	const al_host_context *ctx;
 	const al_run_options *opts;
 	al_request *req; /* validated copy; NULL when invalid */
-	const al_cfg_tenant *tenant;
+	const al_cfg_tenant *tenant; /* NULL for a resumed run whose tenant
+					left the configuration */
+	const char *tenant_name;     /* slots and idempotency scope */
 	char code_sha256[65];
 	char *canonical; /* canonical request JSON */
 	char canonical_sha256[65];
@@ -153,7 +160,21 @@ typedef struct run_state {
 	const char *provider_id;
 	int64_t t0;
 	al_result *res;
+	/* From admission to the end of the execution: */
+	char **host_env; /* resolved secrets, wiped on free */
+	size_t n_host_env;
+	bool claimed;	 /* the idempotency key is held */
+	bool called;	 /* a provider was (or may have been) called */
+	bool slot_held;
+	/* Owned by an admission: */
+	al_host_context own_ctx;
+	char *own_tenant, *own_principal, *own_provider;
+	al_facts *own_facts;
 } run_state;
+
+struct al_admission {
+	run_state rs;
+};
 
 static json_t *audit_record(const run_state *rs, const char *event)
 {
@@ -360,6 +381,26 @@ static void live_remove(al_host *h, live_run *lr)
 	pthread_mutex_unlock(&h->lock);
 }
 
+/* Takes a provider's result (owned) as the run's: identity and facts are
+ * the host's; each stream is capped again. */
+static int take_result(run_state *rs, al_result *pr, int64_t start)
+{
+	int rc = 0;
+	memcpy(pr->run_id, rs->res->run_id, sizeof(pr->run_id));
+	al_facts_free(pr->provider);
+	pr->provider = NULL;
+	if (!pr->started_at_ms)
+		pr->started_at_ms = start;
+	if (!pr->finished_at_ms)
+		pr->finished_at_ms = al_now_ms();
+	al_result_free(rs->res);
+	rs->res = pr;
+	if (al_outcome_ran(pr->outcome))
+		for (int s = 0; s < 2 && rc == 0; s++)
+			rc = cap_stream(pr, s, rs->req->limits.output_bytes);
+	return rc;
+}
+
 /* Runs the request on the selected handle and waits at most wall + grace.
  * Fills rs->res (replacing it) with the outcome. */
 static int execute(run_state *rs, char **host_env, size_t n_host_env)
@@ -412,7 +453,7 @@ static int execute(run_state *rs, char **host_env, size_t n_host_env)
 	rs->sel.ref = NULL;
 	live_run lr = {.x = x};
 	memcpy(lr.run_id, x->run_id, sizeof(lr.run_id));
-	snprintf(lr.tenant, sizeof(lr.tenant), "%s", rs->tenant->name);
+	snprintf(lr.tenant, sizeof(lr.tenant), "%s", rs->tenant_name);
 	live_add(h, &lr);
 
 	int64_t start = al_now_ms();
@@ -472,23 +513,9 @@ static int execute(run_state *rs, char **host_env, size_t n_host_env)
 	} else if (x->exec_rc < 0 || al_result_check_shape(x->res) < 0) {
 		rc = refuse(rs, AL_OUTCOME_UNAVAILABLE, "provider_error");
 	} else {
-		/* Take the provider's result; identity and facts are the
-		 * host's. */
 		al_result *pr = x->res;
 		x->res = NULL;
-		memcpy(pr->run_id, rs->res->run_id, sizeof(pr->run_id));
-		al_facts_free(pr->provider);
-		pr->provider = NULL;
-		if (!pr->started_at_ms)
-			pr->started_at_ms = start;
-		if (!pr->finished_at_ms)
-			pr->finished_at_ms = al_now_ms();
-		al_result_free(rs->res);
-		rs->res = pr;
-		if (al_outcome_ran(pr->outcome))
-			for (int s = 0; s < 2 && rc == 0; s++)
-				rc = cap_stream(pr, s,
-						rs->req->limits.output_bytes);
+		rc = take_result(rs, pr, start);
 	}
 	run_exec_unref(x);
 	return rc;
@@ -501,24 +528,38 @@ static int store_result(run_state *rs)
 	char *json = al_result_to_json(rs->res, 0);
 	if (!json)
 		return -ENOMEM;
-	al_idem_finish(rs->h->idem, rs->tenant->name,
-		       rs->req->idempotency_key,
+	al_idem_finish(rs->h->idem, rs->tenant_name, rs->req->idempotency_key,
 		       rs->canonical_sha256, json);
 	free(json);
 	return 0;
 }
 
-static int run_selected(run_state *rs)
+/* Ends the idempotency claim.  A result is kept once a provider was
+ * called: running again could repeat side effects.  Refusals before that
+ * are not kept, so a retry runs. */
+static void settle_claim(run_state *rs, int rc)
+{
+	if (!rs->claimed)
+		return;
+	rs->claimed = false;
+	if (rs->called && rc == 0 && store_result(rs) == 0)
+		return;
+	al_idem_finish(rs->h->idem, rs->tenant_name, rs->req->idempotency_key,
+		       rs->canonical_sha256, NULL);
+}
+
+/* Steps 7–9 and the secrets.  0: admitted (claim, run.started, slot and
+ * secrets held by rs); 1: the request ended here (rs->res is its outcome,
+ * audited, the claim settled); negative errno on allocation failure. */
+static int admit_selected(run_state *rs)
 {
 	al_host *h = rs->h;
-	char **host_env = NULL;
-	bool claimed = false, called = false;
 	int rc = 0;
 
 	/* 7. idempotency */
 	if (rs->req->idempotency_key) {
 		char *stored = NULL;
-		int ir = al_idem_claim(h->idem, rs->tenant->name,
+		int ir = al_idem_claim(h->idem, rs->tenant_name,
 				       rs->req->idempotency_key,
 				       rs->canonical_sha256, &stored, NULL);
 		if (ir == AL_IDEM_CONFLICT) {
@@ -547,7 +588,7 @@ static int run_selected(run_state *rs)
 			rs->res = prev;
 			goto out;
 		}
-		claimed = true;
+		rs->claimed = true;
 	}
 	rs->res->provider = al_facts_dup(rs->sel.facts);
 
@@ -562,86 +603,156 @@ static int run_selected(run_state *rs)
 		rc = refuse(rs, AL_OUTCOME_CANCELLED, "caller");
 		goto finished;
 	}
-	int sr = al_slots_acquire(h->slots, rs->tenant->name,
+	int sr = al_slots_acquire(h->slots, rs->tenant_name,
 				  rs->tenant->concurrency, h->cfg->slot_wait_ms,
-				  rs->opts ? rs->opts->cancel : NULL);
+				  caller);
 	if (sr < 0) {
 		rc = sr == -ECANCELED
 			     ? refuse(rs, AL_OUTCOME_CANCELLED, "caller")
 			     : refuse(rs, AL_OUTCOME_UNAVAILABLE, "busy");
 		goto finished;
 	}
+	rs->slot_held = true;
 	/* Secrets are read only now, at launch. */
 	size_t n_env = rs->req->grant.n_secrets;
 	if (al_secrets_resolve(h->cfg->secrets_kind, h->cfg->secrets_path,
-			       rs->req->grant.secrets, n_env, &host_env,
+			       rs->req->grant.secrets, n_env, &rs->host_env,
 			       NULL) < 0) {
-		al_slots_release(h->slots, rs->tenant->name);
+		al_slots_release(h->slots, rs->tenant_name);
+		rs->slot_held = false;
+		rs->host_env = NULL;
 		rc = refuse(rs, AL_OUTCOME_UNAVAILABLE, "secret_unavailable");
 		goto finished;
 	}
-	/* 10. execute (the env strings move to the worker) */
-	announce(rs);
-	called = true;
-	rc = execute(rs, host_env, n_env);
-	host_env = NULL;
-	al_slots_release(h->slots, rs->tenant->name);
-	if (rc == 0 && !rs->res->provider)
-		rs->res->provider = al_facts_dup(rs->sel.facts);
+	rs->n_host_env = n_env;
+	return 0;
 finished:
-	/* 11. after */
 	(void)audit_write(rs, "run.finished", h->cfg->audit_finished_full);
 out:
-	if (claimed) {
-		/* A result is kept once a provider was called: running
-		 * again could repeat side effects.  Refusals before that
-		 * are not kept, so a retry runs. */
-		if (called && rc == 0)
-			store_result(rs);
-		else
-			al_idem_finish(h->idem, rs->tenant->name,
-				       rs->req->idempotency_key,
-				       rs->canonical_sha256, NULL);
+	settle_claim(rs, rc);
+	return rc < 0 ? rc : 1;
+}
+
+/* Step 11 once the execution ended: the slot goes back, run.finished is
+ * audited (unless another process already did), the claim is settled. */
+static int after_execution(run_state *rs, int rc, bool skip_audit)
+{
+	al_host *h = rs->h;
+	if (rs->slot_held) {
+		al_slots_release(h->slots, rs->tenant_name);
+		rs->slot_held = false;
 	}
-	if (!called)
-		announce(rs);
+	if (rc == 0 && !rs->res->provider)
+		rs->res->provider = al_facts_dup(rs->own_facts ? rs->own_facts
+							       : rs->sel.facts);
+	if (!skip_audit)
+		(void)audit_write(rs, "run.finished",
+				  h->cfg->audit_finished_full);
+	settle_claim(rs, rc);
 	return rc;
 }
 
+static int run_selected(run_state *rs)
+{
+	int rc = admit_selected(rs);
+	announce(rs);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
+	/* 10. execute (the env strings move to the worker) */
+	rs->called = true;
+	rc = execute(rs, rs->host_env, rs->n_host_env);
+	rs->host_env = NULL;
+	rs->n_host_env = 0;
+	return after_execution(rs, rc, false);
+}
+
+static void run_state_free(run_state *rs)
+{
+	if (!rs)
+		return;
+	if (rs->slot_held)
+		al_slots_release(rs->h->slots, rs->tenant_name);
+	if (rs->sel.ref)
+		al_selector_put(&rs->h->sel, rs->sel.ref);
+	al_selection_clear(&rs->sel);
+	al_secrets_env_free(rs->host_env, rs->n_host_env);
+	al_request_free(rs->req);
+	free(rs->canonical);
+	al_result_free(rs->res);
+	free(rs->own_tenant);
+	free(rs->own_principal);
+	free(rs->own_provider);
+	al_facts_free(rs->own_facts);
+	free(rs);
+}
+
+/* An admitted run outlives the call: it keeps its own copy of the
+ * caller's context and gives its provider handle back (the execution
+ * happens in another process). */
+static int hand_over(run_state *rs, al_admission **adm)
+{
+	const char *principal = rs->ctx ? rs->ctx->principal : NULL;
+	if (!(rs->own_tenant = strdup(rs->tenant_name)) ||
+	    al_strdup_opt(principal, &rs->own_principal) < 0)
+		return -ENOMEM;
+	rs->own_ctx.tenant = rs->own_tenant;
+	rs->own_ctx.principal = rs->own_principal;
+	rs->ctx = &rs->own_ctx;
+	rs->tenant_name = rs->own_tenant;
+	rs->opts = NULL;
+	al_selector_put(&rs->h->sel, rs->sel.ref);
+	rs->sel.ref = NULL;
+	*adm = (al_admission *)rs;
+	return 0;
+}
+
+/* Steps 1–6, then either the in-process execution (adm NULL: the CLI) or
+ * the admission handed to the caller (the daemon). */
 static int pipeline(al_host *h, const al_host_context *ctx,
 		    const al_request *in, const char *invalid_reason,
-		    const al_run_options *opts, al_result **out)
+		    const al_run_options *opts, al_admission **adm,
+		    al_result **out)
 {
-	run_state rs = {.h = h, .ctx = ctx, .opts = opts, .t0 = al_now_ms()};
+	run_state *rs = calloc(1, sizeof(*rs));
 	char ceil_buf[64];
 	const char *why;
 	int rc = 0;
 
 	*out = NULL;
-	if (!(rs.res = al_result_new()))
+	if (adm)
+		*adm = NULL;
+	if (!rs)
 		return -ENOMEM;
-	al_run_id_new(rs.res->run_id);
+	rs->h = h;
+	rs->ctx = ctx;
+	rs->opts = opts;
+	rs->t0 = al_now_ms();
+	if (!(rs->res = al_result_new())) {
+		free(rs);
+		return -ENOMEM;
+	}
+	al_run_id_new(rs->res->run_id);
 
 	/* 1. validate: the canonical JSON form re-parsed strictly, so a
 	 * request built in C passes the same checks as one sent as JSON. */
 	if (!invalid_reason && in) {
 		al_error *perr = NULL;
-		rs.canonical = al_request_to_json(in);
-		if (!rs.canonical) {
+		rs->canonical = al_request_to_json(in);
+		if (!rs->canonical) {
 			/* The only request JSON cannot carry is one whose code
 			 * or a name is not UTF-8 text (the codec sends every
 			 * byte string that is not as base64). */
 			if (!al_utf8_valid(in->code.data, in->code.len) ||
 			    memchr(in->code.data, '\0', in->code.len) != NULL) {
-				rc = deny(&rs, AL_OUTCOME_INVALID_REQUEST, "code");
+				rc = deny(rs, AL_OUTCOME_INVALID_REQUEST, "code");
 				goto done;
 			}
 			rc = -ENOMEM;
 			goto out;
 		}
-		if (al_request_from_json(rs.canonical, strlen(rs.canonical),
-					 &rs.req, &perr) < 0) {
-			rc = deny(&rs, AL_OUTCOME_INVALID_REQUEST,
+		if (al_request_from_json(rs->canonical, strlen(rs->canonical),
+					 &rs->req, &perr) < 0) {
+			rc = deny(rs, AL_OUTCOME_INVALID_REQUEST,
 				  al_error_get_reason(perr)[0]
 					  ? al_error_get_reason(perr)
 					  : "request");
@@ -649,95 +760,109 @@ static int pipeline(al_host *h, const al_host_context *ctx,
 			goto done;
 		}
 		/* Files and outputs the workspace grant cannot hold. */
-		if (al_bundle_request_check(rs.req, &perr) < 0) {
-			rc = deny(&rs, AL_OUTCOME_INVALID_REQUEST,
+		if (al_bundle_request_check(rs->req, &perr) < 0) {
+			rc = deny(rs, AL_OUTCOME_INVALID_REQUEST,
 				  al_error_get_reason(perr)[0]
 					  ? al_error_get_reason(perr)
 					  : "request");
 			al_error_free(perr);
 			goto done;
 		}
-		al_sha256_hex(rs.canonical, strlen(rs.canonical),
-			      rs.canonical_sha256);
-		al_sha256_hex(rs.req->code.data, rs.req->code.len,
-			      rs.code_sha256);
+		al_sha256_hex(rs->canonical, strlen(rs->canonical),
+			      rs->canonical_sha256);
+		al_sha256_hex(rs->req->code.data, rs->req->code.len,
+			      rs->code_sha256);
 	} else {
-		rc = deny(&rs, AL_OUTCOME_INVALID_REQUEST,
+		rc = deny(rs, AL_OUTCOME_INVALID_REQUEST,
 			  invalid_reason ? invalid_reason : "request");
 		goto done;
 	}
 	/* 2. enabled */
 	if (!h->cfg->execution_enabled) {
-		rc = deny(&rs, AL_OUTCOME_DISABLED, "execution_disabled");
+		rc = deny(rs, AL_OUTCOME_DISABLED, "execution_disabled");
 		goto done;
 	}
 	/* 3. tenant and its language allow-list */
-	rs.tenant = al_config_tenant(h->cfg, ctx ? ctx->tenant : NULL);
-	if (!rs.tenant) {
-		rc = deny(&rs, AL_OUTCOME_DENIED, "gate:tenant");
+	rs->tenant = al_config_tenant(h->cfg, ctx ? ctx->tenant : NULL);
+	if (!rs->tenant) {
+		rc = deny(rs, AL_OUTCOME_DENIED, "gate:tenant");
 		goto done;
 	}
-	if ((why = al_gate_language(rs.tenant, rs.req))) {
-		rc = deny(&rs, AL_OUTCOME_DENIED, why);
+	rs->tenant_name = rs->tenant->name;
+	if ((why = al_gate_language(rs->tenant, rs->req))) {
+		rc = deny(rs, AL_OUTCOME_DENIED, why);
 		goto done;
 	}
 	/* 4. grant (or a grant pinned to this exact content) */
-	if ((why = al_gate_grant(rs.tenant, rs.req, rs.code_sha256))) {
-		rc = deny(&rs, AL_OUTCOME_DENIED, why);
+	if ((why = al_gate_grant(rs->tenant, rs->req, rs->code_sha256))) {
+		rc = deny(rs, AL_OUTCOME_DENIED, why);
 		goto done;
 	}
 	/* 5. ceilings */
-	if ((why = al_gate_ceilings(rs.tenant, &rs.req->limits, ceil_buf,
+	if ((why = al_gate_ceilings(rs->tenant, &rs->req->limits, ceil_buf,
 				    sizeof(ceil_buf)))) {
-		rc = deny(&rs, AL_OUTCOME_DENIED, why);
+		rc = deny(rs, AL_OUTCOME_DENIED, why);
 		goto done;
 	}
 	/* 6. provider */
-	int sr = al_select(&h->sel, rs.req, &rs.sel);
+	int sr = al_select(&h->sel, rs->req, &rs->sel);
 	if (sr < 0) {
 		rc = sr;
 		goto out;
 	}
-	if (rs.sel.facts)
-		rs.provider_id = h->sel.cands[rs.sel.chosen].ops->id;
+	if (rs->sel.facts)
+		rs->provider_id = h->sel.cands[rs->sel.chosen].ops->id;
 	if (sr == 1) {
-		rc = deny(&rs, rs.sel.outcome, rs.sel.reason);
-		if (rc == 0 && rs.sel.facts)
-			rs.res->provider = al_facts_dup(rs.sel.facts);
+		rc = deny(rs, rs->sel.outcome, rs->sel.reason);
+		if (rc == 0 && rs->sel.facts)
+			rs->res->provider = al_facts_dup(rs->sel.facts);
 		goto done;
 	}
-	rs.selected = true;
-	rc = run_selected(&rs);
-	goto counted;
+	rs->selected = true;
+	if (!adm) {
+		rc = run_selected(rs);
+		goto counted;
+	}
+	rc = admit_selected(rs);
+	if (rc == 0) {
+		rc = hand_over(rs, adm);
+		if (rc == 0)
+			return 0;
+		/* Cannot keep it: end it as not started. */
+		(void)refuse(rs, AL_OUTCOME_UNAVAILABLE, "start_failed");
+		(void)after_execution(rs, 0, false);
+		goto out;
+	}
+	if (rc > 0)
+		rc = 0;
 done:
-	announce(&rs);
+	announce(rs);
 counted:
 	if (rc == 0)
-		count(&rs);
+		count(rs);
 out:
-	if (rs.sel.ref)
-		al_selector_put(&h->sel, rs.sel.ref);
-	al_selection_clear(&rs.sel);
-	al_request_free(rs.req);
-	free(rs.canonical);
-	if (rc < 0) {
-		al_result_free(rs.res);
-		return rc;
+	if (rc == 0) {
+		*out = rs->res;
+		rs->res = NULL;
 	}
-	*out = rs.res;
-	return 0;
+	run_state_free(rs);
+	return rc;
 }
 
 int al_host_run(al_host *host, const al_host_context *ctx,
 		const al_request *req, const al_run_options *opts,
 		al_result **out)
 {
-	return pipeline(host, ctx, req, req ? NULL : "request", opts, out);
+	return pipeline(host, ctx, req, req ? NULL : "request", opts, NULL,
+			out);
 }
 
-int al_host_run_json(al_host *host, const al_host_context *ctx,
-		     const char *json, size_t len, const al_run_options *opts,
-		     al_result **out)
+/* Parses the body, then runs the pipeline (a malformed body becomes an
+ * invalid_request result). */
+static int pipeline_json(al_host *host, const al_host_context *ctx,
+			 const char *json, size_t len,
+			 const al_run_options *opts, al_admission **adm,
+			 al_result **out)
 {
 	al_request *req = NULL;
 	al_error *perr = NULL;
@@ -745,13 +870,213 @@ int al_host_run_json(al_host *host, const al_host_context *ctx,
 	if (al_request_from_json(json, len, &req, &perr) < 0) {
 		const char *reason = al_error_get_reason(perr);
 		rc = pipeline(host, ctx, NULL, reason[0] ? reason : "request",
-			      opts, out);
+			      opts, adm, out);
 		al_error_free(perr);
 		return rc;
 	}
-	rc = pipeline(host, ctx, req, NULL, opts, out);
+	rc = pipeline(host, ctx, req, NULL, opts, adm, out);
 	al_request_free(req);
 	return rc;
+}
+
+int al_host_run_json(al_host *host, const al_host_context *ctx,
+		     const char *json, size_t len, const al_run_options *opts,
+		     al_result **out)
+{
+	return pipeline_json(host, ctx, json, len, opts, NULL, out);
+}
+
+/* ---- the split pipeline (host/admission.h) -------------------------- */
+
+int al_host_admit_json(al_host *host, const al_host_context *ctx,
+		       const char *json, size_t len,
+		       const al_run_options *opts, al_admission **adm,
+		       al_result **out)
+{
+	return pipeline_json(host, ctx, json, len, opts, adm, out);
+}
+
+const char *al_admission_run_id(const al_admission *a)
+{
+	return a->rs.res->run_id;
+}
+
+const char *al_admission_tenant(const al_admission *a)
+{
+	return a->rs.tenant_name;
+}
+
+const char *al_admission_principal(const al_admission *a)
+{
+	return a->rs.own_principal;
+}
+
+const al_request *al_admission_request(const al_admission *a)
+{
+	return a->rs.req;
+}
+
+const char *al_admission_request_json(const al_admission *a)
+{
+	return a->rs.canonical;
+}
+
+const char *al_admission_provider(const al_admission *a)
+{
+	return a->rs.provider_id;
+}
+
+const char *al_admission_provider_config(const al_admission *a)
+{
+	const al_selector *s = &a->rs.h->sel;
+	if (!a->rs.selected || a->rs.sel.chosen >= s->n ||
+	    !s->cands[a->rs.sel.chosen].cfg)
+		return NULL;
+	return s->cands[a->rs.sel.chosen].cfg->config_json;
+}
+
+const al_facts *al_admission_facts(const al_admission *a)
+{
+	return a->rs.own_facts ? a->rs.own_facts : a->rs.sel.facts;
+}
+
+const char *const *al_admission_host_env(const al_admission *a, size_t *n)
+{
+	*n = a->rs.n_host_env;
+	return (const char *const *)a->rs.host_env;
+}
+
+uint64_t al_admission_grace_ms(const al_admission *a)
+{
+	return a->rs.h->cfg->grace_ms;
+}
+
+int64_t al_admission_admitted_ms(const al_admission *a)
+{
+	return a->rs.t0;
+}
+
+int al_host_resume(al_host *h, const al_resume_info *info,
+		   al_admission **adm, al_error **err)
+{
+	run_state *rs = calloc(1, sizeof(*rs));
+	al_error *perr = NULL;
+	int rc = 0;
+
+	*adm = NULL;
+	if (!rs || !(rs->res = al_result_new())) {
+		free(rs);
+		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				    "out of memory");
+	}
+	rs->h = h;
+	rs->t0 = info->admitted_ms;
+	snprintf(rs->res->run_id, sizeof(rs->res->run_id), "%s",
+		 info->run_id);
+	if (!(rs->own_tenant = strdup(info->tenant)) ||
+	    al_strdup_opt(info->principal, &rs->own_principal) < 0 ||
+	    !(rs->own_provider = strdup(info->provider)) ||
+	    !(rs->canonical = strdup(info->request_json))) {
+		rc = al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				  "out of memory");
+		goto fail;
+	}
+	rs->own_ctx.tenant = rs->own_tenant;
+	rs->own_ctx.principal = rs->own_principal;
+	rs->ctx = &rs->own_ctx;
+	rs->tenant_name = rs->own_tenant;
+	rs->provider_id = rs->own_provider;
+	/* The tenant may have left the configuration since: the run is
+	 * still finished under its name. */
+	rs->tenant = al_config_tenant(h->cfg, info->tenant);
+	if (al_request_from_json(rs->canonical, strlen(rs->canonical),
+				 &rs->req, &perr) < 0) {
+		al_error_free(perr);
+		rc = al_error_set(err, AL_ERR_INVALID_ARGUMENT, EINVAL,
+				  "request", "the persisted request is invalid");
+		goto fail;
+	}
+	al_sha256_hex(rs->canonical, strlen(rs->canonical),
+		      rs->canonical_sha256);
+	al_sha256_hex(rs->req->code.data, rs->req->code.len, rs->code_sha256);
+	if (info->facts_json &&
+	    al_facts_from_json(info->facts_json, strlen(info->facts_json),
+			       &rs->own_facts, NULL) < 0)
+		rs->own_facts = NULL; /* the result then names no facts */
+	/* The run still occupies a slot when one is free; it is not
+	 * refused for lack of one: it is already running. */
+	if (al_slots_acquire(h->slots, rs->tenant_name,
+			     rs->tenant ? rs->tenant->concurrency : 0, 0,
+			     NULL) == 0)
+		rs->slot_held = true;
+	/* A duplicate arriving now waits for this run's result. */
+	if (rs->req->idempotency_key) {
+		char *stored = NULL;
+		if (al_idem_claim(h->idem, rs->tenant_name,
+				  rs->req->idempotency_key,
+				  rs->canonical_sha256, &stored,
+				  NULL) == AL_IDEM_CLAIMED)
+			rs->claimed = true;
+		free(stored);
+	}
+	rs->called = true;
+	*adm = (al_admission *)rs;
+	return 0;
+fail:
+	run_state_free(rs);
+	return rc;
+}
+
+int al_host_finish(al_host *h, al_admission *adm, al_result *res,
+		   const al_finish_options *o, al_result **out)
+{
+	run_state *rs = &adm->rs;
+	int rc;
+
+	(void)h;
+	*out = NULL;
+	rs->called = o->launched;
+	al_secrets_env_free(rs->host_env, rs->n_host_env);
+	rs->host_env = NULL;
+	rs->n_host_env = 0;
+	if (o->as_final && res) {
+		/* Another process finished it: its result, as it is. */
+		al_result_free(rs->res);
+		rs->res = res;
+		rc = 0;
+	} else if (!res) {
+		rc = refuse(rs, AL_OUTCOME_UNAVAILABLE,
+			    o->refusal ? o->refusal : "lost");
+	} else if (al_result_check_shape(res) < 0) {
+		al_result_free(res);
+		rc = refuse(rs, AL_OUTCOME_UNAVAILABLE, "provider_error");
+	} else {
+		rc = take_result(rs, res, rs->t0);
+	}
+	rc = after_execution(rs, rc, o->skip_audit || o->as_final);
+	if (rc == 0) {
+		count(rs);
+		*out = rs->res;
+		rs->res = NULL;
+	}
+	run_state_free(rs);
+	return rc;
+}
+
+void al_admission_free(al_admission *adm)
+{
+	if (!adm)
+		return;
+	run_state *rs = &adm->rs;
+	/* Nothing ran: a retry of the same key may run. */
+	rs->called = false;
+	settle_claim(rs, 0);
+	run_state_free(rs);
+}
+
+int al_host_audit_has(al_host *h, const char *run_id, const char *event)
+{
+	return al_audit_has_event(h->db, run_id, event);
 }
 
 /* ---- interrupt, capabilities, metrics ------------------------------- */

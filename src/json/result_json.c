@@ -93,6 +93,32 @@ static json_t *outputs_json(const al_result *r)
 	return arr;
 }
 
+static json_t *inbox_acked_json(const al_result *r)
+{
+	json_t *arr = json_array();
+	for (size_t i = 0; arr != NULL && i < r->n_inbox_acked; i++)
+		if (json_array_append_new(arr, json_string(r->inbox_acked[i])) <
+		    0) {
+			json_decref(arr);
+			return NULL;
+		}
+	return arr;
+}
+
+bool al_inbox_id_valid(const char *s)
+{
+	size_t n = s != NULL ? strlen(s) : 0;
+	if (n == 0 || n > AL_MAX_INBOX_ID_BYTES)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '-' || c == '_'))
+			return false;
+	}
+	return true;
+}
+
 static json_t *optional_int(bool has, int v)
 {
 	return has ? json_integer(v) : json_null();
@@ -129,6 +155,10 @@ char *al_result_to_json(const al_result *r, int pretty)
 	    jf_set(o, "started_at", time_json(r->started_at_ms)) < 0 ||
 	    jf_set(o, "finished_at", time_json(r->finished_at_ms)) < 0 ||
 	    jf_set(o, "permanent", json_boolean(r->permanent)) < 0)
+		goto out;
+	/* Only runs whose program acknowledged inbox events carry it. */
+	if (r->n_inbox_acked > 0 &&
+	    jf_set(o, "inbox_acked", inbox_acked_json(r)) < 0)
 		goto out;
 	text = jf_dump(o, (pretty ? JSON_INDENT(2) : JSON_COMPACT) |
 				  JSON_PRESERVE_ORDER);
@@ -421,7 +451,36 @@ static const char *const result_keys[] = {
 	"signal",	    "stdout",	      "stdout_b64",	"stderr",
 	"stderr_b64",	    "stdout_truncated", "stderr_truncated", "stdout_bytes",
 	"stderr_bytes",	    "usage",	      "provider",	"outputs",
-	"started_at",	    "finished_at",    "permanent",	NULL};
+	"started_at",	    "finished_at",    "permanent",	"inbox_acked",
+	NULL};
+
+static int parse_inbox_acked(const jf_ctx *c, const json_t *v, al_result *r)
+{
+	if (!json_is_array(v))
+		return jf_fail(c, "inbox_acked", "must be an array");
+	size_t n = json_array_size(v);
+	if (n > AL_MAX_INBOX_EVENTS)
+		return jf_fail(c, "inbox_acked", "has more than %u items",
+			       AL_MAX_INBOX_EVENTS);
+	if (n == 0)
+		return 0;
+	r->inbox_acked = calloc(n, sizeof(*r->inbox_acked));
+	if (r->inbox_acked == NULL)
+		return oom(c, "inbox_acked");
+	for (size_t i = 0; i < n; i++) {
+		const json_t *e = json_array_get(v, i);
+		char p[32];
+		snprintf(p, sizeof(p), "inbox_acked[%zu]", i);
+		if (!json_is_string(e) ||
+		    strlen(json_string_value(e)) != json_string_length(e) ||
+		    !al_inbox_id_valid(json_string_value(e)))
+			return jf_fail(c, p, "must be an inbox event id");
+		if ((r->inbox_acked[i] = strdup(json_string_value(e))) == NULL)
+			return oom(c, p);
+		r->n_inbox_acked = i + 1;
+	}
+	return 0;
+}
 
 static int parse_result(const jf_ctx *c, const json_t *root, al_result *r)
 {
@@ -448,6 +507,9 @@ static int parse_result(const jf_ctx *c, const json_t *root, al_result *r)
 	/* Explicit "permanent" wins over what the outcome implies. */
 	if ((v = json_object_get(root, "permanent")) != NULL &&
 	    (rc = jf_bool(c, v, "permanent", &r->permanent)) < 0)
+		return rc;
+	if ((v = json_object_get(root, "inbox_acked")) != NULL &&
+	    (rc = parse_inbox_acked(c, v, r)) < 0)
 		return rc;
 	return 0;
 }

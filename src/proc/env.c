@@ -26,7 +26,7 @@ static int env_put(char **env, size_t *n, char *entry)
 int al_env_build(const al_env_base *base, const al_exec *exec, char ***out)
 {
 	const al_request *req = exec->request;
-	size_t cap = 8 + req->n_env + exec->n_host_env;
+	size_t cap = 10 + req->n_env + exec->n_host_env;
 	size_t n = 0;
 	char **env = calloc(cap + 1, sizeof(*env));
 	if (env == NULL)
@@ -39,6 +39,10 @@ int al_env_build(const al_env_base *base, const al_exec *exec, char ***out)
 	    (rc = env_put(env, &n, al_strdup_printf("TMPDIR=%s", base->tmpdir))) < 0 ||
 	    (rc = env_put(env, &n, al_strdup_printf("AIRLOCK_RUN_ID=%s", exec->run_id))) < 0 ||
 	    (rc = env_put(env, &n, al_strdup_printf("AIRLOCK_RUN_TEMP=%s", base->tmpdir))) < 0)
+		goto fail;
+	if (base->inbox != NULL && base->inbox_acks != NULL &&
+	    ((rc = env_put(env, &n, al_strdup_printf("AIRLOCK_INBOX=%s", base->inbox))) < 0 ||
+	     (rc = env_put(env, &n, al_strdup_printf("AIRLOCK_INBOX_ACKS=%s", base->inbox_acks))) < 0))
 		goto fail;
 	for (size_t i = 0; i < req->n_env; i++) {
 		rc = env_put(env, &n, al_strdup_printf("%s=%s", req->env[i].name,

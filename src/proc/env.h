@@ -1,5 +1,6 @@
 /* Internal: the clean environment of a run.  Nothing comes from the host:
- * PATH, HOME, LANG, TMPDIR, AIRLOCK_RUN_ID, AIRLOCK_RUN_TEMP, then the
+ * PATH, HOME, LANG, TMPDIR, AIRLOCK_RUN_ID, AIRLOCK_RUN_TEMP (and the
+ * inbox variables when the run has one), then the
  * request's variables, then the host's resolved secrets (later entries
  * replace earlier ones of the same name). */
 #ifndef AL_PROC_ENV_H
@@ -11,6 +12,10 @@ typedef struct al_env_base {
 	const char *path;     /* PATH value */
 	const char *home;     /* HOME */
 	const char *tmpdir;   /* TMPDIR and AIRLOCK_RUN_TEMP */
+	/* AIRLOCK_INBOX / AIRLOCK_INBOX_ACKS as the program sees them;
+	 * NULL: not set. */
+	const char *inbox;
+	const char *inbox_acks;
 } al_env_base;
 
 /* NULL-terminated "NAME=value" vector; free with al_env_free. */

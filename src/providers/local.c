@@ -241,8 +241,10 @@ static int local_execute(al_provider_handle *h, const al_exec *exec,
 	if (slash != NULL)
 		*slash = '\0';
 	path_env = al_strdup_printf("%s:/usr/local/bin:/usr/bin:/bin", dir);
+	/* No isolation here: the inbox is shown at its host paths. */
 	al_env_base base = {.path = path_env, .home = rd.workspace,
-			    .tmpdir = rd.tmp};
+			    .tmpdir = rd.tmp, .inbox = exec->inbox_dir,
+			    .inbox_acks = exec->inbox_acks_dir};
 	if (path_env == NULL || al_env_build(&base, exec, &envp) < 0) {
 		rc = -ENOMEM;
 		goto out;

@@ -808,7 +808,15 @@ out:
 	return rc;
 }
 
-const al_provider_ops al_remote_provider = {
+/* In the CLI's lazily loaded network module the table has its own name,
+ * so it does not collide with the CLI's stand-in `al_remote_provider`
+ * (src/cli/net_module.c), which finds it with dlsym. */
+#ifdef AL_NET_MODULE
+#define REMOTE_OPS al_remote_provider_module
+#else
+#define REMOTE_OPS al_remote_provider
+#endif
+const al_provider_ops REMOTE_OPS = {
 	.id = "remote",
 	.probe = remote_probe,
 	.ensure = remote_ensure,

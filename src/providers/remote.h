@@ -6,5 +6,6 @@
 #include <airlock/provider.h>
 
 extern const al_provider_ops al_remote_provider;
+extern const al_provider_ops al_remote_provider_module;
 
 #endif

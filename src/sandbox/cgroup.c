@@ -322,10 +322,22 @@ static int write_u64(const char *dir, const char *file, uint64_t v)
 	return write_str(dir, file, buf);
 }
 
+/* A run that asked for no memory or pids limit is still bounded: a fork
+ * bomb or memory bomb that names no limit must not take the host down.
+ * (Explicit limits always win; docs/sandbox.md.) */
+#define SANDBOX_DEFAULT_MEMORY_BYTES (512ull * 1024 * 1024)
+#define SANDBOX_DEFAULT_PIDS 256u
+
 static int set_limits(const al_sb_cgroups *cg, const al_sb_cgrun *run,
-		      const al_limits *l)
+		      const al_limits *requested)
 {
 	int rc = 0;
+	al_limits bounded = *requested;
+	const al_limits *l = &bounded;
+	if (!(bounded.set & AL_LIMIT_MEMORY_BYTES) && bounded.memory_bytes == 0)
+		bounded.memory_bytes = SANDBOX_DEFAULT_MEMORY_BYTES;
+	if (!(bounded.set & AL_LIMIT_PIDS) && bounded.pids == 0)
+		bounded.pids = SANDBOX_DEFAULT_PIDS;
 	if (l->memory_bytes > 0) {
 		if (cg->ver[AL_CG_MEMORY] == AL_CG_V2) {
 			rc = write_u64(run->v2_dir, "memory.max",

@@ -118,6 +118,8 @@ int al_sb_landlock_apply(const al_sb_landlock_spec *spec)
 		rc = allow_path(rs, "/workspace", WRITE_RIGHTS, handled);
 	if (rc == 0 && spec->build_rw)
 		rc = allow_path(rs, "/build", WRITE_RIGHTS, handled);
+	if (rc == 0 && spec->inbox_acks_rw)
+		rc = allow_path(rs, "/inbox-acks", WRITE_RIGHTS, handled);
 	if (rc == 0 && syscall(SYS_landlock_restrict_self, rs, 0) < 0)
 		rc = -errno;
 	close(rs);

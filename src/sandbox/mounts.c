@@ -217,6 +217,13 @@ int al_sb_mount_plan_build(const al_sb_mount_params *prm,
 	if (rc == 0 && prm->build_dir)
 		rc = add(p, AL_MOP_BIND, prm->build_dir, "/build",
 			 prm->build_rw, false, false);
+	if (rc == 0 && prm->inbox_dir && prm->inbox_acks_dir) {
+		rc = add(p, AL_MOP_BIND, prm->inbox_dir, "/inbox", false, false,
+			 false);
+		if (rc == 0)
+			rc = add(p, AL_MOP_BIND, prm->inbox_acks_dir,
+				 "/inbox-acks", true, false, false);
+	}
 	if (rc == 0) {
 		if (prm->workspace == AL_WORKSPACE_NONE ||
 		    prm->workspace_dir == NULL)

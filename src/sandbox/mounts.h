@@ -58,6 +58,10 @@ typedef struct al_sb_mount_params {
 	char *const *extra_roots; /* toolchain roots, NULL-terminated or NULL */
 	const char *build_dir;	  /* host RUN/tmp mounted at /build, or NULL */
 	bool build_rw;		  /* the build step writes /build */
+	/* A durable run's inbox: events read-only at /inbox, the program's
+	 * acknowledgements writable at /inbox-acks.  NULL: none. */
+	const char *inbox_dir;
+	const char *inbox_acks_dir;
 } al_sb_mount_params;
 
 int al_sb_mount_plan_build(const al_sb_mount_params *prm,

@@ -191,7 +191,9 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 	/* Fresh directories no program has seen yet: handed to the run's
 	 * uid before anything is written into them. */
 	if (rc == 0 && h->ctx.privileged &&
-	    (chown(rd.workspace, uid, uid) < 0 || chown(rd.tmp, uid, uid) < 0))
+	    (chown(rd.workspace, uid, uid) < 0 || chown(rd.tmp, uid, uid) < 0 ||
+	     (exec->inbox_acks_dir != NULL &&
+	      chown(exec->inbox_acks_dir, uid, uid) < 0)))
 		rc = al_error_set(&setup_err, AL_ERR_UNAVAILABLE, errno,
 				  "workspace_setup_failed",
 				  "cannot hand the workspace to the run's uid");
@@ -228,8 +230,11 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 	if (slash != NULL)
 		*slash = '\0';
 	path_env = al_strdup_printf("%s:/usr/local/bin:/usr/bin:/bin", dir);
+	bool inbox = exec->inbox_dir != NULL && exec->inbox_acks_dir != NULL;
 	al_env_base base = {.path = path_env, .home = "/workspace",
-			    .tmpdir = "/tmp"};
+			    .tmpdir = "/tmp",
+			    .inbox = inbox ? "/inbox" : NULL,
+			    .inbox_acks = inbox ? "/inbox-acks" : NULL};
 	if (path_env == NULL || al_env_build(&base, exec, &envp) < 0) {
 		rc = -ENOMEM;
 		goto out;

@@ -93,6 +93,9 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 		.extra_roots = s->extra_roots,
 		.build_dir = s->has_build_dir ? s->rd->tmp : NULL,
 		.build_rw = s->build,
+		/* The inbox is the program's, not the build step's. */
+		.inbox_dir = s->build ? NULL : s->exec->inbox_dir,
+		.inbox_acks_dir = s->build ? NULL : s->exec->inbox_acks_dir,
 	};
 	rc = al_sb_mount_plan_build(&mp, &plan, err);
 	if (rc < 0)
@@ -118,6 +121,9 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 			     .workspace_rw =
 				     req->grant.workspace == AL_WORKSPACE_RW,
 			     .build_rw = s->build,
+			     .inbox_acks_rw = !s->build &&
+					      s->exec->inbox_dir != NULL &&
+					      s->exec->inbox_acks_dir != NULL,
 			     .deny_tcp = req->grant.network == AL_NETWORK_NONE},
 		.cgroups = &cg,
 		.ws_fill = ws_tmpfs,

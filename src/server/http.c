@@ -33,8 +33,12 @@ enum route {
 	R_RUNS,
 	R_RUN,
 	R_RUN_EVENTS,
-	R_RUN_INTERRUPT
+	R_RUN_INTERRUPT,
+	R_RUN_INBOX
 };
+
+/* An inbox body: {"id", "event"} with the event's JSON at most 64 KiB. */
+#define MAX_INBOX_BODY (AL_MAX_INBOX_EVENT_BYTES + 1024u)
 
 static void add_common_headers(struct MHD_Response *resp,
 			       const char *content_type)
@@ -149,6 +153,8 @@ static enum route route_of(const char *url, char run_id[40])
 		return R_RUN_EVENTS;
 	if (strcmp(slash, "/interrupt") == 0)
 		return R_RUN_INTERRUPT;
+	if (strcmp(slash, "/inbox") == 0)
+		return R_RUN_INBOX;
 	return R_NONE;
 }
 
@@ -158,6 +164,7 @@ static const char *allowed_methods(enum route r)
 	case R_RUNS:
 		return "GET, POST";
 	case R_RUN_INTERRUPT:
+	case R_RUN_INBOX:
 		return "POST";
 	default:
 		return "GET";
@@ -166,11 +173,18 @@ static const char *allowed_methods(enum route r)
 
 static bool method_allowed(enum route r, const char *method)
 {
+	bool post_only = r == R_RUN_INTERRUPT || r == R_RUN_INBOX;
 	if (strcmp(method, "GET") == 0)
-		return r != R_RUN_INTERRUPT;
+		return !post_only;
 	if (strcmp(method, "POST") == 0)
-		return r == R_RUNS || r == R_RUN_INTERRUPT;
+		return r == R_RUNS || post_only;
 	return false;
+}
+
+/* The body bound of a route. */
+static size_t body_limit(const al_service *svc, enum route r)
+{
+	return r == R_RUN_INBOX ? MAX_INBOX_BODY : svc->opts.max_body_bytes;
 }
 
 /* "true"/"false" (also 1/0); absent: dflt.  -1 when malformed. */
@@ -399,9 +413,158 @@ static enum MHD_Result metrics(al_service *svc, struct MHD_Connection *conn)
 			  NULL);
 }
 
+static enum MHD_Result run_state_answer(al_service *svc,
+					struct MHD_Connection *conn,
+					unsigned status, const char *run_id,
+					const char *state, const char *event)
+{
+	json_t *o = json_pack("{s:s, s:s}", "run_id", run_id, "state", state);
+	if (o != NULL && event != NULL)
+		json_object_set_new(o, "id", json_string(event));
+	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	return al_http_json(svc, conn, status, text);
+}
+
+static enum MHD_Result interrupt(al_service *svc, struct MHD_Connection *conn,
+				 al_srv_run *run, const char *run_id)
+{
+	/* wait=true is a stop: it answers once the tree is verified gone,
+	 * with the result. */
+	int wait = bool_arg(conn, "wait", 0);
+	if (wait < 0)
+		return al_http_error(svc, conn, 400, "invalid_query",
+				     "wait: expected true or false");
+	int rc = al_service_interrupt(svc, run, wait == 1);
+	if (rc == -EALREADY)
+		return al_http_error(svc, conn, 409, "run_finished",
+				     "the run has already finished");
+	if (rc == -EPERM)
+		return al_http_error(svc, conn, 409, "superseded",
+				     "a newer airlockd owns this run");
+	if (wait == 0)
+		return run_state_answer(svc, conn, 202, run_id, "interrupting",
+					NULL);
+	al_service_wait(svc, run, true);
+	pthread_mutex_lock(&svc->lock);
+	bool done = run->state == AL_SRV_RUN_DONE;
+	pthread_mutex_unlock(&svc->lock);
+	if (!done)
+		return al_http_error(svc, conn, 503, "shutting_down",
+				     "the service closed before the run "
+				     "ended");
+	return answer_result(svc, conn, run, true);
+}
+
+/* {"id": "<event id>", "event": {...}}: strict, values never echoed. */
+static const char *parse_event(const req_ctx *rc, char **id, char **event)
+{
+	json_error_t jerr;
+	const char *why = NULL;
+	*id = *event = NULL;
+	json_t *o = rc->body != NULL
+			    ? json_loadb(rc->body, rc->len,
+					 JSON_REJECT_DUPLICATES, &jerr)
+			    : NULL;
+	if (!json_is_object(o)) {
+		why = "body: expected a JSON object";
+		goto out;
+	}
+	const char *key;
+	json_t *v;
+	json_object_foreach(o, key, v)
+	{
+		if (strcmp(key, "id") != 0 && strcmp(key, "event") != 0) {
+			why = "body: unknown field";
+			goto out;
+		}
+	}
+	json_t *idv = json_object_get(o, "id"), *ev = json_object_get(o, "event");
+	if (!json_is_string(idv) ||
+	    strlen(json_string_value(idv)) != json_string_length(idv) ||
+	    !al_inbox_id_valid(json_string_value(idv))) {
+		why = "id: expected [A-Za-z0-9_-]{1,64}";
+		goto out;
+	}
+	if (!json_is_object(ev)) {
+		why = "event: expected a JSON object";
+		goto out;
+	}
+	char *ev_text = json_dumps(ev, JSON_COMPACT);
+	bool ev_ok = ev_text != NULL;
+	size_t ev_len = ev_ok ? strlen(ev_text) : 0;
+	free(ev_text);
+	json_t *rec = json_pack("{s:O, s:O}", "id", idv, "event", ev);
+	*event = rec ? json_dumps(rec, JSON_COMPACT) : NULL;
+	json_decref(rec);
+	if (*event == NULL || !ev_ok) {
+		why = "";
+	} else if (ev_len > AL_MAX_INBOX_EVENT_BYTES) {
+		why = "event: larger than 64 KiB";
+	} else if ((*id = strdup(json_string_value(idv))) == NULL) {
+		why = "";
+	}
+out:
+	if (why != NULL) {
+		free(*event);
+		*event = NULL;
+	}
+	json_decref(o);
+	return why;
+}
+
+static enum MHD_Result inbox(al_service *svc, struct MHD_Connection *conn,
+			     al_srv_run *run, const char *run_id,
+			     const req_ctx *rc)
+{
+	char *id = NULL, *event = NULL;
+	enum MHD_Result ret;
+	if (rc->oom)
+		return al_http_error(svc, conn, 503, "unavailable",
+				     "out of memory reading the body");
+	const char *why = parse_event(rc, &id, &event);
+	if (why != NULL)
+		return why[0] ? al_http_error(svc, conn, 400, "invalid_event",
+					      why)
+			      : al_http_error(svc, conn, 503, "unavailable",
+					      "out of memory");
+	int r = al_service_deliver(svc, run, id, event);
+	switch (r) {
+	case 0:
+		ret = run_state_answer(svc, conn, 202, run_id, "delivered", id);
+		break;
+	case 1:
+		ret = run_state_answer(svc, conn, 200, run_id, "duplicate", id);
+		break;
+	case -EALREADY:
+		ret = al_http_error(svc, conn, 409, "run_finished",
+				    "the run's result is already recorded");
+		break;
+	case -EAGAIN:
+		ret = al_http_error(svc, conn, 409, "not_started",
+				    "the run has not started yet");
+		break;
+	case -EPERM:
+		ret = al_http_error(svc, conn, 409, "superseded",
+				    "a newer airlockd owns this run");
+		break;
+	case -ENOSPC:
+		ret = al_http_error(svc, conn, 409, "inbox_full",
+				    "the run's inbox holds 1024 events");
+		break;
+	default:
+		ret = al_http_error(svc, conn, 503, "unavailable",
+				    "the event could not be delivered");
+		break;
+	}
+	free(id);
+	free(event);
+	return ret;
+}
+
 static enum MHD_Result run_route(al_service *svc, struct MHD_Connection *conn,
 				 enum route r, const char *tenant,
-				 const char *run_id)
+				 const char *run_id, const req_ctx *rc)
 {
 	al_srv_run *run = al_service_find(svc, tenant, run_id);
 	enum MHD_Result ret;
@@ -411,18 +574,12 @@ static enum MHD_Result run_route(al_service *svc, struct MHD_Connection *conn,
 				     "no such run");
 	if (r == R_RUN_EVENTS)
 		return al_http_events(svc, conn, run);
-	if (r == R_RUN) {
+	if (r == R_RUN)
 		ret = answer_result(svc, conn, run, true);
-	} else if (al_service_interrupt(svc, run) == -EALREADY) {
-		ret = al_http_error(svc, conn, 409, "run_finished",
-				    "the run has already finished");
-	} else {
-		json_t *o = json_pack("{s:s, s:s}", "run_id", run_id, "state",
-				      "interrupting");
-		char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-		json_decref(o);
-		ret = al_http_json(svc, conn, 202, text);
-	}
+	else if (r == R_RUN_INBOX)
+		ret = inbox(svc, conn, run, run_id, rc);
+	else
+		ret = interrupt(svc, conn, run, run_id);
 	al_service_run_put(svc, run);
 	return ret;
 }
@@ -456,11 +613,12 @@ static void take_chunk(req_ctx *rc, const char *data, size_t len, size_t max)
 	rc->body[rc->len] = '\0';
 }
 
-static enum MHD_Result too_large(al_service *svc, struct MHD_Connection *conn)
+static enum MHD_Result too_large(al_service *svc, struct MHD_Connection *conn,
+				 enum route r)
 {
 	char msg[96];
 	snprintf(msg, sizeof(msg), "the request body exceeds %zu bytes",
-		 svc->opts.max_body_bytes);
+		 body_limit(svc, r));
 	return al_http_error(svc, conn, 413, "body_too_large", msg);
 }
 
@@ -504,13 +662,14 @@ enum MHD_Result al_http_handle(void *cls, struct MHD_Connection *conn,
 					MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 					"Bearer");
 		}
-		if (r == R_RUNS && strcmp(method, "POST") == 0) {
+		if ((r == R_RUNS || r == R_RUN_INBOX) &&
+		    strcmp(method, "POST") == 0) {
 			const char *cl = MHD_lookup_connection_value(
 				conn, MHD_HEADER_KIND,
 				MHD_HTTP_HEADER_CONTENT_LENGTH);
 			if (cl != NULL &&
-			    strtoull(cl, NULL, 10) > svc->opts.max_body_bytes)
-				return too_large(svc, conn);
+			    strtoull(cl, NULL, 10) > body_limit(svc, r))
+				return too_large(svc, conn, r);
 		}
 		if ((rc = calloc(1, sizeof(*rc))) == NULL)
 			return MHD_NO;
@@ -522,7 +681,7 @@ enum MHD_Result al_http_handle(void *cls, struct MHD_Connection *conn,
 	}
 	if (*upload_data_size > 0) {
 		take_chunk(rc, upload_data, *upload_data_size,
-			   svc->opts.max_body_bytes);
+			   body_limit(svc, r));
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
@@ -559,10 +718,14 @@ enum MHD_Result al_http_handle(void *cls, struct MHD_Connection *conn,
 		if (strcmp(method, "GET") == 0)
 			return list_runs(svc, conn, tenant_buf);
 		if (rc->too_large)
-			return too_large(svc, conn);
+			return too_large(svc, conn, r);
 		return post_run(svc, conn, tenant_buf, principal, rc);
+	case R_RUN_INBOX:
+		if (rc->too_large)
+			return too_large(svc, conn, r);
+		return run_route(svc, conn, r, tenant_buf, run_id, rc);
 	default:
-		return run_route(svc, conn, r, tenant_buf, run_id);
+		return run_route(svc, conn, r, tenant_buf, run_id, rc);
 	}
 }
 

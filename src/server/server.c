@@ -278,6 +278,16 @@ int al_server_run(const al_server_options *opts, al_error **err)
 		goto out;
 	al_service_gen_set(svc, gen);
 	gen = NULL;
+	/* Runs outlive the daemon: take the next epoch, then classify what
+	 * an earlier daemon left (docs/durability.md) before serving. */
+	if ((rc = al_durable_open(o.state_dir, &svc->durable, err)) < 0 ||
+	    (rc = al_service_recover(svc)) < 0) {
+		if (rc != 0 && err != NULL && *err == NULL)
+			rc = al_error_set(err, AL_ERR_IO, -rc, "state_dir",
+					  "cannot recover the runs: %s",
+					  strerror(-rc));
+		goto out;
+	}
 
 	if (o.listen_addr != NULL &&
 	    (rc = al_listen_tcp(o.listen_addr, &fds[n++], shown,

@@ -1,6 +1,7 @@
 /* The run table: runs start on their own threads, keep a bounded buffer of
  * live output for late subscribers, and stay queryable (bounded, oldest
- * finished evicted first) after they end. */
+ * finished evicted first, with their run directories) after they end.
+ * An admitted run is executed by its supervisor (durable_run.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,9 @@ int al_service_init(al_service *svc, const al_server_options *opts)
 
 static void run_free(al_srv_run *run)
 {
+	al_drun_free(run->drun);
+	if (run->adopted != NULL)
+		al_admission_free(run->adopted);
 	for (size_t i = 0; i < run->n_events; i++)
 		free(run->events[i].data);
 	free(run->events);
@@ -56,6 +60,8 @@ static al_srv_gen *gen_put_locked(al_srv_gen *gen)
 
 void al_service_destroy(al_service *svc)
 {
+	al_durable_close(svc->durable);
+	svc->durable = NULL;
 	/* Only after every worker ended: the table holds the last refs. */
 	while (svc->newest != NULL) {
 		al_srv_run *run = svc->newest;
@@ -129,7 +135,8 @@ void al_service_run_put(al_service *svc, al_srv_run *run)
 }
 
 /* Lock held.  Evicts the oldest finished runs past the table bound and
- * hands them back (linked through ->older) to be released unlocked. */
+ * hands them back (linked through ->older) to be released unlocked
+ * (release_evicted), their run directories with them. */
 static al_srv_run *evict_locked(al_service *svc)
 {
 	al_srv_run *dead = NULL, *run = svc->oldest;
@@ -147,14 +154,32 @@ static al_srv_run *evict_locked(al_service *svc)
 	return dead;
 }
 
-static void on_run_id(void *ctx, const char *run_id)
+static void release_evicted(al_service *svc, al_srv_run *dead)
 {
-	al_srv_run *run = ctx;
+	while (dead != NULL) {
+		al_srv_run *next = dead->older;
+		if (dead->has_dir && svc->durable != NULL &&
+		    al_durable_remove_run(svc->durable, dead->run_id) < 0)
+			fprintf(stderr, "airlockd: cannot remove the directory "
+					"of run %s\n",
+				dead->run_id);
+		run_free(dead);
+		dead = next;
+	}
+}
+
+void al_service_announce(al_srv_run *run, const char *run_id)
+{
 	pthread_mutex_lock(&run->svc->lock);
 	if (run->run_id[0] == '\0' && run_id != NULL)
 		snprintf(run->run_id, sizeof(run->run_id), "%s", run_id);
 	pthread_cond_broadcast(&run->changed);
 	pthread_mutex_unlock(&run->svc->lock);
+}
+
+static void on_run_id(void *ctx, const char *run_id)
+{
+	al_service_announce(ctx, run_id);
 }
 
 static void drop_oldest_event(al_srv_run *run)
@@ -166,8 +191,8 @@ static void drop_oldest_event(al_srv_run *run)
 	run->n_events--;
 }
 
-static void on_output(void *ctx, int stream, const unsigned char *data,
-		      size_t len)
+void al_service_output(void *ctx, int stream, const unsigned char *data,
+		       size_t len)
 {
 	al_srv_run *run = ctx;
 	if (len == 0 || (stream != AL_STDOUT && stream != AL_STDERR))
@@ -202,39 +227,13 @@ static void on_output(void *ctx, int stream, const unsigned char *data,
 	pthread_mutex_unlock(&run->svc->lock);
 }
 
-static void *worker(void *arg)
+void al_service_publish(al_service *svc, al_srv_run *run, char *json,
+			unsigned status, al_outcome outcome)
 {
-	al_srv_run *run = arg;
-	al_service *svc = run->svc;
-	al_host_context hc = {.tenant = run->tenant,
-			      .principal = run->principal};
-	al_run_options ro = {.on_output = on_output,
-			     .on_output_ctx = run,
-			     .cancel = run->cancel,
-			     .on_run_id = on_run_id,
-			     .on_run_id_ctx = run};
-	al_result *res = NULL;
-	char *json = NULL;
-	unsigned status = 500;
-
-	int rc = al_host_run_json(run->gen->host, &hc, run->body,
-				  run->body_len, &ro, &res);
-	if (rc == 0 && res != NULL) {
-		json = al_result_to_json(res, 0);
-		status = al_srv_status_for(res->outcome, res->reason);
-	}
-	if (json == NULL) {
-		json = strdup("{\"error\":\"internal\",\"message\":\"the run "
-			      "produced no result\"}");
-		status = 500;
-	}
-
 	pthread_mutex_lock(&svc->lock);
-	if (res != NULL && run->run_id[0] == '\0')
-		snprintf(run->run_id, sizeof(run->run_id), "%s", res->run_id);
 	run->result_json = json;
 	run->status = status;
-	run->outcome = res != NULL ? res->outcome : AL_OUTCOME_UNAVAILABLE;
+	run->outcome = outcome;
 	run->state = AL_SRV_RUN_DONE;
 	free(run->body);
 	run->body = NULL;
@@ -246,11 +245,51 @@ static void *worker(void *arg)
 	svc->workers--;
 	pthread_cond_broadcast(&svc->idle);
 	pthread_mutex_unlock(&svc->lock);
-
-	al_result_free(res);
 	al_srv_gen_free(dead_gen);
 	if (dead)
 		run_free(run);
+}
+
+static void *worker(void *arg)
+{
+	al_srv_run *run = arg;
+	al_service *svc = run->svc;
+	al_host_context hc = {.tenant = run->tenant,
+			      .principal = run->principal};
+	al_run_options ro = {.on_output = al_service_output,
+			     .on_output_ctx = run,
+			     .cancel = run->cancel,
+			     .on_run_id = on_run_id,
+			     .on_run_id_ctx = run};
+	al_admission *adm = NULL;
+	al_result *res = NULL;
+	char *json = NULL;
+	unsigned status = 500;
+	al_outcome outcome = AL_OUTCOME_UNAVAILABLE;
+
+	int rc = al_host_admit_json(run->gen->host, &hc, run->body,
+				    run->body_len, &ro, &adm, &res);
+	if (rc == 0 && adm != NULL) {
+		/* Admitted: its supervisor runs it (docs/durability.md). */
+		json = al_durable_execute(run, adm, &status, &outcome);
+	} else if (rc == 0 && res != NULL) {
+		json = al_result_to_json(res, 0);
+		status = al_srv_status_for(res->outcome, res->reason);
+		outcome = res->outcome;
+		pthread_mutex_lock(&svc->lock);
+		if (run->run_id[0] == '\0')
+			snprintf(run->run_id, sizeof(run->run_id), "%s",
+				 res->run_id);
+		pthread_mutex_unlock(&svc->lock);
+	}
+	if (json == NULL) {
+		json = strdup("{\"error\":\"internal\",\"message\":\"the run "
+			      "produced no result\"}");
+		status = 500;
+		outcome = AL_OUTCOME_UNAVAILABLE;
+	}
+	al_result_free(res);
+	al_service_publish(svc, run, json, status, outcome);
 	return NULL;
 }
 
@@ -316,13 +355,61 @@ int al_service_submit(al_service *svc, al_srv_gen *gen, const char *tenant,
 	}
 	dead = evict_locked(svc);
 	pthread_mutex_unlock(&svc->lock);
-	while (dead != NULL) {
-		al_srv_run *next = dead->older;
-		run_free(dead);
-		dead = next;
-	}
+	release_evicted(svc, dead);
 	*out = run;
 	return 0;
+}
+
+al_srv_run *al_service_insert(al_service *svc, al_srv_gen *gen,
+			      const char *run_id, const char *tenant,
+			      const char *principal, int64_t created_ms,
+			      bool running)
+{
+	al_srv_run *run = calloc(1, sizeof(*run)), *dead;
+	if (run == NULL)
+		return NULL;
+	pthread_cond_init(&run->changed, NULL);
+	run->svc = svc;
+	run->created_ms = created_ms;
+	run->has_dir = true;
+	snprintf(run->run_id, sizeof(run->run_id), "%s", run_id);
+	snprintf(run->principal, sizeof(run->principal), "%s",
+		 principal ? principal : "");
+	run->tenant = strdup(tenant);
+	run->cancel = al_cancel_new();
+	if (run->tenant == NULL || run->cancel == NULL) {
+		run_free(run);
+		return NULL;
+	}
+	pthread_mutex_lock(&svc->lock);
+	run->refs = 2; /* table, caller */
+	run->state = running ? AL_SRV_RUN_RUNNING : AL_SRV_RUN_DONE;
+	if (running) {
+		gen->refs++;
+		run->gen = gen;
+		svc->active++;
+	}
+	/* Kept in creation order, newest first. */
+	al_srv_run *after = NULL, *cur = svc->newest;
+	while (cur != NULL && cur->created_ms > created_ms) {
+		after = cur;
+		cur = cur->older;
+	}
+	run->newer = after;
+	run->older = cur;
+	if (after != NULL)
+		after->older = run;
+	else
+		svc->newest = run;
+	if (cur != NULL)
+		cur->newer = run;
+	else
+		svc->oldest = run;
+	svc->n_runs++;
+	dead = evict_locked(svc);
+	pthread_mutex_unlock(&svc->lock);
+	release_evicted(svc, dead);
+	return run;
 }
 
 void al_service_wait(al_service *svc, al_srv_run *run, bool wait_done)
@@ -350,31 +437,76 @@ al_srv_run *al_service_find(al_service *svc, const char *tenant,
 	return run;
 }
 
-int al_service_interrupt(al_service *svc, al_srv_run *run)
+/* The run's durable handle for an HTTP thread (NULL when none); give it
+ * back with drun_put. */
+static al_drun *drun_get_locked(al_srv_run *run)
 {
-	char run_id[40];
+	if (run->drun != NULL)
+		run->drun_users++;
+	return run->drun;
+}
+
+static void drun_put(al_service *svc, al_srv_run *run)
+{
+	pthread_mutex_lock(&svc->lock);
+	run->drun_users--;
+	pthread_cond_broadcast(&run->changed);
+	pthread_mutex_unlock(&svc->lock);
+}
+
+int al_service_interrupt(al_service *svc, al_srv_run *run, bool stop)
+{
 	pthread_mutex_lock(&svc->lock);
 	if (run->state == AL_SRV_RUN_DONE) {
 		pthread_mutex_unlock(&svc->lock);
 		return -EALREADY;
 	}
-	al_srv_gen *gen = run->gen;
-	gen->refs++;
-	memcpy(run_id, run->run_id, sizeof(run_id));
+	/* Before its supervisor is started only the token reaches it. */
+	al_drun *dr = run->launched ? drun_get_locked(run) : NULL;
+	if (stop && !run->stop_requested) {
+		run->stop_requested = true;
+		run->stop_at_ms = al_now_ms();
+	}
 	pthread_mutex_unlock(&svc->lock);
 
-	/* The host interrupts an executing run through its provider; the
-	 * token also stops one still waiting for a slot. */
-	if (run_id[0] != '\0') {
-		al_host_context hc = {.tenant = run->tenant,
-				      .principal = run->principal};
-		al_error *err = NULL;
-		al_host_interrupt(gen->host, &hc, run_id, &err);
-		al_error_free(err);
+	int rc = 0;
+	if (dr != NULL) {
+		rc = al_drun_control(dr, stop ? AL_CONTROL_STOP
+					      : AL_CONTROL_INTERRUPT);
+		drun_put(svc, run);
+		if (rc == -EPERM) {
+			/* A newer daemon owns it: no stop to escalate. */
+			pthread_mutex_lock(&svc->lock);
+			run->stop_requested = false;
+			pthread_mutex_unlock(&svc->lock);
+			return -EPERM;
+		}
+		/* -ESRCH: it ended meanwhile; its result is on the way. */
+		rc = 0;
 	}
+	/* The token also stops one still waiting for a slot, and one whose
+	 * supervisor is being launched (checked right after). */
 	al_cancel_fire(run->cancel, AL_CANCEL_INTERRUPTED);
-	al_service_gen_put(svc, gen);
-	return 0;
+	return rc;
+}
+
+int al_service_deliver(al_service *svc, al_srv_run *run, const char *id,
+		       const char *event_json)
+{
+	pthread_mutex_lock(&svc->lock);
+	/* The inbox exists from the moment the run is persisted (before its
+	 * id is handed out); a run whose handle is retired is ending. */
+	bool done = run->state == AL_SRV_RUN_DONE || (run->launched &&
+						      run->drun == NULL);
+	al_drun *dr = done ? NULL : drun_get_locked(run);
+	pthread_mutex_unlock(&svc->lock);
+	if (done)
+		return -EALREADY;
+	if (dr == NULL)
+		return -EAGAIN;
+	int rc = al_drun_deliver(dr, id, event_json);
+	drun_put(svc, run);
+	return rc;
 }
 
 void al_service_interrupt_all(al_service *svc)
@@ -391,7 +523,9 @@ void al_service_interrupt_all(al_service *svc)
 		pthread_mutex_unlock(&svc->lock);
 		if (run == NULL)
 			return;
-		al_service_interrupt(svc, run);
+		/* A run a newer daemon owns is not ours to interrupt. */
+		if (al_service_interrupt(svc, run, false) == -EPERM)
+			al_cancel_fire(run->cancel, AL_CANCEL_INTERRUPTED);
 		al_service_run_put(svc, run);
 	}
 }

@@ -12,8 +12,10 @@
 #include <airlock/host.h>
 #include <airlock/server.h>
 
+#include "host/admission.h"
 #include "server/auth.h"
 #include "server/metrics.h"
+#include "supervisor/durable.h"
 
 /* A configuration generation: runs keep the host they started on, so a
  * reload never pulls a host from under a live run. */
@@ -54,6 +56,17 @@ typedef struct al_srv_run {
 	al_srv_gen *gen;
 	char *body; /* the request text, freed once the run starts */
 	size_t body_len;
+	/* The durable run (docs/durability.md) once its supervisor is
+	 * launched or adopted; NULL before and after.  drun_users counts
+	 * HTTP threads using it: the watcher frees it only when none is. */
+	al_drun *drun;
+	unsigned drun_users;
+	bool launched;	     /* drun's supervisor is started: controllable */
+	bool stop_requested; /* interrupt?wait=true: escalate after grace */
+	int64_t stop_at_ms;
+	bool has_dir;	     /* a run directory exists (removed on eviction) */
+	al_admission *adopted; /* recovery: the resumed admission, handed to
+				  the watcher thread */
 	/* Live output kept for late subscribers: events [0, n_events) carry
 	 * seq first_seq.., oldest dropped first past the byte bound. */
 	al_srv_event *events;
@@ -75,6 +88,7 @@ struct al_service {
 	unsigned requests; /* HTTP requests past their headers, not ended */
 	bool draining;	  /* refuse new runs */
 	bool closing;	  /* wake and end every waiter */
+	al_durable *durable; /* run directories, epoch, supervisors */
 };
 
 /* Bounds of the in-memory table and event buffers. */
@@ -105,8 +119,19 @@ void al_service_wait(al_service *svc, al_srv_run *run, bool wait_done);
 al_srv_run *al_service_find(al_service *svc, const char *tenant,
 			    const char *run_id);
 void al_service_run_put(al_service *svc, al_srv_run *run);
-/* Interrupts a live run: 0, -EALREADY when finished. */
-int al_service_interrupt(al_service *svc, al_srv_run *run);
+/* Interrupts a live run (stop: and escalates to killing its tree when it
+ * has not ended after the grace): 0, -EALREADY when finished, -EPERM when
+ * a newer daemon owns it. */
+int al_service_interrupt(al_service *svc, al_srv_run *run, bool stop);
+/* Delivers an inbox event (docs/durability.md): 0 delivered, 1 already
+ * delivered, -EALREADY finished, -EAGAIN not started yet, -EPERM
+ * superseded, -ENOSPC inbox full, other negative errno: failure. */
+int al_service_deliver(al_service *svc, al_srv_run *run, const char *id,
+		       const char *event_json);
+/* Recovery at start-up: classifies every run directory, adopts live runs
+ * (each gets a watcher thread), finishes the rest.  Call before the
+ * listeners open. */
+int al_service_recover(al_service *svc);
 /* Interrupts every live run (shutdown past the grace). */
 void al_service_interrupt_all(al_service *svc);
 /* Runs of this tenant, newest first, as a JSON document text:
@@ -114,6 +139,29 @@ void al_service_interrupt_all(al_service *svc);
  * -ENOENT when after is not a known run of the tenant.  Caller frees. */
 int al_service_list(al_service *svc, const char *tenant, size_t limit,
 		    const char *after, char **out);
+
+/* ---- shared by service.c and durable_run.c -------------------------- */
+
+/* Records the end of a run (takes json) and drops the worker's refs. */
+void al_service_publish(al_service *svc, al_srv_run *run, char *json,
+			unsigned status, al_outcome outcome);
+/* Announces the run id (waiters of POST /v1/runs wake up). */
+void al_service_announce(al_srv_run *run, const char *run_id);
+/* Buffers live output for subscribers (an al_outlog_fn). */
+void al_service_output(void *run, int stream, const unsigned char *data,
+		       size_t len);
+/* Inserts a recovered run into the table (refs: table + returned). */
+al_srv_run *al_service_insert(al_service *svc, al_srv_gen *gen,
+			      const char *run_id, const char *tenant,
+			      const char *principal, int64_t created_ms,
+			      bool running);
+
+/* durable_run.c: an admitted run through its supervisor to its final
+ * result (JSON text; *status and *outcome for the table). */
+char *al_durable_execute(al_srv_run *run, al_admission *adm,
+			 unsigned *status, al_outcome *outcome);
+/* The watcher thread of a recovered live run. */
+void *al_durable_adopted_main(void *arg);
 
 /* HTTP status for a result's outcome (docs/api.md, "Status codes"). */
 unsigned al_srv_status_for(al_outcome outcome, const char *reason);

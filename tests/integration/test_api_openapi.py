@@ -108,11 +108,26 @@ def test_every_endpoint_answers_as_documented(spec, daemon):
     live_id = acc["run_id"]
     st, body = c.call("GET", "/v1/runs/" + live_id)
     assert st == 200 and body["state"] == "running"
+    assert c.call("POST", "/v1/runs/%s/inbox" % live_id,
+                  {"id": "e-1", "event": {"k": 1}})[0] == 202
+    assert c.call("POST", "/v1/runs/%s/inbox" % live_id,
+                  {"id": "e-1", "event": {"k": 1}})[0] == 200
+    assert c.call("POST", "/v1/runs/%s/inbox" % live_id,
+                  {"id": "bad id", "event": {}})[0] == 400
+    assert c.call("POST", "/v1/runs/nope/inbox",
+                  {"id": "e", "event": {}})[0] == 404
     assert c.call("POST", "/v1/runs/%s/interrupt" % live_id)[0] == 202
     daemon.wait_finished(live_id)
+    assert c.call("POST", "/v1/runs/%s/inbox" % live_id,
+                  {"id": "e-2", "event": {}})[0] == 409
     assert c.call("POST", "/v1/runs/%s/interrupt" % live_id)[0] == 409
     assert c.call("POST", "/v1/runs/nope/interrupt")[0] == 404
     assert c.call("POST", "/v1/runs/nope/interrupt", token=None)[0] == 401
+    st, stop = c.call("POST", "/v1/runs?wait=false",
+                      sh("sleep 20", limits={"wall_ms": 30000}))
+    st, res = c.call("POST", "/v1/runs/%s/interrupt?wait=true"
+                     % stop["run_id"])
+    assert st == 200 and res["outcome"] == "interrupted"
 
     assert c.call("GET", "/v1/runs/" + done_id)[0] == 200
     assert c.call("GET", "/v1/runs/unknown")[0] == 404

@@ -1,0 +1,62 @@
+/* airlock supervise: the per-run supervisor airlockd starts for each run
+ * (docs/durability.md).  Not for interactive use: it only acts on a run
+ * directory whose recovery record carries the same nonce. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "supervisor/supervisor.h"
+
+static const char supervise_usage[] =
+	"usage: airlock --state-dir DIR supervise --run ID --nonce HEX\n"
+	"                [--secrets-fd N]\n"
+	"Supervises one airlockd run: started by the daemon, never by hand.\n"
+	"See docs/durability.md.\n";
+
+int cmd_supervise(const cli_globals *g, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"run", required_argument, NULL, 'r'},
+		{"nonce", required_argument, NULL, 'n'},
+		{"secrets-fd", required_argument, NULL, 's'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *run = NULL, *nonce = NULL;
+	int secrets_fd = -1;
+	uint64_t v;
+
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			run = optarg;
+			break;
+		case 'n':
+			nonce = optarg;
+			break;
+		case 's':
+			if (cli_parse_count(optarg, &v) < 0 || v < 3 || v > 1024) {
+				cli_error("supervise: --secrets-fd expects a "
+					  "descriptor number");
+				return CLI_EXIT_USAGE;
+			}
+			secrets_fd = (int)v;
+			break;
+		case 'h':
+			fputs(supervise_usage, stdout);
+			return 0;
+		default:
+			fputs(supervise_usage, stderr);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (optind < argc || run == NULL || nonce == NULL) {
+		fputs(supervise_usage, stderr);
+		return CLI_EXIT_USAGE;
+	}
+	return al_supervisor_main(g->state_dir, run, nonce, secrets_fd);
+}

@@ -1,0 +1,203 @@
+/* Durable-file helpers (see dfile.h). */
+#include "supervisor/dfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int al_dfile_sync_dir(int dirfd)
+{
+	return fsync(dirfd) == 0 ? 0 : -errno;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int al_dfile_write(int dirfd, const char *name, const void *data, size_t len,
+		   mode_t mode)
+{
+	char tmp[128];
+	int rc, fd;
+
+	/* A name private to this thread: writers never share a temp. */
+	if (snprintf(tmp, sizeof(tmp), ".%s.%d.%d.tmp", name, (int)getpid(),
+		     (int)gettid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = openat(dirfd, tmp,
+		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0)
+		return -errno;
+	rc = write_all(fd, data, len);
+	if (rc == 0 && fchmod(fd, mode) < 0)
+		rc = -errno;
+	if (rc == 0 && fsync(fd) < 0)
+		rc = -errno;
+	close(fd);
+	if (rc == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
+		rc = -errno;
+	if (rc < 0) {
+		unlinkat(dirfd, tmp, 0);
+		return rc;
+	}
+	return al_dfile_sync_dir(dirfd);
+}
+
+int al_dfile_write_json(int dirfd, const char *name, const json_t *v,
+			mode_t mode)
+{
+	char *text = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (text == NULL)
+		return -ENOMEM;
+	int rc = al_dfile_write(dirfd, name, text, strlen(text), mode);
+	free(text);
+	return rc;
+}
+
+int al_dfile_read(int dirfd, const char *name, size_t max, char **out,
+		  size_t *len)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t got = 0;
+	int rc = 0;
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	*out = NULL;
+	if (len != NULL)
+		*len = 0;
+	if (fd < 0)
+		return errno == ELOOP ? -EINVAL : -errno;
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = -EINVAL;
+		goto out;
+	}
+	if ((uint64_t)st.st_size > max) {
+		rc = -EFBIG;
+		goto out;
+	}
+	if ((buf = malloc((size_t)st.st_size + 1)) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = -errno;
+			goto out;
+		}
+		if (n == 0)
+			break; /* shrank under us: what is there */
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	*out = buf;
+	buf = NULL;
+	if (len != NULL)
+		*len = got;
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+int al_dfile_read_json(int dirfd, const char *name, size_t max,
+		       json_t **out)
+{
+	char *text = NULL;
+	size_t len = 0;
+	*out = NULL;
+	int rc = al_dfile_read(dirfd, name, max, &text, &len);
+	if (rc < 0)
+		return rc;
+	json_t *v = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
+	free(text);
+	if (!json_is_object(v)) {
+		json_decref(v);
+		return -EBADMSG;
+	}
+	*out = v;
+	return 0;
+}
+
+bool al_dfile_exists(int dirfd, const char *name)
+{
+	struct stat st;
+	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+int al_dfile_touch(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name,
+			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			0600);
+	if (fd < 0)
+		return errno == EEXIST ? 1 : -errno;
+	int rc = fsync(fd) == 0 ? 0 : -errno;
+	close(fd);
+	return rc == 0 ? al_dfile_sync_dir(dirfd) : rc;
+}
+
+int al_dfile_read_u64(int dirfd, const char *name, uint64_t *out)
+{
+	char *text = NULL;
+	int rc = al_dfile_read(dirfd, name, 64, &text, NULL);
+	if (rc < 0 || text == NULL)
+		return rc < 0 ? rc : -EBADMSG;
+	char *end = NULL;
+	errno = 0;
+	unsigned long long v = strtoull(text, &end, 10);
+	if (errno != 0 || end == text || (*end != '\0' && *end != '\n') ||
+	    text[0] < '0' || text[0] > '9')
+		rc = -EBADMSG;
+	else
+		*out = v;
+	free(text);
+	return rc;
+}
+
+int al_dfile_write_u64(int dirfd, const char *name, uint64_t v)
+{
+	char buf[32];
+	int n = snprintf(buf, sizeof(buf), "%" PRIu64 "\n", v);
+	return al_dfile_write(dirfd, name, buf, (size_t)n, 0600);
+}
+
+int al_dfile_lock(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+			0600);
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			int e = errno;
+			close(fd);
+			return -e;
+		}
+	}
+	return fd;
+}

@@ -1,0 +1,45 @@
+/* Internal: small durable-file helpers for a run's directory.
+ *
+ * Every record a crash must not tear is written whole to a private temp
+ * file, fsynced, renamed over its name and the directory fsynced, so a
+ * reader sees the old content or the new one, never a mix.  Reads never
+ * follow links and are bounded. */
+#ifndef AL_SUPERVISOR_DFILE_H
+#define AL_SUPERVISOR_DFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+/* Writes name under dirfd atomically and durably with the given mode. */
+int al_dfile_write(int dirfd, const char *name, const void *data, size_t len,
+		   mode_t mode);
+/* The same for a JSON value (compact text, keys in insertion order). */
+int al_dfile_write_json(int dirfd, const char *name, const json_t *v,
+			mode_t mode);
+/* Reads a regular file (not a link) of at most max bytes, NUL-terminated.
+ * -ENOENT when absent, -EFBIG when larger, -EINVAL when not a regular
+ * file. */
+int al_dfile_read(int dirfd, const char *name, size_t max, char **out,
+		  size_t *len);
+/* Reads and parses a JSON object (-EBADMSG when it is not one). */
+int al_dfile_read_json(int dirfd, const char *name, size_t max,
+		       json_t **out);
+/* true when name exists (a link counts; it is not followed). */
+bool al_dfile_exists(int dirfd, const char *name);
+/* Creates name empty (O_EXCL) and durably; 1 when it already existed. */
+int al_dfile_touch(int dirfd, const char *name);
+int al_dfile_sync_dir(int dirfd);
+
+/* A text number ("123\n"); -EBADMSG when malformed. */
+int al_dfile_read_u64(int dirfd, const char *name, uint64_t *out);
+int al_dfile_write_u64(int dirfd, const char *name, uint64_t v);
+
+/* Takes the exclusive lock of a directory's lock file `name` (created
+ * 0600 when missing).  Returns the fd holding it (close to release). */
+int al_dfile_lock(int dirfd, const char *name);
+
+#endif

@@ -1,0 +1,822 @@
+/* The daemon's side of durable runs: create, launch, watch, control,
+ * collect, finish and clean up (see durable.h). */
+#include "supervisor/durable.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include <airlock/json.h>
+
+#include "core/util.h"
+#include "proc/rundir.h"
+#include "proc/shepherd.h"
+#include "supervisor/dfile.h"
+#include "supervisor/fault.h"
+#include "supervisor/identity.h"
+#include "supervisor/inbox.h"
+#include "supervisor/runcg.h"
+
+extern char **environ;
+
+/* How long a stop waits for the tree to be verified gone after a kill. */
+#define KILL_WAIT_MS 10000
+/* How long a supervisor that recorded its result gets to exit. */
+#define EXIT_WAIT_MS 5000
+
+struct al_durable {
+	char *state_dir;
+	int runs_fd;
+	uint64_t epoch;
+	char *cg_base; /* NULL: runs get no cgroup */
+};
+
+struct al_drun {
+	al_durable *d;
+	char run_id[40];
+	int dirfd;
+	int lock_fd; /* -1 unless locked */
+	al_recovery rec;
+	al_identity id;
+	bool have_id;
+	bool own_child; /* launched by this process: reap it */
+	int pidfd;	/* -1 when none (or no pidfds) */
+	bool ended;
+	int out_fd;
+	uint64_t out_off;
+};
+
+int al_durable_open(const char *state_dir, al_durable **out, al_error **err)
+{
+	al_durable *d = calloc(1, sizeof(*d));
+	int rc;
+
+	*out = NULL;
+	if (d == NULL)
+		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				    "out of memory");
+	d->runs_fd = -1;
+	/* Absolute: the supervisor and the sandbox's mounts use it. */
+	if ((d->state_dir = realpath(state_dir, NULL)) == NULL) {
+		rc = al_error_set(err, AL_ERR_IO, errno, "state_dir",
+				  "cannot resolve the state directory: %s",
+				  strerror(errno));
+		goto fail;
+	}
+	if ((rc = al_runs_dir_open(d->state_dir, &d->runs_fd)) < 0) {
+		rc = al_error_set(err, AL_ERR_IO, -rc, "state_dir",
+				  "cannot open the runs directory: %s",
+				  strerror(-rc));
+		goto fail;
+	}
+	if ((rc = al_epoch_next(d->state_dir, &d->epoch)) < 0) {
+		rc = al_error_set(err, AL_ERR_IO, -rc, "state_dir",
+				  "cannot take the next epoch: %s",
+				  strerror(-rc));
+		goto fail;
+	}
+	if ((rc = al_runcg_base(&d->cg_base)) < 0) {
+		rc = al_error_set(err, AL_ERR_INTERNAL, -rc, NULL,
+				  "out of memory");
+		goto fail;
+	}
+	*out = d;
+	return 0;
+fail:
+	al_durable_close(d);
+	return rc;
+}
+
+void al_durable_close(al_durable *d)
+{
+	if (d == NULL)
+		return;
+	if (d->runs_fd >= 0)
+		close(d->runs_fd);
+	free(d->state_dir);
+	free(d->cg_base);
+	free(d);
+}
+
+uint64_t al_durable_epoch(const al_durable *d)
+{
+	return d->epoch;
+}
+
+static al_drun *drun_new(al_durable *d, const char *run_id)
+{
+	al_drun *r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return NULL;
+	r->d = d;
+	snprintf(r->run_id, sizeof(r->run_id), "%s", run_id);
+	r->dirfd = r->lock_fd = r->pidfd = r->out_fd = -1;
+	return r;
+}
+
+void al_drun_free(al_drun *r)
+{
+	if (r == NULL)
+		return;
+	if (r->own_child && !r->ended && r->id.pid > 0) {
+		/* Never left unreaped: it may still run (it is durable), so
+		 * only a finished one is reaped here. */
+		waitpid(r->id.pid, NULL, WNOHANG);
+	}
+	if (r->lock_fd >= 0)
+		close(r->lock_fd);
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	if (r->out_fd >= 0)
+		close(r->out_fd);
+	if (r->dirfd >= 0)
+		close(r->dirfd);
+	al_recovery_clear(&r->rec);
+	free(r);
+}
+
+const al_recovery *al_drun_record(const al_drun *r)
+{
+	return &r->rec;
+}
+
+const char *al_drun_id(const al_drun *r)
+{
+	return r->run_id;
+}
+
+int al_drun_lock(al_drun *r)
+{
+	if (r->lock_fd >= 0)
+		return 0;
+	int fd = al_dfile_lock(r->dirfd, AL_RF_LOCK);
+	if (fd < 0)
+		return fd;
+	r->lock_fd = fd;
+	return 0;
+}
+
+void al_drun_unlock(al_drun *r)
+{
+	if (r->lock_fd >= 0)
+		close(r->lock_fd);
+	r->lock_fd = -1;
+}
+
+/* ---- creating -------------------------------------------------------- */
+
+static int write_text(int dirfd, const char *name, const char *text)
+{
+	return al_dfile_write(dirfd, name, text, strlen(text), 0600);
+}
+
+static int write_provider(int dirfd, const al_launch_spec *s)
+{
+	json_t *cfg = NULL;
+	if (s->provider_config != NULL &&
+	    (cfg = json_loads(s->provider_config, 0, NULL)) == NULL)
+		return -EINVAL;
+	json_t *o = json_pack("{s:s, s:o}", "id", s->provider, "config",
+			      cfg != NULL ? cfg : json_null());
+	if (o == NULL)
+		return -ENOMEM;
+	int rc = al_dfile_write_json(dirfd, AL_RF_PROVIDER, o, 0600);
+	json_decref(o);
+	return rc;
+}
+
+int al_drun_create(al_durable *d, const al_launch_spec *s, al_drun **out,
+		   al_error **err)
+{
+	al_drun *r = drun_new(d, s->run_id);
+	bool made = false;
+	int rc;
+
+	*out = NULL;
+	if (r == NULL)
+		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				    "out of memory");
+	if ((rc = al_run_dir_open(d->runs_fd, s->run_id, true, &r->dirfd)) < 0)
+		goto fail;
+	made = true;
+	if ((rc = al_drun_lock(r)) < 0 ||
+	    (rc = write_text(r->dirfd, AL_RF_REQUEST, s->request_json)) < 0 ||
+	    (rc = write_provider(r->dirfd, s)) < 0 ||
+	    (s->facts_json != NULL &&
+	     (rc = write_text(r->dirfd, AL_RF_FACTS, s->facts_json)) < 0) ||
+	    (rc = al_dfile_write_u64(r->dirfd, AL_RF_LEASE, d->epoch)) < 0 ||
+	    (rc = al_inbox_prepare(r->dirfd)) < 0)
+		goto fail;
+	if (mkdirat(r->dirfd, AL_RF_WORK, 0700) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	snprintf(r->rec.run_id, sizeof(r->rec.run_id), "%s", s->run_id);
+	if ((rc = al_nonce_new(r->rec.nonce)) < 0)
+		goto fail;
+	if ((r->rec.tenant = strdup(s->tenant)) == NULL ||
+	    al_strdup_opt(s->principal, &r->rec.principal) < 0 ||
+	    (r->rec.provider = strdup(s->provider)) == NULL) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	/* Without a cgroup the run still goes; the tree is then found by
+	 * the supervisor's identity only (docs/durability.md). */
+	if (d->cg_base != NULL &&
+	    al_runcg_create(d->cg_base, s->run_id, &r->rec.cgroup) < 0)
+		r->rec.cgroup = NULL;
+	r->rec.epoch = d->epoch;
+	r->rec.created_ms = s->created_ms;
+	r->rec.deadline_ms = s->deadline_ms;
+	/* Last, and durably: from here on a crash leaves a run the next
+	 * daemon classifies. */
+	if ((rc = al_recovery_write(r->dirfd, &r->rec)) < 0)
+		goto fail;
+	*out = r;
+	return 0;
+fail:
+	if (r->rec.cgroup != NULL)
+		al_runcg_remove(r->rec.cgroup);
+	if (made)
+		al_remove_tree_at(d->runs_fd, s->run_id);
+	al_drun_free(r);
+	return al_error_set(err, AL_ERR_IO, rc < 0 ? -rc : EIO,
+			    "workspace_setup_failed",
+			    "cannot persist the run: %s",
+			    strerror(rc < 0 ? -rc : EIO));
+}
+
+/* ---- launching ------------------------------------------------------- */
+
+/* The secrets as a JSON array of "NAME=value" in a sealed memory file. */
+static int secrets_memfd(const al_launch_spec *s)
+{
+	json_t *arr = json_array();
+	char *text = NULL;
+	int fd = -1, rc = 0;
+	for (size_t i = 0; arr != NULL && i < s->n_host_env; i++)
+		if (json_array_append_new(arr, json_string(s->host_env[i])) < 0)
+			rc = -ENOMEM;
+	if (arr == NULL || rc < 0 ||
+	    (text = json_dumps(arr, JSON_COMPACT)) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	fd = memfd_create("airlock-secrets", MFD_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		goto out;
+	}
+	size_t len = strlen(text), off = 0;
+	while (off < len) {
+		ssize_t n = write(fd, text + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = n < 0 ? -errno : -EIO;
+			goto out;
+		}
+		off += (size_t)n;
+	}
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		rc = -errno;
+out:
+	if (text != NULL)
+		al_explicit_free_str(text);
+	json_decref(arr);
+	if (rc < 0 && fd >= 0) {
+		close(fd);
+		fd = -1;
+	}
+	return rc < 0 ? rc : fd;
+}
+
+/* In the forked child: only async-signal-safe calls until exec. */
+static void child_exec(char *const argv[], int cg_fd, int log_fd,
+		       int null_fd, int secrets_fd, int err_fd)
+{
+	/* The doorbell stays blocked across exec (the supervisor reads it
+	 * from a signalfd), so one rung before it is ready stays pending
+	 * instead of killing it. */
+	sigset_t bell;
+	sigemptyset(&bell);
+	sigaddset(&bell, SIGUSR1);
+	sigprocmask(SIG_SETMASK, &bell, NULL);
+	for (int s = 1; s < NSIG; s++)
+		signal(s, SIG_DFL);
+	int e = 0;
+	if (cg_fd >= 0 && write(cg_fd, "0", 1) != 1)
+		e = errno;
+	if (e == 0 && setsid() < 0)
+		e = errno;
+	if (e == 0 && (dup2(null_fd, 0) < 0 || dup2(log_fd, 1) < 0 ||
+		       dup2(log_fd, 2) < 0 ||
+		       (secrets_fd >= 0 && dup2(secrets_fd, 3) < 0)))
+		e = errno;
+	/* dup2 onto the same number keeps close-on-exec: clear it. */
+	for (int fd = 0; e == 0 && fd <= (secrets_fd >= 0 ? 3 : 2); fd++)
+		if (fcntl(fd, F_SETFD, 0) < 0)
+			e = errno;
+	if (e == 0) {
+		al_close_fds_from(secrets_fd >= 0 ? 4 : 3, &err_fd, 1);
+		execve("/proc/self/exe", argv, environ);
+		e = errno;
+	}
+	if (write(err_fd, &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+int al_drun_start(al_drun *r, const al_launch_spec *s, al_error **err)
+{
+	al_durable *d = r->d;
+	int log_fd = -1, null_fd = -1, sec_fd = -1, cg_fd = -1;
+	int pipefd[2] = {-1, -1}, err_fd[2] = {-1, -1};
+	int rc = 0;
+	char *cg_procs = NULL;
+
+	al_fault_point("after_persist");
+	char *argv[] = {"airlock", "--state-dir", d->state_dir, "supervise",
+			"--run", r->run_id, "--nonce", r->rec.nonce,
+			s->n_host_env > 0 ? "--secrets-fd" : NULL, "3", NULL};
+	log_fd = openat(r->dirfd, AL_RF_LOG,
+			O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+			0600);
+	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (log_fd < 0 || null_fd < 0 || pipe2(pipefd, O_CLOEXEC) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	/* The child's error pipe sits above every fd it rearranges. */
+	err_fd[0] = pipefd[0];
+	pipefd[0] = -1;
+	if ((err_fd[1] = fcntl(pipefd[1], F_DUPFD_CLOEXEC, 10)) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	close(pipefd[1]);
+	pipefd[1] = -1;
+	if (s->n_host_env > 0 && (sec_fd = secrets_memfd(s)) < 0) {
+		rc = sec_fd;
+		goto out;
+	}
+	if (r->rec.cgroup != NULL) {
+		if ((cg_procs = al_strdup_printf("%s/cgroup.procs",
+						 r->rec.cgroup)) == NULL) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		if ((cg_fd = open(cg_procs, O_WRONLY | O_CLOEXEC)) < 0) {
+			rc = -errno;
+			goto out;
+		}
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (pid == 0)
+		child_exec(argv, cg_fd, log_fd, null_fd, sec_fd, err_fd[1]);
+	close(err_fd[1]);
+	err_fd[1] = -1;
+	int child_errno = 0;
+	ssize_t n;
+	do
+		n = read(err_fd[0], &child_errno, sizeof(child_errno));
+	while (n < 0 && errno == EINTR);
+	r->own_child = true;
+	r->id.pid = pid;
+	if (n == (ssize_t)sizeof(child_errno)) {
+		/* Nothing ran: the supervisor never started. */
+		waitpid(pid, NULL, 0);
+		r->ended = true;
+		rc = -(child_errno ? child_errno : EIO);
+		goto out;
+	}
+	if (al_proc_stat(pid, &r->id.starttime, NULL) < 0) {
+		/* It already ended (and waits to be reaped). */
+		r->id.starttime = 0;
+	}
+	r->have_id = true;
+	r->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	al_fault_point("after_launch");
+	if ((rc = al_identity_write(r->dirfd, &r->id)) < 0) {
+		/* Recovery finds it by its nonce; carry on. */
+		fprintf(stderr, "airlockd: run %s: cannot record the "
+				"supervisor's identity: %s\n",
+			r->run_id, strerror(-rc));
+		rc = 0;
+	}
+out:
+	al_drun_unlock(r);
+	int fds[] = {log_fd, null_fd, sec_fd, cg_fd, pipefd[0], pipefd[1],
+		     err_fd[0], err_fd[1]};
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(cg_procs);
+	if (rc < 0)
+		return al_error_set(err, AL_ERR_UNAVAILABLE, -rc,
+				    "start_failed",
+				    "cannot start the run's supervisor: %s",
+				    strerror(-rc));
+	return 0;
+}
+
+/* ---- watching -------------------------------------------------------- */
+
+static void mark_ended(al_drun *r)
+{
+	r->ended = true;
+	if (r->own_child && r->id.pid > 0)
+		waitpid(r->id.pid, NULL, 0);
+}
+
+int al_drun_wait(al_drun *r, int timeout_ms)
+{
+	if (r->ended || !r->have_id)
+		return 1;
+	if (r->pidfd >= 0) {
+		struct pollfd pfd = {.fd = r->pidfd, .events = POLLIN};
+		int n = poll(&pfd, 1, timeout_ms);
+		if (n > 0) {
+			mark_ended(r);
+			return 1;
+		}
+		return 0;
+	}
+	/* No pidfds: look, then sleep a little. */
+	if (r->own_child) {
+		pid_t w = waitpid(r->id.pid, NULL, WNOHANG);
+		if (w == r->id.pid || (w < 0 && errno == ECHILD)) {
+			r->own_child = false;
+			r->ended = true;
+			return 1;
+		}
+	} else if (al_identity_verify(&r->id, r->rec.nonce) < 0) {
+		r->ended = true;
+		return 1;
+	}
+	struct timespec ts = {timeout_ms / 1000,
+			      (long)(timeout_ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+	return 0;
+}
+
+int al_drun_tail(al_drun *r, al_outlog_fn fn, void *ctx)
+{
+	if (r->out_fd < 0) {
+		r->out_fd = openat(r->dirfd, AL_RF_OUTPUT,
+				   O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (r->out_fd < 0)
+			return errno == ENOENT ? 0 : -errno;
+	}
+	return al_outlog_read(r->out_fd, &r->out_off, fn, ctx);
+}
+
+bool al_drun_superseded(al_drun *r)
+{
+	uint64_t lease = 0;
+	return al_dfile_read_u64(r->dirfd, AL_RF_LEASE, &lease) == 0 &&
+	       lease > r->d->epoch;
+}
+
+int al_drun_control(al_drun *r, al_control_action action)
+{
+	if (al_drun_superseded(r))
+		return -EPERM;
+	if (r->ended || !r->have_id)
+		return -ESRCH;
+	int rc = al_control_write(r->dirfd, r->d->epoch, action);
+	if (rc < 0)
+		return rc;
+	rc = al_identity_signal(&r->id, r->rec.nonce, SIGUSR1);
+	return rc == -ENOSYS ? -ESRCH : rc;
+}
+
+int al_drun_kill(al_drun *r)
+{
+	if (al_drun_superseded(r))
+		return -EPERM;
+	if (r->rec.cgroup != NULL) {
+		/* Everything it started is in there, itself included. */
+		int rc = al_runcg_kill_wait(r->rec.cgroup, KILL_WAIT_MS);
+		if (rc < 0)
+			return rc;
+	} else if (!r->ended && r->have_id) {
+		(void)al_identity_signal(&r->id, r->rec.nonce, SIGKILL);
+	}
+	for (int waited = 0; !r->ended; waited += 50) {
+		if (al_drun_wait(r, 50) == 1)
+			break;
+		if (waited >= KILL_WAIT_MS)
+			return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+int al_drun_deliver(al_drun *r, const char *id, const char *event_json)
+{
+	if (al_drun_superseded(r))
+		return -EPERM;
+	/* A lock of its own (HTTP threads deliver while the watcher, or the
+	 * launch, may hold the handle's). */
+	int lock = al_dfile_lock(r->dirfd, AL_RF_LOCK);
+	if (lock < 0)
+		return lock;
+	int rc = al_inbox_deliver(r->dirfd, id, event_json);
+	close(lock);
+	return rc;
+}
+
+/* ---- collecting and finishing ---------------------------------------- */
+
+static void ensure_tree_gone(al_drun *r)
+{
+	if (r->rec.cgroup == NULL)
+		return;
+	int pop = al_runcg_populated(r->rec.cgroup);
+	if (pop != 0 && al_runcg_kill_wait(r->rec.cgroup, KILL_WAIT_MS) < 0)
+		fprintf(stderr, "airlockd: run %s: its cgroup did not empty\n",
+			r->run_id);
+}
+
+int al_drun_collect(al_drun *r, al_result **res)
+{
+	char *text = NULL;
+	size_t len = 0;
+	*res = NULL;
+	ensure_tree_gone(r);
+	int rc = al_dfile_read(r->dirfd, AL_RF_RESULT, AL_RF_MAX_RECORD, &text,
+			       &len);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc == 0 && al_result_from_json(text, len, res, NULL) < 0) {
+		/* A record that does not parse is no result. */
+		fprintf(stderr, "airlockd: run %s: its recorded result does "
+				"not parse\n",
+			r->run_id);
+		*res = NULL;
+	}
+	free(text);
+	return rc;
+}
+
+int al_drun_acked(al_drun *r, al_result *res)
+{
+	for (size_t i = 0; i < res->n_inbox_acked; i++)
+		free(res->inbox_acked[i]);
+	free(res->inbox_acked);
+	res->inbox_acked = NULL;
+	res->n_inbox_acked = 0;
+	return al_inbox_acked(r->dirfd, &res->inbox_acked, &res->n_inbox_acked);
+}
+
+int al_drun_read_final(al_drun *r, char **json)
+{
+	return al_dfile_read(r->dirfd, AL_RF_FINAL, AL_RF_MAX_RECORD, json,
+			     NULL);
+}
+
+int al_drun_mark_finishing(al_drun *r)
+{
+	return al_dfile_touch(r->dirfd, AL_RF_FINISHING);
+}
+
+int al_drun_write_final(al_drun *r, const char *json)
+{
+	return al_dfile_write(r->dirfd, AL_RF_FINAL, json, strlen(json), 0600);
+}
+
+void al_drun_cleanup(al_drun *r)
+{
+	/* The request holds code and stdin: not kept past the run. */
+	unlinkat(r->dirfd, AL_RF_REQUEST, 0);
+	al_remove_tree_at(r->dirfd, AL_RF_WORK);
+	if (r->rec.cgroup != NULL && al_runcg_populated(r->rec.cgroup) == 0 &&
+	    al_runcg_remove(r->rec.cgroup) < 0)
+		fprintf(stderr, "airlockd: run %s: cannot remove its cgroup\n",
+			r->run_id);
+}
+
+int al_durable_remove_run(al_durable *d, const char *run_id)
+{
+	if (!al_run_id_valid(run_id))
+		return -EINVAL;
+	return al_remove_tree_at(d->runs_fd, run_id);
+}
+
+int al_drun_read_request(al_drun *r, char **request_json, char **facts_json)
+{
+	*facts_json = NULL;
+	int rc = al_dfile_read(r->dirfd, AL_RF_REQUEST, AL_MAX_REQUEST_BYTES * 2,
+			       request_json, NULL);
+	if (rc < 0)
+		return rc;
+	if (al_dfile_read(r->dirfd, AL_RF_FACTS, AL_RF_MAX_SMALL * 4,
+			  facts_json, NULL) < 0)
+		*facts_json = NULL;
+	return 0;
+}
+
+/* ---- recovery -------------------------------------------------------- */
+
+int al_durable_list(al_durable *d, char ***ids, size_t *n)
+{
+	*ids = NULL;
+	*n = 0;
+	int fd = dup(d->runs_fd);
+	if (fd < 0)
+		return -errno;
+	DIR *dir = fdopendir(fd);
+	if (dir == NULL) {
+		close(fd);
+		return -errno;
+	}
+	rewinddir(dir);
+	char **v = NULL;
+	size_t k = 0, cap = 0;
+	int rc = 0;
+	struct dirent *de;
+	while ((de = readdir(dir)) != NULL) {
+		if (!al_run_id_valid(de->d_name))
+			continue;
+		if (k + 1 >= cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			char **nv = realloc(v, nc * sizeof(*nv));
+			if (nv == NULL) {
+				rc = -ENOMEM;
+				break;
+			}
+			v = nv;
+			cap = nc;
+		}
+		if ((v[k] = strdup(de->d_name)) == NULL) {
+			rc = -ENOMEM;
+			break;
+		}
+		v[++k] = NULL;
+	}
+	closedir(dir);
+	if (rc < 0) {
+		al_strv_free(v, k);
+		return rc;
+	}
+	*ids = v;
+	*n = k;
+	return 0;
+}
+
+/* Finds the run's supervisor: the recorded identity when it still
+ * verifies, else a process carrying the nonce (a launch whose identity
+ * was never recorded).  true when it is alive. */
+static bool find_live(al_drun *r)
+{
+	al_identity id;
+	if (al_identity_read(r->dirfd, &id) == 0 &&
+	    al_identity_verify(&id, r->rec.nonce) == 0) {
+		r->id = id;
+		r->have_id = true;
+		return true;
+	}
+	if (al_identity_scan(r->rec.nonce, &id) == 0) {
+		r->id = id;
+		r->have_id = true;
+		if (al_identity_write(r->dirfd, &id) < 0)
+			fprintf(stderr, "airlockd: run %s: cannot record the "
+					"identity found\n",
+				r->run_id);
+		return true;
+	}
+	return false;
+}
+
+/* Opens a pidfd of the (verified) supervisor for watching it. */
+static void watch_live(al_drun *r)
+{
+	if (al_identity_pidfd(&r->id, r->rec.nonce, &r->pidfd) == -ESRCH)
+		r->ended = true;
+}
+
+/* Kills what is left of a run whose records cannot be trusted: only the
+ * cgroup its id names under our own base is touched. */
+static void end_unknown(al_drun *r)
+{
+	char *dir = NULL;
+	if (r->d->cg_base == NULL ||
+	    (dir = al_strdup_printf("%s/airlock-run-%s", r->d->cg_base,
+				    r->run_id)) == NULL)
+		return;
+	struct stat st;
+	if (stat(dir, &st) == 0 && al_runcg_kill_wait(dir, KILL_WAIT_MS) == 0)
+		al_runcg_remove(dir);
+	free(dir);
+}
+
+/* final.json for a run whose records cannot be trusted. */
+static void write_lost(al_drun *r)
+{
+	al_result *res = al_result_new();
+	char *json = NULL;
+	if (res != NULL) {
+		snprintf(res->run_id, sizeof(res->run_id), "%s", r->run_id);
+		res->finished_at_ms = al_now_ms();
+		if (al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE, "lost") ==
+		    0)
+			json = al_result_to_json(res, 0);
+	}
+	if (json == NULL || al_drun_write_final(r, json) < 0)
+		fprintf(stderr, "airlockd: run %s: cannot record it as lost\n",
+			r->run_id);
+	free(json);
+	al_result_free(res);
+}
+
+int al_durable_recover(al_durable *d, const char *run_id, al_drun **out,
+		       al_recovered *kind)
+{
+	al_drun *r = drun_new(d, run_id);
+	int rc;
+
+	*out = NULL;
+	if (r == NULL)
+		return -ENOMEM;
+	if ((rc = al_run_dir_open(d->runs_fd, run_id, false, &r->dirfd)) < 0 ||
+	    (rc = al_drun_lock(r)) < 0) {
+		al_drun_free(r);
+		return rc;
+	}
+	r->ended = true; /* until a live supervisor is found */
+	bool has_final = al_dfile_exists(r->dirfd, AL_RF_FINAL);
+	rc = al_recovery_read(r->dirfd, run_id, &r->rec);
+	if (rc == -ENOMEM)
+		goto fail;
+	if (rc < 0) {
+		/* Unknown or tampered: nothing in it is trusted.  It ends as
+		 * lost (no tenant can be named to list or audit it). */
+		if (!has_final) {
+			end_unknown(r);
+			write_lost(r);
+		}
+		*kind = AL_RECOVERED_TAMPERED;
+		goto done;
+	}
+	if (has_final) {
+		*kind = AL_RECOVERED_FINAL;
+		goto done;
+	}
+	bool live = find_live(r);
+	if (live) {
+		r->ended = false;
+		watch_live(r);
+	}
+	if (al_dfile_exists(r->dirfd, AL_RF_RESULT)) {
+		/* Recorded, not yet acknowledged; the supervisor may still
+		 * be on its way out. */
+		for (int waited = 0; !r->ended && waited < EXIT_WAIT_MS;
+		     waited += 50)
+			al_drun_wait(r, 50);
+		*kind = AL_RECOVERED_RESULT;
+		goto done;
+	}
+	if (live && !r->ended) {
+		uint64_t lease = 0;
+		if (al_dfile_read_u64(r->dirfd, AL_RF_LEASE, &lease) == 0 &&
+		    lease > d->epoch) {
+			/* A newer daemon holds it: this one is refused. */
+			*kind = AL_RECOVERED_FOREIGN;
+			goto done;
+		}
+		if ((rc = al_dfile_write_u64(r->dirfd, AL_RF_LEASE, d->epoch)) <
+		    0)
+			goto fail;
+		*kind = AL_RECOVERED_LIVE;
+		goto done;
+	}
+	/* Dead without a result: lost.  Whatever it left is ended. */
+	r->ended = true;
+	ensure_tree_gone(r);
+	*kind = AL_RECOVERED_LOST;
+done:
+	al_drun_unlock(r);
+	*out = r;
+	return 0;
+fail:
+	al_drun_free(r);
+	return rc;
+}

@@ -1,0 +1,19 @@
+/* Internal: fault injection for the durability tests.
+ *
+ * Only in test builds (make AL_TEST_BUILD=1): when AIRLOCK_FAULT names a
+ * point, the daemon SIGKILLs itself on reaching it.  The points
+ * (docs/durability.md, "Fault points"): after_persist, after_launch,
+ * during_run, after_result, before_ack.  In other builds this is empty. */
+#ifndef AL_SUPERVISOR_FAULT_H
+#define AL_SUPERVISOR_FAULT_H
+
+#ifdef AL_TEST_BUILD
+void al_fault_point(const char *name);
+#else
+static inline void al_fault_point(const char *name)
+{
+	(void)name;
+}
+#endif
+
+#endif

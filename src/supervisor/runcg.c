@@ -1,0 +1,225 @@
+/* The run's v2 cgroup (see runcg.h). */
+#include "supervisor/runcg.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/util.h"
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+/* Hybrid systems mount it at /sys/fs/cgroup/unified, pure v2 ones at
+ * /sys/fs/cgroup. */
+static const char *unified_mount(void)
+{
+	static const char *const cands[] = {"/sys/fs/cgroup/unified",
+					    "/sys/fs/cgroup"};
+	for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]); i++) {
+		struct statfs sf;
+		if (statfs(cands[i], &sf) == 0 &&
+		    (unsigned long)sf.f_type == (unsigned long)CGROUP2_SUPER_MAGIC)
+			return cands[i];
+	}
+	return NULL;
+}
+
+int al_runcg_base(char **out)
+{
+	const char *mnt = unified_mount();
+	char line[4096];
+	char *path = NULL;
+	FILE *f;
+
+	*out = NULL;
+	if (mnt == NULL || (f = fopen("/proc/self/cgroup", "re")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strncmp(line, "0::", 3) == 0) {
+			line[strcspn(line, "\n")] = '\0';
+			free(path);
+			path = strdup(line + 3);
+		}
+	}
+	fclose(f);
+	if (path == NULL)
+		return 0;
+	char *base = strcmp(path, "/") == 0
+			     ? strdup(mnt)
+			     : al_strdup_printf("%s%s", mnt, path);
+	free(path);
+	if (base == NULL)
+		return -ENOMEM;
+	/* Usable when we may create (and remove) a child here. */
+	char *probe = al_strdup_printf("%s/airlock-run-probe-%d", base,
+				       (int)getpid());
+	bool ok = probe != NULL && mkdir(probe, 0755) == 0;
+	if (ok)
+		rmdir(probe);
+	free(probe);
+	if (!ok) {
+		free(base);
+		return 0;
+	}
+	*out = base;
+	return 0;
+}
+
+int al_runcg_create(const char *base, const char *run_id, char **dir)
+{
+	char *d = al_strdup_printf("%s/airlock-run-%s", base, run_id);
+	*dir = NULL;
+	if (d == NULL)
+		return -ENOMEM;
+	if (mkdir(d, 0755) < 0 && errno != EEXIST) {
+		int e = errno;
+		free(d);
+		return -e;
+	}
+	*dir = d;
+	return 0;
+}
+
+bool al_runcg_valid(const char *dir, const char *run_id)
+{
+	const char *mnt = unified_mount();
+	char want[96];
+	if (dir == NULL || mnt == NULL || strstr(dir, "/..") != NULL ||
+	    strstr(dir, "//") != NULL)
+		return false;
+	size_t ml = strlen(mnt);
+	if (strncmp(dir, mnt, ml) != 0 || dir[ml] != '/')
+		return false;
+	snprintf(want, sizeof(want), "/airlock-run-%s", run_id);
+	const char *slash = strrchr(dir, '/');
+	return slash != NULL && strcmp(slash, want) == 0;
+}
+
+static int read_small(const char *dir, const char *file, char *buf,
+		      size_t len)
+{
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >=
+	    (int)sizeof(path))
+		return -ENAMETOOLONG;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, len - 1);
+	int rc = n < 0 ? -errno : 0;
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return rc;
+}
+
+int al_runcg_populated(const char *dir)
+{
+	char buf[512];
+	int rc = read_small(dir, "cgroup.events", buf, sizeof(buf));
+	if (rc == -ENOENT)
+		return 0;
+	if (rc < 0)
+		return rc;
+	const char *p = strstr(buf, "populated ");
+	if (p == NULL)
+		return -EIO;
+	return p[10] == '1' ? 1 : 0;
+}
+
+/* Without cgroup.kill: SIGKILL every pid listed in the subtree. */
+static void kill_listed(const char *dir, int depth)
+{
+	char path[PATH_MAX];
+	if (depth > 16 ||
+	    snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >=
+		    (int)sizeof(path))
+		return;
+	FILE *f = fopen(path, "re");
+	if (f != NULL) {
+		long pid;
+		while (fscanf(f, "%ld", &pid) == 1)
+			if (pid > 0)
+				kill((pid_t)pid, SIGKILL);
+		fclose(f);
+	}
+	DIR *d = opendir(dir);
+	if (d == NULL)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) <
+		    (int)sizeof(path))
+			kill_listed(path, depth + 1);
+	}
+	closedir(d);
+}
+
+int al_runcg_kill_wait(const char *dir, int timeout_ms)
+{
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof(path), "%s/cgroup.kill", dir) >=
+	    (int)sizeof(path))
+		return -ENAMETOOLONG;
+	for (int waited = 0;; waited += 5) {
+		int pop = al_runcg_populated(dir);
+		if (pop == 0)
+			return 0;
+		if (waited >= timeout_ms)
+			return -ETIMEDOUT;
+		int fd = open(path, O_WRONLY | O_CLOEXEC);
+		bool killed = fd >= 0 && write(fd, "1", 1) == 1;
+		if (fd >= 0)
+			close(fd);
+		if (!killed)
+			kill_listed(dir, 0);
+		struct timespec ts = {0, 5 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+static int remove_tree(const char *dir, int depth)
+{
+	char path[PATH_MAX];
+	if (depth > 16)
+		return -ELOOP;
+	DIR *d = opendir(dir);
+	if (d == NULL)
+		return errno == ENOENT ? 0 : -errno;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) <
+		    (int)sizeof(path))
+			remove_tree(path, depth + 1);
+	}
+	closedir(d);
+	/* The kernel lets the last tasks go asynchronously: retry briefly. */
+	for (int i = 0; i < 200; i++) {
+		if (rmdir(dir) == 0 || errno == ENOENT)
+			return 0;
+		if (errno != EBUSY)
+			return -errno;
+		struct timespec ts = {0, 5 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	return -EBUSY;
+}
+
+int al_runcg_remove(const char *dir)
+{
+	return remove_tree(dir, 0);
+}

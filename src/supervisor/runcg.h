@@ -1,0 +1,32 @@
+/* Internal: the cgroup a durable run's supervisor lives in.
+ *
+ * The daemon creates one cgroup per run beneath its own cgroup in the
+ * unified (v2) hierarchy, `airlock-run-<id>`, and starts the supervisor in
+ * it; everything the run starts stays inside (the sandbox's own cgroups
+ * are created beneath it).  cgroup.events says when the whole tree is
+ * gone and cgroup.kill ends it, even after the supervisor itself died.
+ * Without a usable v2 hierarchy (no permission, no cgroup2 mount) runs
+ * have no cgroup and the daemon relies on the supervisor's identity. */
+#ifndef AL_SUPERVISOR_RUNCG_H
+#define AL_SUPERVISOR_RUNCG_H
+
+#include <stdbool.h>
+
+/* Our own cgroup directory in the unified hierarchy when children can be
+ * made there; NULL (and 0) when not.  Caller frees. */
+int al_runcg_base(char **out);
+/* Creates BASE/airlock-run-<run_id>; *dir (caller frees). */
+int al_runcg_create(const char *base, const char *run_id, char **dir);
+/* true when dir is exactly the run's cgroup under the unified mount (a
+ * recorded path is checked before it is ever written to). */
+bool al_runcg_valid(const char *dir, const char *run_id);
+/* 1 when a process is left anywhere in the subtree, 0 when none (or the
+ * cgroup is gone), negative errno when it cannot be told. */
+int al_runcg_populated(const char *dir);
+/* Kills every process in the subtree and waits (at most timeout_ms) until
+ * none is left.  0 when the tree is verified gone, -ETIMEDOUT else. */
+int al_runcg_kill_wait(const char *dir, int timeout_ms);
+/* Removes the (empty) subtree, deepest first; 0, or negative errno. */
+int al_runcg_remove(const char *dir);
+
+#endif

@@ -1,0 +1,226 @@
+/* A durable run's directory and records (see runrec.h). */
+#include "supervisor/runrec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "core/util.h"
+#include "supervisor/dfile.h"
+#include "supervisor/runcg.h"
+
+bool al_run_id_valid(const char *s)
+{
+	size_t n = s != NULL ? strlen(s) : 0;
+	if (n == 0 || n >= 40)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '-' || c == '_'))
+			return false;
+	}
+	return true;
+}
+
+void al_recovery_clear(al_recovery *r)
+{
+	free(r->tenant);
+	free(r->principal);
+	free(r->provider);
+	free(r->cgroup);
+	memset(r, 0, sizeof(*r));
+}
+
+static json_t *str_or_null(const char *s)
+{
+	json_t *j = s != NULL ? json_string(s) : NULL;
+	return j != NULL ? j : json_null();
+}
+
+int al_recovery_write(int dirfd, const al_recovery *r)
+{
+	json_t *o = json_pack("{s:i, s:s, s:s, s:s, s:o, s:s, s:o, s:I, s:I, s:I}",
+			      "version", 1, "run_id", r->run_id, "nonce",
+			      r->nonce, "tenant", r->tenant, "principal",
+			      str_or_null(r->principal), "provider",
+			      r->provider, "cgroup", str_or_null(r->cgroup),
+			      "epoch", (json_int_t)r->epoch, "created_ms",
+			      (json_int_t)r->created_ms, "deadline_ms",
+			      (json_int_t)r->deadline_ms);
+	if (o == NULL)
+		return -ENOMEM;
+	int rc = al_dfile_write_json(dirfd, AL_RF_RECOVERY, o, 0600);
+	json_decref(o);
+	return rc;
+}
+
+/* A printable, bounded string field; NULL allowed when nullable. */
+static int take_str(json_t *o, const char *key, bool nullable, size_t max,
+		    char **out)
+{
+	json_t *v = json_object_get(o, key);
+	*out = NULL;
+	if (v == NULL || json_is_null(v))
+		return nullable ? 0 : -EBADMSG;
+	if (!json_is_string(v))
+		return -EBADMSG;
+	const char *s = json_string_value(v);
+	size_t n = json_string_length(v);
+	if (n == 0 || n > max || strlen(s) != n)
+		return -EBADMSG;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return -EBADMSG;
+	return (*out = strdup(s)) != NULL ? 0 : -ENOMEM;
+}
+
+static int take_int(json_t *o, const char *key, int64_t *out)
+{
+	json_t *v = json_object_get(o, key);
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return -EBADMSG;
+	*out = json_integer_value(v);
+	return 0;
+}
+
+int al_recovery_read(int dirfd, const char *run_id, al_recovery *r)
+{
+	json_t *o = NULL;
+	char *id = NULL, *nonce = NULL;
+	int64_t epoch = 0, version = 0;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if ((rc = al_dfile_read_json(dirfd, AL_RF_RECOVERY, AL_RF_MAX_SMALL,
+				     &o)) < 0)
+		return rc == -ENOENT ? rc : -EBADMSG;
+	if ((rc = take_int(o, "version", &version)) < 0 || version != 1 ||
+	    (rc = take_str(o, "run_id", false, 39, &id)) < 0 ||
+	    (rc = take_str(o, "nonce", false, AL_NONCE_HEX, &nonce)) < 0 ||
+	    (rc = take_str(o, "tenant", false, 256, &r->tenant)) < 0 ||
+	    (rc = take_str(o, "principal", true, 256, &r->principal)) < 0 ||
+	    (rc = take_str(o, "provider", false, 64, &r->provider)) < 0 ||
+	    (rc = take_str(o, "cgroup", true, 4096, &r->cgroup)) < 0 ||
+	    (rc = take_int(o, "epoch", &epoch)) < 0 ||
+	    (rc = take_int(o, "created_ms", &r->created_ms)) < 0 ||
+	    (rc = take_int(o, "deadline_ms", &r->deadline_ms)) < 0) {
+		rc = rc == -ENOMEM ? rc : -EBADMSG;
+		goto out;
+	}
+	if (version != 1 || strcmp(id, run_id) != 0 || !al_nonce_valid(nonce) ||
+	    (r->cgroup != NULL && !al_runcg_valid(r->cgroup, run_id))) {
+		rc = -EBADMSG;
+		goto out;
+	}
+	snprintf(r->run_id, sizeof(r->run_id), "%s", id);
+	memcpy(r->nonce, nonce, AL_NONCE_HEX + 1);
+	r->epoch = (uint64_t)epoch;
+out:
+	if (rc < 0)
+		al_recovery_clear(r);
+	free(id);
+	free(nonce);
+	json_decref(o);
+	return rc;
+}
+
+int al_identity_write(int dirfd, const al_identity *id)
+{
+	json_t *o = json_pack("{s:i, s:I}", "pid", (int)id->pid, "starttime",
+			      (json_int_t)id->starttime);
+	if (o == NULL)
+		return -ENOMEM;
+	int rc = al_dfile_write_json(dirfd, AL_RF_IDENTITY, o, 0600);
+	json_decref(o);
+	return rc;
+}
+
+int al_identity_read(int dirfd, al_identity *id)
+{
+	json_t *o = NULL;
+	int64_t pid = 0, st = 0;
+	int rc = al_dfile_read_json(dirfd, AL_RF_IDENTITY, 4096, &o);
+	if (rc < 0)
+		return rc == -ENOENT ? rc : -EBADMSG;
+	if (take_int(o, "pid", &pid) < 0 || take_int(o, "starttime", &st) < 0 ||
+	    pid <= 0 || pid > 0x7fffffff)
+		rc = -EBADMSG;
+	json_decref(o);
+	if (rc == 0) {
+		id->pid = (pid_t)pid;
+		id->starttime = (uint64_t)st;
+	}
+	return rc;
+}
+
+int al_runs_dir_open(const char *state_dir, int *fd)
+{
+	char *path = al_strdup_printf("%s/" AL_RUNS_DIR, state_dir);
+	*fd = -1;
+	if (path == NULL)
+		return -ENOMEM;
+	if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+		int e = errno;
+		free(path);
+		return -e;
+	}
+	int d = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int rc = d < 0 ? -errno : 0;
+	free(path);
+	struct stat st;
+	if (rc == 0 && (fstat(d, &st) < 0 || st.st_uid != geteuid() ||
+			(st.st_mode & 0077) != 0)) {
+		/* Someone else could plant or swap run directories. */
+		close(d);
+		return -EPERM;
+	}
+	*fd = d;
+	return rc;
+}
+
+int al_run_dir_open(int runs_fd, const char *run_id, bool create, int *fd)
+{
+	*fd = -1;
+	if (!al_run_id_valid(run_id))
+		return -EINVAL;
+	if (create && mkdirat(runs_fd, run_id, 0700) < 0)
+		return -errno;
+	int d = openat(runs_fd, run_id,
+		       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d < 0)
+		return -errno;
+	*fd = d;
+	return 0;
+}
+
+int al_epoch_next(const char *state_dir, uint64_t *out)
+{
+	int dfd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	int lock = al_dfile_lock(dfd, "epoch.lock");
+	if (lock < 0) {
+		close(dfd);
+		return lock;
+	}
+	uint64_t epoch = 0;
+	int rc = al_dfile_read_u64(dfd, "epoch", &epoch);
+	if (rc == -ENOENT)
+		rc = 0;
+	if (rc == 0) {
+		epoch++;
+		rc = al_dfile_write_u64(dfd, "epoch", epoch);
+	}
+	close(lock);
+	close(dfd);
+	if (rc == 0)
+		*out = epoch;
+	return rc;
+}

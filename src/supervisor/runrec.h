@@ -1,0 +1,73 @@
+/* Internal: a durable run's directory, STATE_DIR/runs/<id>/ (mode 0700),
+ * and the records in it (docs/durability.md, "The run directory").
+ *
+ * recovery.json is written (fsync, rename, fsync dir) before the
+ * supervisor is launched and never changed after; identity.json once the
+ * launch is known; lease holds the epoch of the daemon that owns the run
+ * now.  Everything a daemon reads back is validated: a record that does
+ * not parse, names another run or carries a malformed nonce is tampered. */
+#ifndef AL_SUPERVISOR_RUNREC_H
+#define AL_SUPERVISOR_RUNREC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "supervisor/identity.h"
+
+#define AL_RUNS_DIR "runs"
+
+#define AL_RF_LOCK "lock"
+#define AL_RF_RECOVERY "recovery.json"
+#define AL_RF_REQUEST "request.json"
+#define AL_RF_PROVIDER "provider.json"
+#define AL_RF_FACTS "facts.json"
+#define AL_RF_IDENTITY "identity.json"
+#define AL_RF_LEASE "lease"
+#define AL_RF_CONTROL "control.json"
+#define AL_RF_OUTPUT "output"
+#define AL_RF_RESULT "result.json"
+#define AL_RF_FINISHING "finishing"
+#define AL_RF_FINAL "final.json"
+#define AL_RF_LOG "supervisor.log"
+#define AL_RF_INBOX "inbox"
+#define AL_RF_ACKS "acks"
+#define AL_RF_WORK "work"
+
+/* Bound for records read back (results carry captured output). */
+#define AL_RF_MAX_RECORD (512u * 1024u * 1024u)
+#define AL_RF_MAX_SMALL (64u * 1024u)
+
+typedef struct al_recovery {
+	char run_id[40];
+	char nonce[AL_NONCE_HEX + 1];
+	char *tenant;
+	char *principal;     /* NULL when none */
+	char *provider;
+	char *cgroup;	     /* the run's cgroup dir, NULL when none */
+	uint64_t epoch;	     /* of the daemon that launched it */
+	int64_t created_ms;  /* when the request was admitted */
+	int64_t deadline_ms; /* absolute CLOCK_REALTIME ms */
+} al_recovery;
+
+void al_recovery_clear(al_recovery *r);
+int al_recovery_write(int dirfd, const al_recovery *r);
+/* -ENOENT when absent, -EBADMSG when malformed or not this run's. */
+int al_recovery_read(int dirfd, const char *run_id, al_recovery *r);
+
+int al_identity_write(int dirfd, const al_identity *id);
+int al_identity_read(int dirfd, al_identity *id);
+
+/* A run id as the host makes them: 1..39 of [A-Za-z0-9_-]. */
+bool al_run_id_valid(const char *s);
+
+/* STATE_DIR/runs (created 0700). */
+int al_runs_dir_open(const char *state_dir, int *fd);
+/* RUN under runs_fd; create: a new one (mode 0700, EEXIST when taken). */
+int al_run_dir_open(int runs_fd, const char *run_id, bool create, int *fd);
+
+/* The state directory's epoch counter (STATE_DIR/epoch, under
+ * STATE_DIR/epoch.lock): incremented and durably stored by every daemon
+ * start. */
+int al_epoch_next(const char *state_dir, uint64_t *out);
+
+#endif

@@ -1,0 +1,507 @@
+/* The per-run supervisor process (see supervisor.h). */
+#include "supervisor/supervisor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include <airlock/json.h>
+#include <airlock/provider.h>
+
+#include "core/util.h"
+#include "supervisor/control.h"
+#include "supervisor/dfile.h"
+#include "supervisor/identity.h"
+#include "supervisor/inbox.h"
+#include "supervisor/outlog.h"
+#include "supervisor/runrec.h"
+
+/* After the deadline, how long the provider gets to end the run (it sends
+ * TERM, then KILL after its grace) before the supervisor records the
+ * timeout itself and exits; the daemon then ends what is left through the
+ * run's cgroup. */
+#define OVERDUE_MS (AL_DEFAULT_GRACE_MS + 3000)
+#define MAX_SECRETS_BYTES (4u * 1024u * 1024u)
+
+typedef struct sup {
+	const char *run_id;
+	int dirfd;
+	al_recovery rec;
+	char *run_dir;	/* absolute */
+	char *inbox, *acks, *work;
+	al_request *req;
+	char *provider_config; /* compact JSON text or NULL */
+	char **host_env;
+	size_t n_host_env;
+	const al_provider_ops *ops;
+	al_provider_handle *handle;
+	al_cancel *cancel;
+	al_outlog_writer out;
+	/* Written by the executing thread, read after done_fd fires. */
+	al_result *res;
+	int exec_rc;
+	int done_fd;
+} sup;
+
+static void say(const sup *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void say(const sup *s, const char *fmt, ...)
+{
+	/* stderr is RUN/supervisor.log; never a request value or secret. */
+	va_list ap;
+	fprintf(stderr, "airlock supervise %s: ", s->run_id);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fflush(stderr);
+}
+
+static void on_output(void *ctx, int stream, const unsigned char *data,
+		      size_t len)
+{
+	sup *s = ctx;
+	al_outlog_append(&s->out, stream, data, len);
+}
+
+static void *exec_main(void *arg)
+{
+	sup *s = arg;
+	al_exec ex = {
+		.run_id = s->run_id,
+		.request = s->req,
+		.on_output = s->req->grant.streaming ? on_output : NULL,
+		.on_output_ctx = s,
+		.cancel = s->cancel,
+		.host_env = (const char *const *)s->host_env,
+		.n_host_env = s->n_host_env,
+		.inbox_dir = s->inbox,
+		.inbox_acks_dir = s->acks,
+	};
+	s->exec_rc = s->ops->execute(s->handle, &ex, s->res, NULL);
+	uint64_t one = 1;
+	if (write(s->done_fd, &one, sizeof(one)) < 0) {
+		/* the main loop then waits out the deadline */
+	}
+	return NULL;
+}
+
+/* ---- reading what the daemon persisted ------------------------------ */
+
+static int read_provider(sup *s, char **id)
+{
+	json_t *o = NULL;
+	int rc = al_dfile_read_json(s->dirfd, AL_RF_PROVIDER, AL_RF_MAX_SMALL * 4,
+				    &o);
+	*id = NULL;
+	if (rc < 0)
+		return rc;
+	json_t *idv = json_object_get(o, "id"), *cfg = json_object_get(o, "config");
+	if (!json_is_string(idv) || (cfg != NULL && !json_is_null(cfg) &&
+				     !json_is_object(cfg))) {
+		rc = -EBADMSG;
+	} else {
+		*id = strdup(json_string_value(idv));
+		if (cfg != NULL && json_is_object(cfg))
+			s->provider_config = json_dumps(cfg, JSON_COMPACT);
+		if (*id == NULL || (json_is_object(cfg) && !s->provider_config))
+			rc = -ENOMEM;
+	}
+	json_decref(o);
+	return rc;
+}
+
+/* The secrets come on an in-memory file: a JSON array of "NAME=value". */
+static int read_secrets(sup *s, int fd)
+{
+	char *buf = malloc(MAX_SECRETS_BYTES + 1);
+	size_t got = 0;
+	int rc = 0;
+	if (buf == NULL)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n = read(fd, buf + got, MAX_SECRETS_BYTES - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = -errno;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+		if (got == MAX_SECRETS_BYTES) {
+			rc = -EFBIG;
+			goto out;
+		}
+	}
+	buf[got] = '\0';
+	json_t *arr = json_loadb(buf, got, 0, NULL);
+	size_t n = json_array_size(arr);
+	if (!json_is_array(arr)) {
+		rc = -EBADMSG;
+	} else if (n > 0 &&
+		   (s->host_env = calloc(n + 1, sizeof(char *))) == NULL) {
+		rc = -ENOMEM;
+	} else {
+		for (size_t i = 0; i < n && rc == 0; i++) {
+			const char *v = json_string_value(json_array_get(arr, i));
+			if (v == NULL)
+				rc = -EBADMSG;
+			else if ((s->host_env[i] = strdup(v)) == NULL)
+				rc = -ENOMEM;
+			else
+				s->n_host_env = i + 1;
+		}
+	}
+	json_decref(arr);
+out:
+	explicit_bzero(buf, got);
+	free(buf);
+	return rc;
+}
+
+static int setup_paths(sup *s, const char *state_dir)
+{
+	char *abs = realpath(state_dir, NULL);
+	if (abs == NULL)
+		return -errno;
+	s->run_dir = al_strdup_printf("%s/" AL_RUNS_DIR "/%s", abs, s->run_id);
+	free(abs);
+	if (s->run_dir == NULL ||
+	    (s->inbox = al_strdup_printf("%s/" AL_RF_INBOX, s->run_dir)) ==
+		    NULL ||
+	    (s->acks = al_strdup_printf("%s/" AL_RF_ACKS, s->run_dir)) == NULL ||
+	    (s->work = al_strdup_printf("%s/" AL_RF_WORK, s->run_dir)) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+/* ---- recording the result ------------------------------------------- */
+
+/* A result for a run that could not start here. */
+static al_result *refusal(const sup *s, const char *reason)
+{
+	al_result *r = al_result_new();
+	if (r == NULL)
+		return NULL;
+	snprintf(r->run_id, sizeof(r->run_id), "%s", s->run_id);
+	r->finished_at_ms = al_now_ms();
+	if (al_result_set_outcome(r, AL_OUTCOME_UNAVAILABLE, reason) < 0) {
+		al_result_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* The run's own deadline passed: a timeout, as the host reports its own
+ * (no exit code, no signal), with the output kept. */
+static void as_timed_out(al_result *r)
+{
+	r->has_exit_code = r->has_signal = false;
+	r->exit_code = r->signal = 0;
+	(void)al_result_set_outcome(r, AL_OUTCOME_TIMED_OUT, "host_deadline");
+	if (!r->finished_at_ms)
+		r->finished_at_ms = al_now_ms();
+}
+
+/* Under the run's lock: the acknowledged events, then result.json
+ * atomically.  Never replaces a result already recorded. */
+static int record(sup *s, al_result *res)
+{
+	int lock = al_dfile_lock(s->dirfd, AL_RF_LOCK);
+	int rc = lock < 0 ? lock : 0;
+	char *json = NULL;
+	if (rc == 0 && al_dfile_exists(s->dirfd, AL_RF_RESULT))
+		rc = -EEXIST;
+	if (rc == 0) {
+		int ar = al_inbox_acked(s->dirfd, &res->inbox_acked,
+					&res->n_inbox_acked);
+		if (ar < 0)
+			say(s, "cannot list the inbox acknowledgements: %s",
+			    strerror(-ar));
+		json = al_result_to_json(res, 0);
+		rc = json == NULL ? -ENOMEM
+				  : al_dfile_write(s->dirfd, AL_RF_RESULT, json,
+						   strlen(json), 0600);
+	}
+	if (lock >= 0)
+		close(lock);
+	free(json);
+	if (rc < 0)
+		say(s, "cannot record the result: %s", strerror(-rc));
+	return rc;
+}
+
+/* ---- control --------------------------------------------------------- */
+
+/* A doorbell: obey the control request only when its epoch is current. */
+static void on_doorbell(sup *s)
+{
+	uint64_t epoch = 0, lease = 0;
+	al_control_action action;
+	if (al_control_read(s->dirfd, &epoch, &action) < 0 ||
+	    al_dfile_read_u64(s->dirfd, AL_RF_LEASE, &lease) < 0) {
+		say(s, "%s", "a control request without a readable record: "
+			     "ignored");
+		return;
+	}
+	if (epoch < lease) {
+		say(s, "%s", "a control request from a superseded daemon "
+			     "(lower epoch): refused");
+		return;
+	}
+	say(s, "%s", action == AL_CONTROL_STOP ? "stop: interrupting the run"
+					      : "interrupting the run");
+	al_cancel_fire(s->cancel, AL_CANCEL_INTERRUPTED);
+}
+
+static int make_timer(int64_t at_ms)
+{
+	int fd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct itimerspec its = {0};
+	if (at_ms <= 0)
+		at_ms = 1;
+	its.it_value.tv_sec = at_ms / 1000;
+	its.it_value.tv_nsec = (at_ms % 1000) * 1000000L;
+	if (timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL) < 0) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
+}
+
+/* Waits for the execution, serving doorbells and the deadline.  Returns
+ * 0 when the execution returned, 1 when it overran the deadline past
+ * OVERDUE_MS (the caller records a timeout without it). */
+static int supervise_loop(sup *s, int sig_fd, bool *deadline_hit)
+{
+	int timer = make_timer(s->rec.deadline_ms);
+	int rc = 0;
+	int64_t overdue_at = 0;
+	if (timer < 0)
+		say(s, "cannot arm the deadline timer: %s", strerror(-timer));
+	for (;;) {
+		struct pollfd pfd[3] = {{s->done_fd, POLLIN, 0},
+					{sig_fd, POLLIN, 0},
+					{timer, POLLIN, 0}};
+		int wait_ms = -1;
+		if (overdue_at != 0) {
+			int64_t left = overdue_at - al_now_ms();
+			if (left <= 0) {
+				rc = 1;
+				break;
+			}
+			wait_ms = left > 1000 ? 1000 : (int)left;
+		}
+		int n = poll(pfd, 3, wait_ms);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (pfd[0].revents)
+			break;
+		if (pfd[1].revents) {
+			struct signalfd_siginfo si;
+			if (read(sig_fd, &si, sizeof(si)) == sizeof(si) &&
+			    si.ssi_signo == SIGUSR1)
+				on_doorbell(s);
+		}
+		if (timer >= 0 && pfd[2].revents) {
+			uint64_t ticks;
+			if (read(timer, &ticks, sizeof(ticks)) < 0) {
+				/* drained or not, it fired */
+			}
+			close(timer);
+			timer = -1;
+			if (al_cancel_state(s->cancel) == AL_CANCEL_NONE) {
+				say(s, "%s", "the run's deadline passed");
+				*deadline_hit = true;
+				al_cancel_fire(s->cancel, AL_CANCEL_CANCELLED);
+			}
+			overdue_at = al_now_ms() + OVERDUE_MS;
+		}
+	}
+	if (timer >= 0)
+		close(timer);
+	return rc;
+}
+
+/* ---- main ------------------------------------------------------------ */
+
+static void sup_clear(sup *s)
+{
+	if (s->handle != NULL && s->ops->release != NULL &&
+	    s->ops->release(s->handle, NULL) < 0)
+		say(s, "%s", "the provider handle did not release");
+	al_outlog_close(&s->out);
+	al_result_free(s->res);
+	al_cancel_free(s->cancel);
+	if (s->done_fd >= 0)
+		close(s->done_fd);
+	for (size_t i = 0; i < s->n_host_env; i++)
+		al_explicit_free_str(s->host_env[i]);
+	free(s->host_env);
+	al_request_free(s->req);
+	free(s->provider_config);
+	free(s->run_dir);
+	free(s->inbox);
+	free(s->acks);
+	free(s->work);
+	al_recovery_clear(&s->rec);
+	if (s->dirfd >= 0)
+		close(s->dirfd);
+}
+
+/* Reads everything and ensures the provider; a failure is the reason
+ * for an `unavailable` result (NULL: ready to execute). */
+static const char *prepare(sup *s, const char *state_dir, int secrets_fd)
+{
+	char *text = NULL, *provider = NULL;
+	size_t len = 0;
+	const char *why = NULL;
+	int rc;
+
+	if (secrets_fd >= 0) {
+		rc = read_secrets(s, secrets_fd);
+		close(secrets_fd);
+		if (rc < 0)
+			return "secret_unavailable";
+	}
+	if (setup_paths(s, state_dir) < 0)
+		return "start_failed";
+	if (al_dfile_read(s->dirfd, AL_RF_REQUEST, AL_MAX_REQUEST_BYTES * 2,
+			  &text, &len) < 0 ||
+	    al_request_from_json(text, len, &s->req, NULL) < 0) {
+		free(text);
+		return "start_failed";
+	}
+	free(text);
+	if (read_provider(s, &provider) < 0) {
+		free(provider);
+		return "start_failed";
+	}
+	s->ops = al_provider_lookup(provider);
+	/* The provider's run directory goes beneath the run's own. */
+	if (setenv("AIRLOCK_RUN_BASE", s->work, 1) < 0)
+		why = "start_failed";
+	else if (s->ops == NULL)
+		why = "start_failed";
+	else if (s->ops->ensure(s->provider_config, &s->handle, NULL) < 0)
+		why = "sandbox_unavailable";
+	free(provider);
+	if (why == NULL && s->req->grant.streaming &&
+	    (rc = al_outlog_open(s->dirfd, s->req->limits.output_bytes,
+				 &s->out)) < 0)
+		say(s, "cannot open the output file: %s", strerror(-rc));
+	return why;
+}
+
+int al_supervisor_main(const char *state_dir, const char *run_id,
+		       const char *nonce, int secrets_fd)
+{
+	sup s = {.run_id = run_id, .dirfd = -1, .done_fd = -1,
+		 .out = {.fd = -1}};
+	int runs_fd = -1, sig_fd = -1, rc = 1;
+	bool deadline_hit = false;
+	sigset_t set;
+
+	if (!al_run_id_valid(run_id) || !al_nonce_valid(nonce)) {
+		fprintf(stderr, "airlock supervise: bad run id or nonce\n");
+		return 2;
+	}
+	/* Signals are read from a signalfd by the main thread; every
+	 * thread (the provider's too) inherits the mask. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	sigdelset(&set, SIGPIPE);
+	if ((sig_fd = signalfd(-1, &set, SFD_CLOEXEC)) < 0 ||
+	    al_runs_dir_open(state_dir, &runs_fd) < 0 ||
+	    al_run_dir_open(runs_fd, run_id, false, &s.dirfd) < 0 ||
+	    al_recovery_read(s.dirfd, run_id, &s.rec) < 0 ||
+	    strcmp(s.rec.nonce, nonce) != 0) {
+		/* Not this run's supervisor: touch nothing. */
+		fprintf(stderr, "airlock supervise %s: the run's records do "
+				"not match; nothing done\n",
+			run_id);
+		if (secrets_fd >= 0)
+			close(secrets_fd);
+		rc = 2;
+		goto out;
+	}
+	if ((s.cancel = al_cancel_new()) == NULL ||
+	    (s.res = al_result_new()) == NULL ||
+	    (s.done_fd = eventfd(0, EFD_CLOEXEC)) < 0) {
+		if (secrets_fd >= 0)
+			close(secrets_fd);
+		goto out;
+	}
+	snprintf(s.res->run_id, sizeof(s.res->run_id), "%s", run_id);
+	const char *why = prepare(&s, state_dir, secrets_fd);
+	if (why != NULL) {
+		say(&s, "cannot start the run: %s", why);
+		al_result *r = refusal(&s, why);
+		rc = r != NULL && record(&s, r) == 0 ? 0 : 1;
+		al_result_free(r);
+		goto out;
+	}
+	/* A request written before this process was listening. */
+	if (al_dfile_exists(s.dirfd, AL_RF_CONTROL))
+		on_doorbell(&s);
+	pthread_t tid;
+	if (pthread_create(&tid, NULL, exec_main, &s) != 0) {
+		al_result *r = refusal(&s, "start_failed");
+		rc = r != NULL && record(&s, r) == 0 ? 0 : 1;
+		al_result_free(r);
+		goto out;
+	}
+	if (supervise_loop(&s, sig_fd, &deadline_hit) == 1) {
+		/* The provider did not end the run in time: record the
+		 * timeout and go; the daemon kills what is left. */
+		al_result *r = refusal(&s, NULL);
+		if (r != NULL)
+			as_timed_out(r);
+		rc = r != NULL && record(&s, r) == 0 ? 0 : 1;
+		al_result_free(r);
+		_exit(rc);
+	}
+	pthread_join(tid, NULL);
+	if (s.exec_rc < 0) {
+		/* A provider bug: its result is not trusted. */
+		say(&s, "%s", "the provider reported an error");
+		al_result_free(s.res);
+		s.res = refusal(&s, "provider_error");
+		if (s.res == NULL)
+			goto out;
+	} else if (deadline_hit && al_outcome_ran(s.res->outcome)) {
+		as_timed_out(s.res);
+	}
+	snprintf(s.res->run_id, sizeof(s.res->run_id), "%s", run_id);
+	rc = record(&s, s.res) == 0 ? 0 : 1;
+out:
+	sup_clear(&s);
+	if (sig_fd >= 0)
+		close(sig_fd);
+	if (runs_fd >= 0)
+		close(runs_fd);
+	return rc;
+}
