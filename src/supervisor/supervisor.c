@@ -21,7 +21,9 @@
 #include <airlock/json.h>
 #include <airlock/provider.h>
 
+#include "bundle/bundle.h"
 #include "core/util.h"
+#include "proc/artifacts.h"
 #include "supervisor/control.h"
 #include "supervisor/dfile.h"
 #include "supervisor/identity.h"
@@ -50,6 +52,11 @@ typedef struct sup {
 	al_provider_handle *handle;
 	al_cancel *cancel;
 	al_outlog_writer out;
+	/* The request's bundle and manifest, and the run's artifact store,
+	 * locked for as long as this process lives (docs/workspaces.md). */
+	al_bundle *bundle;
+	al_manifest *manifest;
+	al_artifact_store store;
 	/* Written by the executing thread, read after done_fd fires. */
 	al_result *res;
 	int exec_rc;
@@ -91,6 +98,9 @@ static void *exec_main(void *arg)
 		.n_host_env = s->n_host_env,
 		.inbox_dir = s->inbox,
 		.inbox_acks_dir = s->acks,
+		.bundle = s->bundle,
+		.manifest = s->manifest,
+		.artifact_dir = s->store.path,
 	};
 	s->exec_rc = s->ops->execute(s->handle, &ex, s->res, NULL);
 	uint64_t one = 1;
@@ -358,6 +368,9 @@ static void sup_clear(sup *s)
 	free(s->host_env);
 	al_request_free(s->req);
 	free(s->provider_config);
+	al_manifest_free(s->manifest);
+	al_bundle_free(s->bundle);
+	al_artifacts_close(&s->store);
 	free(s->run_dir);
 	free(s->inbox);
 	free(s->acks);
@@ -395,6 +408,21 @@ static const char *prepare(sup *s, const char *state_dir, int secrets_fd)
 		free(provider);
 		return "start_failed";
 	}
+	/* The immutable bundle the provider materialises, and the store its
+	 * artifacts go to. */
+	char *abs = realpath(state_dir, NULL);
+	int brc = abs == NULL ? -errno : al_bundle_new(s->req, &s->bundle, NULL);
+	if (brc == 0)
+		brc = al_manifest_new(s->bundle, &s->manifest);
+	if (brc == 0 && al_artifacts_create(abs, s->run_id, &s->store, NULL) < 0)
+		why = "artifacts_unavailable";
+	else if (brc < 0)
+		why = "start_failed";
+	free(abs);
+	if (why != NULL) {
+		free(provider);
+		return why;
+	}
 	s->ops = al_provider_lookup(provider);
 	/* The provider's run directory goes beneath the run's own. */
 	if (setenv("AIRLOCK_RUN_BASE", s->work, 1) < 0)
@@ -415,7 +443,7 @@ int al_supervisor_main(const char *state_dir, const char *run_id,
 		       const char *nonce, int secrets_fd)
 {
 	sup s = {.run_id = run_id, .dirfd = -1, .done_fd = -1,
-		 .out = {.fd = -1}};
+		 .out = {.fd = -1}, .store = {.dirfd = -1}};
 	int runs_fd = -1, sig_fd = -1, rc = 1;
 	bool deadline_hit = false;
 	sigset_t set;
