@@ -3,6 +3,7 @@
  * tenant comes from the bearer token only. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <airlock/json.h>
 
 #include "core/util.h"
+#include "proc/artifacts.h"
 #include "server/http.h"
 
 #define DEFAULT_LIST_LIMIT 50u
@@ -34,7 +36,8 @@ enum route {
 	R_RUN,
 	R_RUN_EVENTS,
 	R_RUN_INTERRUPT,
-	R_RUN_INBOX
+	R_RUN_INBOX,
+	R_RUN_ARTIFACT
 };
 
 /* An inbox body: {"id", "event"} with the event's JSON at most 64 KiB. */
@@ -126,10 +129,12 @@ static bool valid_run_id(const char *s, size_t len)
 	return true;
 }
 
-/* Routes url; a run route copies the id into run_id[40].  R_NONE for an
- * unknown path (an invalid id included: no such resource). */
-static enum route route_of(const char *url, char run_id[40])
+/* Routes url; a run route copies the id into run_id[40] (an artifact
+ * route its artifact id into artifact[33]).  R_NONE for an unknown path
+ * (an invalid id included: no such resource). */
+static enum route route_of(const char *url, char run_id[40], char artifact[33])
 {
+	static const char art[] = "/artifacts/";
 	static const char runs[] = "/v1/runs/";
 	if (strcmp(url, "/v1/health") == 0)
 		return R_HEALTH;
@@ -155,6 +160,11 @@ static enum route route_of(const char *url, char run_id[40])
 		return R_RUN_INTERRUPT;
 	if (strcmp(slash, "/inbox") == 0)
 		return R_RUN_INBOX;
+	if (strncmp(slash, art, sizeof(art) - 1) == 0 &&
+	    al_artifact_id_valid(slash + sizeof(art) - 1)) {
+		snprintf(artifact, 33, "%s", slash + sizeof(art) - 1);
+		return R_RUN_ARTIFACT;
+	}
 	return R_NONE;
 }
 
@@ -562,9 +572,37 @@ static enum MHD_Result inbox(al_service *svc, struct MHD_Connection *conn,
 	return ret;
 }
 
+/* One artifact of a run of this tenant (docs/workspaces.md), its bytes
+ * as they are in the store: opened beneath the store without following a
+ * link, and sent from that descriptor. */
+static enum MHD_Result artifact(al_service *svc, struct MHD_Connection *conn,
+				const char *run_id, const char *id)
+{
+	int fd = al_artifact_open(svc->opts.state_dir, run_id, id);
+	if (fd < 0)
+		return al_http_error(svc, conn, 404, "not_found",
+				     "no such artifact");
+	struct stat st;
+	struct MHD_Response *resp = NULL;
+	if (fstat(fd, &st) == 0)
+		resp = MHD_create_response_from_fd((uint64_t)st.st_size, fd);
+	if (resp == NULL) {
+		close(fd);
+		return al_http_error(svc, conn, 503, "unavailable",
+				     "cannot read the artifact");
+	}
+	add_common_headers(resp, "application/octet-stream");
+	MHD_add_response_header(resp, "Content-Disposition", "attachment");
+	enum MHD_Result ret = MHD_queue_response(conn, 200, resp);
+	MHD_destroy_response(resp);
+	al_srv_metrics_http(svc->metrics, 200);
+	return ret;
+}
+
 static enum MHD_Result run_route(al_service *svc, struct MHD_Connection *conn,
 				 enum route r, const char *tenant,
-				 const char *run_id, const req_ctx *rc)
+				 const char *run_id, const char *artifact_id,
+				 const req_ctx *rc)
 {
 	al_srv_run *run = al_service_find(svc, tenant, run_id);
 	enum MHD_Result ret;
@@ -574,7 +612,9 @@ static enum MHD_Result run_route(al_service *svc, struct MHD_Connection *conn,
 				     "no such run");
 	if (r == R_RUN_EVENTS)
 		return al_http_events(svc, conn, run);
-	if (r == R_RUN)
+	if (r == R_RUN_ARTIFACT)
+		ret = artifact(svc, conn, run_id, artifact_id);
+	else if (r == R_RUN)
 		ret = answer_result(svc, conn, run, true);
 	else if (r == R_RUN_INBOX)
 		ret = inbox(svc, conn, run, run_id, rc);
@@ -630,7 +670,8 @@ enum MHD_Result al_http_handle(void *cls, struct MHD_Connection *conn,
 	al_service *svc = cls;
 	req_ctx *rc = *con_cls;
 	char run_id[40] = "", principal[AL_AUTH_PRINCIPAL_LEN] = "";
-	enum route r = route_of(url, run_id);
+	char artifact_id[33] = "";
+	enum route r = route_of(url, run_id, artifact_id);
 	(void)version;
 
 	if (rc == NULL) {
@@ -723,9 +764,11 @@ enum MHD_Result al_http_handle(void *cls, struct MHD_Connection *conn,
 	case R_RUN_INBOX:
 		if (rc->too_large)
 			return too_large(svc, conn, r);
-		return run_route(svc, conn, r, tenant_buf, run_id, rc);
+		return run_route(svc, conn, r, tenant_buf, run_id, artifact_id,
+				 rc);
 	default:
-		return run_route(svc, conn, r, tenant_buf, run_id, rc);
+		return run_route(svc, conn, r, tenant_buf, run_id, artifact_id,
+				 rc);
 	}
 }
 

@@ -129,6 +129,18 @@ def test_every_endpoint_answers_as_documented(spec, daemon):
                      % stop["run_id"])
     assert st == 200 and res["outcome"] == "interrupted"
 
+    # artifacts: a run's log and a declared output, octet-stream
+    st, out = c.call("POST", "/v1/runs",
+                     sh("echo x > o.txt; ln -s /etc/passwd l.txt",
+                        outputs=["*.txt"]))
+    assert st == 200 and [o.get("refused") for o in out["outputs"]] == [
+        "symlink", None]
+    assert c.call("GET", "/v1/runs/%s/artifacts/out-1" % out["run_id"])[0] \
+        == 200
+    assert c.call("GET", "/v1/runs/%s/artifacts/log" % done_id)[0] == 200
+    assert c.call("GET", "/v1/runs/%s/artifacts/out-7" % done_id)[0] == 404
+    assert c.call("GET", "/v1/runs/%s/artifacts/log" % done_id,
+                  token=None)[0] == 401
     assert c.call("GET", "/v1/runs/" + done_id)[0] == 200
     assert c.call("GET", "/v1/runs/unknown")[0] == 404
     assert c.call("GET", "/v1/runs?limit=2")[0] == 200
