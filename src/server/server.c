@@ -15,6 +15,8 @@
 
 #include <airlock/server.h>
 
+#include "host/config.h"
+#include "proc/artifacts.h"
 #include "server/http.h"
 #include "server/listen.h"
 #include "server/service.h"
@@ -27,6 +29,35 @@
 #define FLUSH_WAIT_MS 5000u
 
 static int sig_pipe[2] = {-1, -1};
+
+static int64_t mono_ms(void);
+
+/* Retention (docs/workspaces.md): removes the artifact stores of runs
+ * finished longer than the configuration's "retention" ago — never a live
+ * run's, whose store is locked.  Returns the time until the next sweep:
+ * half the retention, from 1 s to 1 h. */
+static int64_t sweep_artifacts(al_service *svc)
+{
+	al_srv_gen *gen = al_service_gen_get(svc);
+	uint64_t retention_ms = (gen != NULL ? gen->cfg->retention_s
+					     : AL_CFG_DEFAULT_RUN_RETENTION_S) *
+				1000u;
+	al_service_gen_put(svc, gen);
+	al_forget_stats st;
+	al_error *err = NULL;
+	if (al_artifacts_forget(svc->opts.state_dir, retention_ms, NULL, 0,
+				&st, &err) < 0)
+		fprintf(stderr, "airlockd: retention: %s\n",
+			al_error_get_message(err));
+	else if (st.removed > 0 || st.failed > 0)
+		fprintf(stderr,
+			"airlockd: retention: removed %zu expired artifact "
+			"stores (%zu could not be removed)\n",
+			st.removed, st.failed);
+	al_error_free(err);
+	uint64_t next = retention_ms / 2;
+	return next < 1000 ? 1000 : next > 3600000 ? 3600000 : (int64_t)next;
+}
 
 static void on_signal(int sig)
 {
@@ -326,10 +357,16 @@ int al_server_run(const al_server_options *opts, al_error **err)
 		fprintf(stderr, "airlockd: token for tenant \"default\" in %s\n",
 			token_path);
 
+	int64_t next_sweep = mono_ms() + sweep_artifacts(svc);
 	for (;;) {
 		struct pollfd pfd = {.fd = sig_pipe[0], .events = POLLIN};
 		unsigned char sig;
-		if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+		int64_t wait = next_sweep - mono_ms();
+		if (wait <= 0) {
+			next_sweep = mono_ms() + sweep_artifacts(svc);
+			continue;
+		}
+		if (poll(&pfd, 1, (int)wait) < 0 && errno != EINTR)
 			break;
 		if (read(sig_pipe[0], &sig, 1) != 1)
 			continue;
