@@ -97,9 +97,11 @@ out:
 	al_secrets_env_free(out, count);
 	/* jansson keeps the values in its own buffers: wipe them too. */
 	json_object_foreach(root, key, v)
+	{
 		if (json_is_string(v))
 			OPENSSL_cleanse((char *)json_string_value(v),
 					json_string_length(v));
+	}
 	json_decref(root);
 	if (raw != NULL) {
 		OPENSSL_cleanse(raw, hl / 4 * 3 + 1);

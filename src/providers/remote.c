@@ -824,8 +824,10 @@ out:
 	const char *k;
 	json_t *v;
 	json_object_foreach(o, k, v)
+	{
 		OPENSSL_cleanse((char *)json_string_value(v),
 				json_string_length(v));
+	}
 	json_decref(o);
 	return rc;
 }
