@@ -82,7 +82,10 @@ int al_runcg_create(const char *base, const char *run_id, char **dir)
 	*dir = NULL;
 	if (d == NULL)
 		return -ENOMEM;
-	if (mkdir(d, 0755) < 0 && errno != EEXIST) {
+	/* Only a cgroup made here and now: another daemon on this machine
+	 * may run under the same id (a remote caller chooses it), and a run
+	 * must never share, or later kill, someone else's tree. */
+	if (mkdir(d, 0755) < 0) {
 		int e = errno;
 		free(d);
 		return -e;

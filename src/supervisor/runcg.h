@@ -15,7 +15,8 @@
 /* Our own cgroup directory in the unified hierarchy when children can be
  * made there; NULL (and 0) when not.  Caller frees. */
 int al_runcg_base(char **out);
-/* Creates BASE/airlock-run-<run_id>; *dir (caller frees). */
+/* Creates BASE/airlock-run-<run_id>, which must not exist yet (-EEXIST);
+ * *dir (caller frees). */
 int al_runcg_create(const char *base, const char *run_id, char **dir);
 /* true when dir is exactly the run's cgroup under the unified mount (a
  * recorded path is checked before it is ever written to). */
