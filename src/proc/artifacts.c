@@ -115,6 +115,10 @@ out:
 
 void al_artifacts_close(al_artifact_store *s)
 {
+	/* A run refused before anything ran left nothing: no empty store
+	 * is kept (still under the lock; fails harmlessly when not empty). */
+	if (s->dirfd >= 0 && s->path != NULL)
+		(void)rmdir(s->path);
 	if (s->dirfd >= 0)
 		close(s->dirfd); /* drops the lock */
 	free(s->path);

@@ -35,7 +35,7 @@ typedef struct al_artifact_store {
  * reason "artifacts_unavailable". */
 int al_artifacts_create(const char *state_dir, const char *run_id,
 			al_artifact_store *out, al_error **err);
-/* Unlocks (the run has ended) and closes. */
+/* Unlocks (the run has ended) and closes; an empty store is removed. */
 void al_artifacts_close(al_artifact_store *s);
 
 /* A provider's side: the store named in al_exec, opened O_DIRECTORY

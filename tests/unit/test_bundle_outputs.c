@@ -433,7 +433,16 @@ static void test_store_lock_and_retention(void **state)
 	al_error_free(err);
 	err = NULL;
 	put(old.dirfd, "out-1", "old");
+	put(young.dirfd, "log", "young");
 	put(live.dirfd, "log", "live");
+	/* a store left empty (the run was refused) is not kept */
+	al_artifact_store empty;
+	assert_int_equal(al_artifacts_create(sd, "run-empty", &empty, NULL), 0);
+	al_artifacts_close(&empty);
+	assert_int_equal(al_artifact_open(sd, "run-empty", "log"), -ENOENT);
+	char *ep = al_strdup_printf("%s/artifacts/run-empty", sd);
+	assert_int_equal(access(ep, F_OK), -1);
+	free(ep);
 	assert_int_equal(symlinkat("/etc/passwd", live.dirfd, "out-9"), 0);
 	al_artifacts_close(&old);
 	al_artifacts_close(&young);
