@@ -4,15 +4,15 @@ links to host files, hardlinks, FIFOs, device nodes, directories, `..`
 patterns, a file swapped for a link while the run ends — is refused by
 name and never read through; retention removes only expired runs and
 never a live one."""
-import glob
+import json
 import os
 import subprocess
-import threading
 import time
 
 import pytest
 
-from test_workspace_support import (BIN, artifact, cli, file_entry,
+from sandbox_helpers import session_config
+from test_workspace_support import (BIN, artifact, cli,
                                     need_provider, outputs_by_path, provider,
                                     result_of, run_request, sha256,
                                     store_bytes)
@@ -88,15 +88,13 @@ open('fine.txt', 'w').write('fine\\n')
 @pytest.mark.parametrize("lang", ["sh", "python"])
 def test_hostile_outputs_refused(state_dir, tmp_path, provider, lang):
     need_provider(provider, lang)
-    t0 = time.time()
     res = run_request(state_dir, provider, {
         "language": lang, "code": HOSTILE_SH if lang == "sh" else HOSTILE_PY,
         "outputs": ["*.txt", "linkdir/x.txt", "realdir/etc/passwd",
                     "realdir/*/passwd", "realdir/x.txt"],
         "limits": {"wall_ms": 20000},
         "grant": {"workspace": "rw"}}, tmp_path)
-    # a FIFO never made the collection wait
-    assert time.time() - t0 < 15
+    # (a FIFO that made the collection wait would never get here)
     assert res["outcome"] == "completed", res
     out = outputs_by_path(res)
     refused = {p: o.get("refused") for p, o in out.items()}
@@ -280,7 +278,7 @@ def test_retention_refuses_a_live_run(state_dir, tmp_path):
         ' "limits": {"wall_ms": 10000}}')
     proc = subprocess.Popen(
         [BIN, "--state-dir", state_dir, "--config",
-         __import__("sandbox_helpers").session_config(), "run", "-p",
+         session_config(), "run", "-p",
          "sandbox", "--json", "--request", str(tmp_path / "req.json")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
@@ -303,8 +301,7 @@ def test_retention_refuses_a_live_run(state_dir, tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    res = result_of(type("P", (), {"stdout": out, "returncode": 0,
-                                   "stderr": b""}))
+    res = json.loads(out.decode())
     assert res["outcome"] == "completed" and res["run_id"] == live[0]
     # finished: now it may go
     p = cli(state_dir, "sandbox", "runs", "forget", live[0])

@@ -5,13 +5,14 @@ malformed artifact: 404); a durable run collects through its supervisor;
 the daemon's retention timer removes expired stores and never a live
 run's."""
 import hashlib
+import json
 import os
 import time
 
 import pytest
 
 from sandbox_helpers import UID_BASE, UID_COUNT, need
-from test_api_support import Daemon, GRANT_ALL, error_shape, local_config, sh
+from test_api_support import Daemon, error_shape, local_config, sh
 
 TOKEN_A = "alpha-token-" + "a" * 40
 TOKEN_B = "bravo-token-" + "b" * 40
@@ -130,7 +131,7 @@ def test_python_report_end_to_end_through_the_api(tmp_path):
         st, h, body = d.request("GET", "/v1/runs/%s/artifacts/%s"
                                 % (res["run_id"], o["artifact"]), raw=True)
         assert st == 200 and sha(body) == o["sha256"]
-        assert __import__("json").loads(body) == {"rows": 3, "total": 42}
+        assert json.loads(body) == {"rows": 3, "total": 42}
         st, _, body = d.request("GET", "/v1/runs/%s/artifacts/log"
                                 % res["run_id"], raw=True)
         assert st == 200 and body == b"done\n"
@@ -143,8 +144,8 @@ def test_retention_timer_removes_expired_stores_not_live_ones(tmp_path):
     try:
         st, _, done = d.run(sh("echo old"))
         assert st == 200 and done["outcome"] == "completed"
-        st, _, live = d.run(sh("echo started; sleep 4",
-                               limits={"wall_ms": 20000}), wait=False)
+        st, _, live = d.run(sh("echo started; sleep 60",
+                               limits={"wall_ms": 90000}), wait=False)
         assert st == 202
         # the finished run's store expires within a few sweeps; the live
         # one, older than the retention by then, stays while it runs
@@ -155,13 +156,18 @@ def test_retention_timer_removes_expired_stores_not_live_ones(tmp_path):
         st, _, _ = d.request("GET", "/v1/runs/%s/artifacts/log"
                              % done["run_id"])
         assert st == 404
-        time.sleep(1.5)
+        time.sleep(1.5)  # more sweeps; the live store is past retention
+        st, _, state = d.request("GET", "/v1/runs/" + live["run_id"])
+        assert st == 200 and state.get("state") == "running", state
         assert live["run_id"] in stores(d)
         st, _, body = d.request("GET", "/v1/runs/%s/artifacts/log"
                                 % live["run_id"], raw=True)
         assert st == 200 and body == b"started\n"
+        st, _, _ = d.request("POST", "/v1/runs/%s/interrupt"
+                             % live["run_id"])
+        assert st == 202
         res = d.wait_finished(live["run_id"])
-        assert res["outcome"] == "completed", res
+        assert res["outcome"] == "interrupted", res
         deadline = time.monotonic() + 10
         while live["run_id"] in stores(d) and time.monotonic() < deadline:
             time.sleep(0.1)
