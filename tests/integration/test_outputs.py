@@ -14,7 +14,7 @@ import pytest
 from sandbox_helpers import session_config
 from test_workspace_support import (BIN, artifact, cli,
                                     need_provider, outputs_by_path, provider,
-                                    result_of, run_request, sha256,
+                                    run_request, sha256,
                                     store_bytes)
 
 assert provider  # the fixture, imported for its parametrisation
