@@ -208,3 +208,32 @@ def test_outputs_dir_never_followed_through_a_link(state_dir, tmp_path):
             "--outputs-dir", str(outdir))
     assert p.returncode == 125, p.stderr
     assert os.listdir(str(victim)) == []
+
+
+DEEP_PY = """import os
+for i in range(3000):
+    os.mkdir("d")
+    os.chdir("d")
+    if i % 700 == 0:
+        os.symlink("/etc", "etc")
+        os.mkdir("locked"); os.chmod("locked", 0)
+print("deep")
+"""
+
+
+def test_a_deep_hostile_tree_is_removed(state_dir, tmp_path, provider):
+    """A workspace 3000 directories deep (links and unreadable directories
+    on the way) is removed after the run without following a link and
+    without running out of descriptors (the CLI gets 512: one descriptor
+    per level would run out); the run is not an error."""
+    need_provider(provider, "python")
+    runs = tmp_path / "runs"
+    runs.mkdir(mode=0o700)
+    res = run_request(state_dir, provider, {
+        "language": "python", "code": DEEP_PY,
+        "limits": {"wall_ms": 30000}, "grant": {"workspace": "rw"}},
+        tmp_path, timeout=120, env={"AIRLOCK_RUN_BASE": str(runs)},
+        nofile=512)
+    assert res["outcome"] == "completed" and res["stdout"] == "deep\n", res
+    assert os.listdir(str(runs)) == []
+    assert os.path.isdir("/etc") and os.listdir("/etc")

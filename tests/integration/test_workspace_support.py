@@ -9,6 +9,7 @@ import base64
 import hashlib
 import json
 import os
+import resource
 import subprocess
 
 import pytest
@@ -27,8 +28,10 @@ def need_provider(provider, language="sh", limit=None):
         need(language=language, limit=limit)
 
 
-def cli(state_dir, provider, *args, timeout=60, cwd=None, env=None):
-    """`airlock --state-dir S [--config C] ARGS` (no --json added)."""
+def cli(state_dir, provider, *args, timeout=60, cwd=None, env=None,
+        nofile=None):
+    """`airlock --state-dir S [--config C] ARGS` (no --json added);
+    nofile: the CLI's RLIMIT_NOFILE."""
     cmd = [BIN, "--state-dir", state_dir]
     if provider == "sandbox":
         cmd += ["--config", session_config()]
@@ -37,8 +40,12 @@ def cli(state_dir, provider, *args, timeout=60, cwd=None, env=None):
     e.pop("AIRLOCK_CONFIG", None)
     if env:
         e.update(env)
+    pre = None
+    if nofile is not None:
+        def pre():
+            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
     return subprocess.run(cmd, capture_output=True, timeout=timeout, cwd=cwd,
-                          env=e)
+                          env=e, preexec_fn=pre)
 
 
 def result_of(p):
@@ -50,7 +57,7 @@ def result_of(p):
 
 
 def run_request(state_dir, provider, request, tmp_path, timeout=60,
-                env=None):
+                env=None, nofile=None):
     """Runs a whole JSON request on the provider; returns the result."""
     req = dict(request)
     grant = dict(req.get("grant", {}))
@@ -59,7 +66,7 @@ def run_request(state_dir, provider, request, tmp_path, timeout=60,
     path = tmp_path / ("request-%d.json" % os.getpid())
     path.write_text(json.dumps(req))
     p = cli(state_dir, provider, "run", "-p", provider, "--json",
-            "--request", str(path), timeout=timeout, env=env)
+            "--request", str(path), timeout=timeout, env=env, nofile=nofile)
     return result_of(p)
 
 
