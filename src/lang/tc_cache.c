@@ -93,13 +93,13 @@ static char *cache_file(const char *cache_dir, const al_lang_row *row,
 {
 	const char *a = path_env ? path_env : "", *b = candidate ? candidate : "";
 	size_t al = strlen(a), bl = strlen(b);
-	char *id = malloc(al + 1 + bl), *p = NULL, hex[65];
+	char *id = malloc(al + 1 + bl + 1), *p = NULL, hex[65];
 
 	if (!id)
 		return NULL;
 	/* The NUL between them keeps ("a", "bc") apart from ("ab", "c"). */
 	memcpy(id, a, al + 1);
-	memcpy(id + al + 1, b, bl);
+	memcpy(id + al + 1, b, bl + 1);
 	al_sha256_hex(id, al + 1 + bl, hex);
 	free(id);
 	hex[16] = '\0';
