@@ -13,7 +13,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$BIN" --state-dir "$work/remote-state" serve --listen 127.0.0.1:0 >"$work/serve.log" 2>&1 &
+# The daemon's defaults, plus: the kit's tenant may forward the
+# environment its host resolved (env.host_env through `remote`).
+cat >"$work/daemon.json" <<'JSON'
+{"providers": ["sandbox"],
+ "tenants": {"default": {"languages": "*",
+                         "grant": {"network": ["none", "loopback", "host"],
+                                   "workspace": ["none", "ro", "rw"],
+                                   "streaming": true},
+                         "accept_forwarded_env": true}}}
+JSON
+"$BIN" --state-dir "$work/remote-state" --config "$work/daemon.json" serve --listen 127.0.0.1:0 >"$work/serve.log" 2>&1 &
 daemon=$!
 port=""
 for _ in $(seq 1 200); do

@@ -8,7 +8,6 @@
 #include <airlock/contract_kit.h>
 
 #include "cli/cli.h"
-#include "host/config.h"
 
 static const char contract_usage[] =
 	"usage: airlock contract [-p ID | --all] [--json] [--only PREFIXES]\n"
@@ -17,15 +16,6 @@ static const char contract_usage[] =
 	"candidate config when it has one.  Exits 1 when any case fails.\n"
 	"  --only PREFIXES  comma-separated case name prefixes (limit.,io.)\n"
 	"  --json           {\"provider\": ID, \"cases\": [...]} per provider\n";
-
-/* The candidate config the configuration gives this provider, if any. */
-static const char *candidate_config(const al_config *cfg, const char *id)
-{
-	for (size_t i = 0; cfg != NULL && i < cfg->n_candidates; i++)
-		if (strcmp(cfg->candidates[i].provider, id) == 0)
-			return cfg->candidates[i].config_json;
-	return NULL;
-}
 
 int cmd_contract(const cli_globals *g, int argc, char **argv)
 {
@@ -89,7 +79,7 @@ int cmd_contract(const cli_globals *g, int argc, char **argv)
 			continue;
 		al_kit_report *report = NULL;
 		al_error *err = NULL;
-		if (al_kit_run(*p, candidate_config(cfg, (*p)->id), &kopts, &report,
+		if (al_kit_run(*p, cli_candidate_config(cfg, (*p)->id), &kopts, &report,
 			       &err) < 0) {
 			cli_error("contract %s: %s", (*p)->id, al_error_get_message(err));
 			al_error_free(err);

@@ -61,7 +61,6 @@ int cmd_probe(const cli_globals *g, int argc, char **argv)
 	};
 	const char *only = NULL;
 	bool as_json = false;
-	(void)g;
 
 	optind = 1;
 	int c;
@@ -90,6 +89,11 @@ int cmd_probe(const cli_globals *g, int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 
+	/* With a configuration, each provider is probed with its candidate
+	 * config, as the host would probe it. */
+	al_config *cfg = NULL;
+	if (g->config != NULL && cli_load_config(g, &cfg) < 0)
+		return CLI_EXIT_REFUSED;
 	int rc = 0;
 	bool first = true;
 	if (as_json && only == NULL)
@@ -99,7 +103,7 @@ int cmd_probe(const cli_globals *g, int argc, char **argv)
 			continue;
 		al_facts *f = NULL;
 		al_error *err = NULL;
-		if ((*p)->probe(NULL, &f, &err) < 0) {
+		if ((*p)->probe(cli_candidate_config(cfg, (*p)->id), &f, &err) < 0) {
 			cli_error("probe %s: %s", (*p)->id, al_error_get_message(err));
 			al_error_free(err);
 			rc = 1;
@@ -119,5 +123,6 @@ int cmd_probe(const cli_globals *g, int argc, char **argv)
 	}
 	if (as_json)
 		fputs(only == NULL ? "\n]\n" : "\n", stdout);
+	al_config_free(cfg);
 	return rc;
 }

@@ -9,6 +9,7 @@
 #include <airlock/airlock.h>
 
 #include "cli/cli.h"
+#include "host/config.h"
 
 void cli_error(const char *fmt, ...)
 {
@@ -131,4 +132,12 @@ int cli_load_config(const cli_globals *g, al_config **out)
 		al_error_free(err);
 	}
 	return rc;
+}
+
+const char *cli_candidate_config(const al_config *cfg, const char *id)
+{
+	for (size_t i = 0; cfg != NULL && i < cfg->n_candidates; i++)
+		if (strcmp(cfg->candidates[i].provider, id) == 0)
+			return cfg->candidates[i].config_json;
+	return NULL;
 }

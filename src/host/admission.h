@@ -30,6 +30,33 @@ int al_host_admit_json(al_host *h, const al_host_context *ctx,
 		       const al_run_options *opts, al_admission **adm,
 		       al_result **out);
 
+/* What the caller of an admission adds (airlockd: from request headers,
+ * docs/api.md).  All optional. */
+typedef struct al_admit_options {
+	/* The run id the caller chose (X-Airlock-Run-Id): accepted only
+	 * when it is a canonical lower-case UUID (else invalid_request,
+	 * reason run_id) and claim_run_id says it is free (else conflict,
+	 * reason run_id_in_use).  A refusal then carries a new id. */
+	const char *run_id;
+	/* Reserves the id atomically: 0 when free (now taken), -EEXIST when
+	 * in use.  Called once, after the request validated. */
+	int (*claim_run_id)(void *ctx, const char *run_id);
+	void *claim_ctx;
+	/* X-Airlock-Forwarded-Env as received (host/forwarded_env.h): only
+	 * a tenant with accept_forwarded_env takes it (else denied,
+	 * gate:forwarded_env); malformed: invalid_request, forwarded_env.
+	 * Its variables reach the program like resolved secrets; a granted
+	 * secret it names is not read from this host's store. */
+	const char *forwarded_env;
+} al_admit_options;
+
+/* al_host_admit_json with admission options (NULL: none). */
+int al_host_admit_json_ex(al_host *h, const al_host_context *ctx,
+			  const char *json, size_t len,
+			  const al_run_options *opts,
+			  const al_admit_options *aopts, al_admission **adm,
+			  al_result **out);
+
 const char *al_admission_run_id(const al_admission *a);
 const char *al_admission_tenant(const al_admission *a);
 const char *al_admission_principal(const al_admission *a); /* may be NULL */

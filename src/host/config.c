@@ -361,7 +361,8 @@ static int parse_tenant(json_t *t, const char *path, al_cfg_tenant *out,
 			al_error **err)
 {
 	static const char *const keys[] = {"languages", "grant", "pins",
-					   "ceilings", "concurrency", NULL};
+					   "ceilings", "concurrency",
+					   "accept_forwarded_env", NULL};
 	kpath kp;
 	int rc;
 	json_t *v;
@@ -439,6 +440,12 @@ static int parse_tenant(json_t *t, const char *path, al_cfg_tenant *out,
 		if (n > 100000)
 			return bad(err, kp.buf, "integer out of range");
 		out->concurrency = (unsigned)n;
+	}
+	if ((v = json_object_get(t, "accept_forwarded_env"))) {
+		kp_join(&kp, path, "accept_forwarded_env");
+		if (!json_is_boolean(v))
+			return bad(err, kp.buf, "expected true or false");
+		out->accept_forwarded_env = json_is_true(v);
 	}
 	return 0;
 }

@@ -33,6 +33,9 @@ typedef struct al_cfg_tenant {
 	size_t n_pins;
 	al_limits ceilings; /* .set: the limits that have a ceiling */
 	unsigned concurrency; /* 0: only the global quota applies */
+	/* airlockd: may a caller's host forward the environment it resolved
+	 * (X-Airlock-Forwarded-Env, docs/api.md)? */
+	bool accept_forwarded_env;
 } al_cfg_tenant;
 
 typedef struct al_cfg_candidate {

@@ -20,6 +20,7 @@
 
 #include "host/admission.h"
 #include "host/audit.h"
+#include "host/forwarded_env.h"
 #include "host/gates.h"
 #include "host/secrets.h"
 
@@ -162,6 +163,9 @@ typedef struct run_state {
 	/* From admission to the end of the execution: */
 	char **host_env; /* resolved secrets, wiped on free */
 	size_t n_host_env;
+	char **fwd_env; /* forwarded by the caller (airlockd), until merged
+			   into host_env; wiped on free */
+	size_t n_fwd_env;
 	bool claimed;	 /* the idempotency key is held */
 	bool called;	 /* a provider was (or may have been) called */
 	bool slot_held;
@@ -526,6 +530,55 @@ static void settle_claim(run_state *rs, int rc)
 		       rs->canonical_sha256, NULL);
 }
 
+/* True when the forwarded environment sets `name`. */
+static bool forwarded_has(const run_state *rs, const char *name)
+{
+	size_t nl = strlen(name);
+	for (size_t i = 0; i < rs->n_fwd_env; i++)
+		if (strncmp(rs->fwd_env[i], name, nl) == 0 &&
+		    rs->fwd_env[i][nl] == '=')
+			return true;
+	return false;
+}
+
+/* rs->host_env: the granted secrets from the store (except those the
+ * caller forwarded), then the forwarded variables.  0, 1 when a secret
+ * cannot be read, negative errno on allocation failure. */
+static int resolve_env(run_state *rs)
+{
+	const al_grant *g = &rs->req->grant;
+	char **names = calloc(g->n_secrets + 1, sizeof(*names));
+	char **resolved = NULL, **all = NULL;
+	size_t n_res = 0;
+	if (!names)
+		return -ENOMEM;
+	for (size_t i = 0; i < g->n_secrets; i++)
+		if (!forwarded_has(rs, g->secrets[i]))
+			names[n_res++] = g->secrets[i];
+	int rc = al_secrets_resolve(rs->h->cfg->secrets_kind,
+				    rs->h->cfg->secrets_path, names, n_res,
+				    &resolved, NULL);
+	free(names);
+	if (rc < 0)
+		return 1;
+	if (!(all = calloc(n_res + rs->n_fwd_env + 1, sizeof(*all)))) {
+		al_secrets_env_free(resolved, n_res);
+		return -ENOMEM;
+	}
+	/* The strings move; only the arrays are freed. */
+	for (size_t i = 0; i < n_res; i++)
+		all[i] = resolved[i];
+	for (size_t i = 0; i < rs->n_fwd_env; i++)
+		all[n_res + i] = rs->fwd_env[i];
+	free(resolved);
+	free(rs->fwd_env);
+	rs->host_env = all;
+	rs->n_host_env = n_res + rs->n_fwd_env;
+	rs->fwd_env = NULL;
+	rs->n_fwd_env = 0;
+	return 0;
+}
+
 /* Steps 7–9 and the secrets.  0: admitted (claim, run.started, slot and
  * secrets held by rs); 1: the request ended here (rs->res is its outcome,
  * audited, the claim settled); negative errno on allocation failure. */
@@ -591,18 +644,16 @@ static int admit_selected(run_state *rs)
 		goto finished;
 	}
 	rs->slot_held = true;
-	/* Secrets are read only now, at launch. */
-	size_t n_env = rs->req->grant.n_secrets;
-	if (al_secrets_resolve(h->cfg->secrets_kind, h->cfg->secrets_path,
-			       rs->req->grant.secrets, n_env, &rs->host_env,
-			       NULL) < 0) {
+	/* Secrets are read only now, at launch; those the caller forwarded
+	 * are not read from the store. */
+	if ((rc = resolve_env(rs)) != 0) {
 		al_slots_release(h->slots, rs->tenant_name);
 		rs->slot_held = false;
-		rs->host_env = NULL;
+		if (rc < 0)
+			goto out;
 		rc = refuse(rs, AL_OUTCOME_UNAVAILABLE, "secret_unavailable");
 		goto finished;
 	}
-	rs->n_host_env = n_env;
 	return 0;
 finished:
 	(void)audit_write(rs, "run.finished", h->cfg->audit_finished_full);
@@ -654,6 +705,7 @@ static void run_state_free(run_state *rs)
 		al_selector_put(&rs->h->sel, rs->sel.ref);
 	al_selection_clear(&rs->sel);
 	al_secrets_env_free(rs->host_env, rs->n_host_env);
+	al_secrets_env_free(rs->fwd_env, rs->n_fwd_env);
 	al_request_free(rs->req);
 	free(rs->canonical);
 	al_result_free(rs->res);
@@ -686,10 +738,25 @@ static int hand_over(run_state *rs, al_admission **adm)
 
 /* Steps 1–6, then either the in-process execution (adm NULL: the CLI) or
  * the admission handed to the caller (the daemon). */
+/* A run id as al_run_id_new makes them: 8-4-4-4-12 lower-case hex. */
+static bool run_id_canonical(const char *s)
+{
+	if (strlen(s) != 36)
+		return false;
+	for (size_t i = 0; i < 36; i++) {
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+		if (dash ? s[i] != '-'
+			 : !((s[i] >= '0' && s[i] <= '9') ||
+			     (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	}
+	return true;
+}
+
 static int pipeline(al_host *h, const al_host_context *ctx,
 		    const al_request *in, const char *invalid_reason,
-		    const al_run_options *opts, al_admission **adm,
-		    al_result **out)
+		    const al_run_options *opts, const al_admit_options *aopts,
+		    al_admission **adm, al_result **out)
 {
 	run_state *rs = calloc(1, sizeof(*rs));
 	char ceil_buf[64];
@@ -746,6 +813,21 @@ static int pipeline(al_host *h, const al_host_context *ctx,
 			  invalid_reason ? invalid_reason : "request");
 		goto done;
 	}
+	/* 1b. the run id the caller chose (airlockd); a refusal keeps the
+	 * new id, so no record names a run it is not about. */
+	if (aopts && aopts->run_id) {
+		if (!run_id_canonical(aopts->run_id)) {
+			rc = deny(rs, AL_OUTCOME_INVALID_REQUEST, "run_id");
+			goto done;
+		}
+		if (aopts->claim_run_id &&
+		    aopts->claim_run_id(aopts->claim_ctx, aopts->run_id) != 0) {
+			rc = deny(rs, AL_OUTCOME_CONFLICT, "run_id_in_use");
+			goto done;
+		}
+		snprintf(rs->res->run_id, sizeof(rs->res->run_id), "%s",
+			 aopts->run_id);
+	}
 	/* 2. enabled */
 	if (!h->cfg->execution_enabled) {
 		rc = deny(rs, AL_OUTCOME_DISABLED, "execution_disabled");
@@ -758,6 +840,24 @@ static int pipeline(al_host *h, const al_host_context *ctx,
 		goto done;
 	}
 	rs->tenant_name = rs->tenant->name;
+	/* 3b. a forwarded environment, from a tenant trusted to send one */
+	if (aopts && aopts->forwarded_env) {
+		if (!rs->tenant->accept_forwarded_env) {
+			rc = deny(rs, AL_OUTCOME_DENIED, "gate:forwarded_env");
+			goto done;
+		}
+		int fr = al_forwarded_env_parse(aopts->forwarded_env,
+						&rs->fwd_env, &rs->n_fwd_env,
+						&why);
+		if (fr == -ENOMEM) {
+			rc = fr;
+			goto out;
+		}
+		if (fr < 0) {
+			rc = deny(rs, AL_OUTCOME_INVALID_REQUEST, why);
+			goto done;
+		}
+	}
 	if ((why = al_gate_language(rs->tenant, rs->req))) {
 		rc = deny(rs, AL_OUTCOME_DENIED, why);
 		goto done;
@@ -823,14 +923,15 @@ int al_host_run(al_host *host, const al_host_context *ctx,
 		al_result **out)
 {
 	return pipeline(host, ctx, req, req ? NULL : "request", opts, NULL,
-			out);
+			NULL, out);
 }
 
 /* Parses the body, then runs the pipeline (a malformed body becomes an
  * invalid_request result). */
 static int pipeline_json(al_host *host, const al_host_context *ctx,
 			 const char *json, size_t len,
-			 const al_run_options *opts, al_admission **adm,
+			 const al_run_options *opts,
+			 const al_admit_options *aopts, al_admission **adm,
 			 al_result **out)
 {
 	al_request *req = NULL;
@@ -839,11 +940,11 @@ static int pipeline_json(al_host *host, const al_host_context *ctx,
 	if (al_request_from_json(json, len, &req, &perr) < 0) {
 		const char *reason = al_error_get_reason(perr);
 		rc = pipeline(host, ctx, NULL, reason[0] ? reason : "request",
-			      opts, adm, out);
+			      opts, aopts, adm, out);
 		al_error_free(perr);
 		return rc;
 	}
-	rc = pipeline(host, ctx, req, NULL, opts, adm, out);
+	rc = pipeline(host, ctx, req, NULL, opts, aopts, adm, out);
 	al_request_free(req);
 	return rc;
 }
@@ -852,7 +953,7 @@ int al_host_run_json(al_host *host, const al_host_context *ctx,
 		     const char *json, size_t len, const al_run_options *opts,
 		     al_result **out)
 {
-	return pipeline_json(host, ctx, json, len, opts, NULL, out);
+	return pipeline_json(host, ctx, json, len, opts, NULL, NULL, out);
 }
 
 /* ---- the split pipeline (host/admission.h) -------------------------- */
@@ -862,7 +963,16 @@ int al_host_admit_json(al_host *host, const al_host_context *ctx,
 		       const al_run_options *opts, al_admission **adm,
 		       al_result **out)
 {
-	return pipeline_json(host, ctx, json, len, opts, adm, out);
+	return pipeline_json(host, ctx, json, len, opts, NULL, adm, out);
+}
+
+int al_host_admit_json_ex(al_host *host, const al_host_context *ctx,
+			  const char *json, size_t len,
+			  const al_run_options *opts,
+			  const al_admit_options *aopts, al_admission **adm,
+			  al_result **out)
+{
+	return pipeline_json(host, ctx, json, len, opts, aopts, adm, out);
 }
 
 const char *al_admission_run_id(const al_admission *a)

@@ -483,7 +483,9 @@ int kit_exec(kit_ctx *k, kit_case *c, const al_request *req,
 	memset(out, 0, sizeof(*out));
 	if (opts == NULL)
 		opts = &none;
-	kit_token(k, out->run_id, sizeof(out->run_id));
+	/* A run id as a host makes them (UUID v4): a remote provider
+	 * forwards it and the remote accepts no other shape. */
+	al_run_id_new(out->run_id);
 	/* Providers get requests with defaults applied (al_exec's rule). */
 	copy = al_request_dup(req);
 	cancel = al_cancel_new();

@@ -8,6 +8,7 @@
  * remote run is interrupted.  Transport failures answer `unavailable` with
  * remote_unreachable / remote_protocol_error / remote_unauthorized; nothing
  * is retried. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -26,6 +27,7 @@
 
 #include "core/run_registry.h"
 #include "core/util.h"
+#include "host/forwarded_env.h"
 #include "providers/remote.h"
 
 #define DEFAULT_TIMEOUT_MS 10000L
@@ -34,6 +36,10 @@
 /* The remote sends a keep-alive comment every 15 s: a stream quiet for
  * this long is dead. */
 #define STREAM_IDLE_S 60L
+/* The caller's run id and the environment its host resolved for the run
+ * (docs/api.md): headers, never the body. */
+#define RUN_ID_HEADER "X-Airlock-Run-Id: "
+#define FWD_HEADER "X-Airlock-Forwarded-Env: "
 
 typedef struct remote_cfg {
 	char *url; /* without a trailing slash */
@@ -219,10 +225,22 @@ static void share_unlock(CURL *h, curl_lock_data data, void *ctx)
 	pthread_mutex_unlock(&((al_provider_handle *)ctx)->share_locks[data]);
 }
 
-/* An easy handle for url+path with the token; NULL on failure.
- * *hdrs is to be freed with curl_slist_free_all. */
+/* Frees a header list, wiping every header first (the token, the
+ * forwarded environment). */
+static void slist_free_wiped(struct curl_slist *h)
+{
+	for (struct curl_slist *p = h; p != NULL; p = p->next)
+		if (p->data != NULL)
+			OPENSSL_cleanse(p->data, strlen(p->data));
+	curl_slist_free_all(h);
+}
+
+/* An easy handle for url+path with the token and the extra headers
+ * (NULL-terminated, may be NULL); NULL on failure.  *hdrs is to be freed
+ * with slist_free_wiped. */
 static CURL *easy_for(const remote_cfg *c, CURLSH *share, const char *path,
-		      struct curl_slist **hdrs, char **url_out)
+		      const char *const *extra, struct curl_slist **hdrs,
+		      char **url_out)
 {
 	CURL *e = curl_easy_init();
 	char *auth = al_strdup_printf("Authorization: Bearer %s", c->token);
@@ -243,12 +261,23 @@ static CURL *easy_for(const remote_cfg *c, CURLSH *share, const char *path,
 	if ((h2 = curl_slist_append(h, "Expect:")) == NULL)
 		goto fail;
 	h = h2;
+	for (size_t i = 0; extra != NULL && extra[i] != NULL; i++) {
+		if ((h2 = curl_slist_append(h, extra[i])) == NULL)
+			goto fail;
+		h = h2;
+	}
 	curl_easy_setopt(e, CURLOPT_URL, url);
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, c->timeout_ms);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+	/* Forwarded secrets in plain text go straight to the loopback host
+	 * the URL names (secrets_transport_ok), never through a proxy. */
+	for (size_t i = 0; extra != NULL && extra[i] != NULL; i++)
+		if (strncmp(extra[i], FWD_HEADER, strlen(FWD_HEADER)) == 0 &&
+		    strncmp(c->url, "http://", 7) == 0)
+			curl_easy_setopt(e, CURLOPT_PROXY, "");
 	if (share != NULL)
 		curl_easy_setopt(e, CURLOPT_SHARE, share);
 	al_explicit_free_str(auth);
@@ -256,7 +285,7 @@ static CURL *easy_for(const remote_cfg *c, CURLSH *share, const char *path,
 	*url_out = url;
 	return e;
 fail:
-	curl_slist_free_all(h);
+	slist_free_wiped(h);
 	al_explicit_free_str(auth);
 	free(url);
 	if (e != NULL)
@@ -267,12 +296,13 @@ fail:
 /* One request/response.  Returns 0 with *status and *body, or a negative
  * errno (transport failure) with *why set to a reason token. */
 static int http_call(const remote_cfg *c, CURLSH *share, const char *method,
-		     const char *path, const char *body, long *status,
-		     buf *out, const char **why)
+		     const char *path, const char *body,
+		     const char *const *extra, long *status, buf *out,
+		     const char **why)
 {
 	struct curl_slist *hdrs = NULL;
 	char *url = NULL;
-	CURL *e = easy_for(c, share, path, &hdrs, &url);
+	CURL *e = easy_for(c, share, path, extra, &hdrs, &url);
 	int rc = 0;
 	*why = "remote_unreachable";
 	*status = 0;
@@ -296,7 +326,7 @@ static int http_call(const remote_cfg *c, CURLSH *share, const char *method,
 	} else {
 		curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, status);
 	}
-	curl_slist_free_all(hdrs);
+	slist_free_wiped(hdrs);
 	free(url);
 	curl_easy_cleanup(e);
 	return rc;
@@ -401,8 +431,8 @@ static int remote_probe(const char *config_json, al_facts **out,
 		return rc == -ENOMEM ? rc
 				     : unavailable_facts("remote_config_invalid",
 							 out);
-	if (http_call(&c, NULL, "GET", "/v1/capabilities", NULL, &status, &b,
-		      &why) < 0)
+	if (http_call(&c, NULL, "GET", "/v1/capabilities", NULL, NULL, &status,
+		      &b, &why) < 0)
 		rc = unavailable_facts(why, out);
 	else if (status == 401)
 		rc = unavailable_facts("remote_unauthorized", out);
@@ -467,7 +497,7 @@ static int remote_health(al_provider_handle *h, al_error **err)
 	buf b = {0};
 	long status;
 	const char *why;
-	int rc = http_call(&h->cfg, h->share, "GET", "/v1/health", NULL,
+	int rc = http_call(&h->cfg, h->share, "GET", "/v1/health", NULL, NULL,
 			   &status, &b, &why);
 	free(b.data);
 	if (rc < 0)
@@ -619,8 +649,8 @@ static void interrupt_remote(al_provider_handle *h, const char *rid)
 	long status;
 	const char *why;
 	if (path != NULL)
-		http_call(&h->cfg, h->share, "POST", path, "", &status, &b,
-			  &why);
+		http_call(&h->cfg, h->share, "POST", path, "", NULL, &status,
+			  &b, &why);
 	free(b.data);
 	free(path);
 }
@@ -632,7 +662,8 @@ static int follow(al_provider_handle *h, const al_exec *exec, const char *rid,
 {
 	struct curl_slist *hdrs = NULL;
 	char *url = NULL, *path = al_strdup_printf("/v1/runs/%s/events", rid);
-	CURL *e = path ? easy_for(&h->cfg, h->share, path, &hdrs, &url) : NULL;
+	CURL *e = path ? easy_for(&h->cfg, h->share, path, NULL, &hdrs, &url)
+		       : NULL;
 	CURLM *m = curl_multi_init();
 	bool interrupted = false;
 	int rc = 0, running = 1;
@@ -687,9 +718,117 @@ out:
 		curl_easy_cleanup(e);
 	if (m != NULL)
 		curl_multi_cleanup(m);
-	curl_slist_free_all(hdrs);
+	slist_free_wiped(hdrs);
 	free(url);
 	free(path);
+	return rc;
+}
+
+/* A run id as the host makes them (al_run_id_new): the remote accepts
+ * no other as the caller's. */
+static bool run_id_canonical(const char *s)
+{
+	if (strlen(s) != 36)
+		return false;
+	for (size_t i = 0; i < 36; i++) {
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+		if (dash ? s[i] != '-'
+			 : !((s[i] >= '0' && s[i] <= '9') ||
+			     (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	}
+	return true;
+}
+
+/* Secrets may travel over https, or over plain http only to a loopback
+ * address the URL names literally (127.0.0.0/8, [::1], localhost). */
+static bool secrets_transport_ok(const char *url)
+{
+	if (strncmp(url, "https://", 8) == 0)
+		return true;
+	if (strncmp(url, "http://", 7) != 0)
+		return false;
+	const char *host = url + 7;
+	size_t len = strcspn(host, "/?#");
+	char hb[64];
+	if (len == 0 || len >= sizeof(hb) || memchr(host, '@', len))
+		return false; /* userinfo: not worth guessing at */
+	memcpy(hb, host, len);
+	hb[len] = '\0';
+	if (hb[0] == '[')
+		return strncmp(hb, "[::1]", 5) == 0 &&
+		       (hb[5] == '\0' || hb[5] == ':');
+	char *colon = strchr(hb, ':');
+	if (colon != NULL)
+		*colon = '\0';
+	if (strcmp(hb, "localhost") == 0)
+		return true;
+	struct in_addr a;
+	return inet_pton(AF_INET, hb, &a) == 1 &&
+	       (ntohl(a.s_addr) >> 24) == 127;
+}
+
+/* The X-Airlock-Forwarded-Env header for exec->host_env: base64 of a JSON
+ * object NAME -> value.  0 with *out (wipe it), -EINVAL (an entry is not
+ * NAME=value, a name repeats, or past the bounds) or -ENOMEM. */
+static int forwarded_header(const al_exec *exec, char **out)
+{
+	json_t *o = json_object();
+	char *text = NULL, *hdr = NULL;
+	int rc = -ENOMEM;
+	*out = NULL;
+	if (o == NULL)
+		return -ENOMEM;
+	if (exec->n_host_env > AL_FWD_ENV_MAX) {
+		rc = -EINVAL;
+		goto out;
+	}
+	for (size_t i = 0; i < exec->n_host_env; i++) {
+		const char *kv = exec->host_env[i], *eq = strchr(kv, '=');
+		char name[AL_MAX_ENV_NAME_BYTES + 1];
+		if (eq == NULL || eq == kv ||
+		    (size_t)(eq - kv) > AL_MAX_ENV_NAME_BYTES) {
+			rc = -EINVAL;
+			goto out;
+		}
+		memcpy(name, kv, (size_t)(eq - kv));
+		name[eq - kv] = '\0';
+		json_t *v = json_string(eq + 1);
+		if (v == NULL || json_object_get(o, name) != NULL) {
+			json_decref(v);
+			rc = -EINVAL; /* not UTF-8, or a repeated name */
+			goto out;
+		}
+		if (json_object_set_new(o, name, v) < 0)
+			goto out;
+	}
+	if ((text = json_dumps(o, JSON_COMPACT)) == NULL)
+		goto out;
+	size_t tl = strlen(text);
+	if (tl > AL_FWD_ENV_MAX_BYTES) {
+		rc = -EINVAL;
+		goto out;
+	}
+	size_t hl = strlen(FWD_HEADER);
+	if ((hdr = malloc(hl + (tl + 2) / 3 * 4 + 1)) == NULL)
+		goto out;
+	memcpy(hdr, FWD_HEADER, hl);
+	EVP_EncodeBlock((unsigned char *)hdr + hl, (const unsigned char *)text,
+			(int)tl);
+	*out = hdr;
+	rc = 0;
+out:
+	if (text != NULL)
+		al_explicit_free_str(text);
+	/* jansson's copies of the values: wiped before they go. */
+	const char *k;
+	json_t *v;
+	json_object_foreach(o, k, v)
+	{
+		OPENSSL_cleanse((char *)json_string_value(v),
+				json_string_length(v));
+	}
+	json_decref(o);
 	return rc;
 }
 
@@ -731,7 +870,8 @@ static int remote_execute(al_provider_handle *h, const al_exec *exec,
 	stream s = {.exec = exec};
 	long status = 0;
 	const char *why = "remote_unreachable";
-	char rid[40] = "";
+	char rid[40] = "", *id_hdr = NULL, *fwd_hdr = NULL;
+	const char *extra[3] = {NULL, NULL, NULL};
 	int rc = 0;
 	(void)err;
 
@@ -739,11 +879,39 @@ static int remote_execute(al_provider_handle *h, const al_exec *exec,
 	if (body == NULL)
 		return -ENOMEM;
 	al_run_registry_add(&h->runs, &entry, exec->run_id, exec->cancel);
-	/* exec->host_env (secret values resolved here) is never sent: the
-	 * request names its secrets and the remote resolves them from its
-	 * own store. */
+	/* Everything that could refuse is decided before anything is sent.
+	 * The remote runs the program under our run id (AIRLOCK_RUN_ID). */
+	if (!run_id_canonical(exec->run_id)) {
+		why = "run_id_not_uuid";
+		goto unavailable;
+	}
+	if ((id_hdr = al_strdup_printf(RUN_ID_HEADER "%s", exec->run_id)) ==
+	    NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	extra[0] = id_hdr;
+	/* The secrets our host resolved travel in a header of their own
+	 * (the body never carries credentials), and only where no one can
+	 * read them on the way. */
+	if (exec->n_host_env > 0) {
+		if (!secrets_transport_ok(h->cfg.url)) {
+			why = "secrets_need_tls";
+			goto unavailable;
+		}
+		int fr = forwarded_header(exec, &fwd_hdr);
+		if (fr == -ENOMEM) {
+			rc = fr;
+			goto out;
+		}
+		if (fr < 0) {
+			why = "forwarded_env_invalid";
+			goto unavailable;
+		}
+		extra[1] = fwd_hdr;
+	}
 	if (http_call(&h->cfg, h->share, "POST", "/v1/runs?wait=false", body,
-		      &status, &b, &why) < 0)
+		      extra, &status, &b, &why) < 0)
 		goto unavailable;
 	if (status == 401) {
 		why = "remote_unauthorized";
@@ -800,6 +968,9 @@ unavailable:
 		rc = al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE, why);
 out:
 	al_run_registry_remove(&h->runs, &entry);
+	free(id_hdr);
+	if (fwd_hdr != NULL)
+		al_explicit_free_str(fwd_hdr);
 	free(s.line);
 	free(s.data.data);
 	free(s.result);

@@ -238,10 +238,19 @@ static enum MHD_Result post_run(al_service *svc, struct MHD_Connection *conn,
 	if (rc->oom)
 		return al_http_error(svc, conn, 503, "unavailable",
 				     "out of memory reading the body");
+	/* The caller's run id and forwarded environment (the remote
+	 * provider's; docs/api.md) go to the admission, which checks them;
+	 * neither is ever echoed. */
+	al_srv_submit_headers hdrs = {
+		.run_id = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						      "X-Airlock-Run-Id"),
+		.forwarded_env = MHD_lookup_connection_value(
+			conn, MHD_HEADER_KIND, "X-Airlock-Forwarded-Env"),
+	};
 	al_srv_gen *gen = al_service_gen_get(svc);
 	int err = gen ? al_service_submit(svc, gen, tenant, principal,
 					  rc->body ? rc->body : "", rc->len,
-					  &run)
+					  &hdrs, &run)
 		      : -ESHUTDOWN;
 	al_service_gen_put(svc, gen);
 	if (err == -ESHUTDOWN)

@@ -6,12 +6,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
+#include <openssl/crypto.h>
 
 #include <airlock/json.h>
 
+#include "core/util.h"
 #include "server/service.h"
+#include "supervisor/runrec.h"
 
 int al_service_init(al_service *svc, const al_server_options *opts)
 {
@@ -24,8 +28,21 @@ int al_service_init(al_service *svc, const al_server_options *opts)
 	return 0;
 }
 
+/* Wipes and frees the forwarded environment header's copy. */
+static void drop_headers(al_srv_run *run)
+{
+	if (run->forwarded_env != NULL) {
+		OPENSSL_cleanse(run->forwarded_env, strlen(run->forwarded_env));
+		free(run->forwarded_env);
+		run->forwarded_env = NULL;
+	}
+	free(run->asked_run_id);
+	run->asked_run_id = NULL;
+}
+
 static void run_free(al_srv_run *run)
 {
+	drop_headers(run);
 	al_drun_free(run->drun);
 	if (run->adopted != NULL)
 		al_admission_free(run->adopted);
@@ -182,6 +199,36 @@ static void on_run_id(void *ctx, const char *run_id)
 	al_service_announce(ctx, run_id);
 }
 
+/* An al_admit_options claim: the id is free when no run in the table
+ * has it or asked for it and no run directory of that name exists (a
+ * run an earlier daemon left, or one evicted from the table but not yet
+ * removed).  Checked and reserved under the lock, so two requests asking
+ * for the same id cannot both have it. */
+static int claim_run_id(void *ctx, const char *run_id)
+{
+	al_srv_run *self = ctx, *run;
+	al_service *svc = self->svc;
+	struct stat st;
+	int rc = 0;
+	char *path = al_strdup_printf("%s/" AL_RUNS_DIR "/%s",
+				      svc->opts.state_dir, run_id);
+	if (path == NULL)
+		return -ENOMEM;
+	pthread_mutex_lock(&svc->lock);
+	for (run = svc->newest; run != NULL && rc == 0; run = run->older)
+		if (strcmp(run->run_id, run_id) == 0 ||
+		    strcmp(run->claimed_id, run_id) == 0)
+			rc = -EEXIST;
+	if (rc == 0 && lstat(path, &st) == 0)
+		rc = -EEXIST;
+	if (rc == 0)
+		snprintf(self->claimed_id, sizeof(self->claimed_id), "%s",
+			 run_id);
+	pthread_mutex_unlock(&svc->lock);
+	free(path);
+	return rc;
+}
+
 static void drop_oldest_event(al_srv_run *run)
 {
 	run->event_bytes -= run->events[0].len;
@@ -261,14 +308,20 @@ static void *worker(void *arg)
 			     .cancel = run->cancel,
 			     .on_run_id = on_run_id,
 			     .on_run_id_ctx = run};
+	al_admit_options ao = {.run_id = run->asked_run_id,
+			       .claim_run_id = claim_run_id,
+			       .claim_ctx = run,
+			       .forwarded_env = run->forwarded_env};
 	al_admission *adm = NULL;
 	al_result *res = NULL;
 	char *json = NULL;
 	unsigned status = 500;
 	al_outcome outcome = AL_OUTCOME_UNAVAILABLE;
 
-	int rc = al_host_admit_json(run->gen->host, &hc, run->body,
-				    run->body_len, &ro, &adm, &res);
+	int rc = al_host_admit_json_ex(run->gen->host, &hc, run->body,
+				       run->body_len, &ro, &ao, &adm, &res);
+	/* The admission holds its own copies now. */
+	drop_headers(run);
 	if (rc == 0 && adm != NULL) {
 		/* Admitted: its supervisor runs it (docs/durability.md). */
 		json = al_durable_execute(run, adm, &status, &outcome);
@@ -295,7 +348,7 @@ static void *worker(void *arg)
 
 int al_service_submit(al_service *svc, al_srv_gen *gen, const char *tenant,
 		      const char *principal, const char *body, size_t len,
-		      al_srv_run **out)
+		      const al_srv_submit_headers *hdrs, al_srv_run **out)
 {
 	al_srv_run *run = calloc(1, sizeof(*run)), *dead = NULL;
 	pthread_attr_t attr;
@@ -313,7 +366,11 @@ int al_service_submit(al_service *svc, al_srv_gen *gen, const char *tenant,
 	run->tenant = strdup(tenant);
 	run->cancel = al_cancel_new();
 	run->body = malloc(len + 1);
-	if (run->tenant == NULL || run->cancel == NULL || run->body == NULL) {
+	if (run->tenant == NULL || run->cancel == NULL || run->body == NULL ||
+	    (hdrs && hdrs->run_id &&
+	     (run->asked_run_id = strdup(hdrs->run_id)) == NULL) ||
+	    (hdrs && hdrs->forwarded_env &&
+	     (run->forwarded_env = strdup(hdrs->forwarded_env)) == NULL)) {
 		run_free(run);
 		return -ENOMEM;
 	}

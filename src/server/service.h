@@ -56,6 +56,13 @@ typedef struct al_srv_run {
 	al_srv_gen *gen;
 	char *body; /* the request text, freed once the run starts */
 	size_t body_len;
+	/* From the request's headers (docs/api.md), freed (the forwarded
+	 * environment wiped) once admitted: */
+	char *asked_run_id;  /* X-Airlock-Run-Id */
+	char *forwarded_env; /* X-Airlock-Forwarded-Env */
+	/* The caller-chosen id this run reserved ("" when none): no other
+	 * run may take it while the table remembers this one. */
+	char claimed_id[40];
 	/* The durable run (docs/durability.md) once its supervisor is
 	 * launched or adopted; NULL before and after.  drun_users counts
 	 * HTTP threads using it: the watcher frees it only when none is. */
@@ -109,9 +116,14 @@ void al_srv_gen_free(al_srv_gen *gen);
 /* Starts a run on its own thread.  body is copied.  On success *out is a
  * referenced run (al_service_run_put when done with it).  -ESHUTDOWN while
  * draining, -EAGAIN when no thread could be started. */
+typedef struct al_srv_submit_headers {
+	const char *run_id;	   /* X-Airlock-Run-Id or NULL */
+	const char *forwarded_env; /* X-Airlock-Forwarded-Env or NULL */
+} al_srv_submit_headers;
+
 int al_service_submit(al_service *svc, al_srv_gen *gen, const char *tenant,
 		      const char *principal, const char *body, size_t len,
-		      al_srv_run **out);
+		      const al_srv_submit_headers *hdrs, al_srv_run **out);
 /* Waits until the run has an id or is done (wait_done: until done), or the
  * service closes.  Returns with the lock NOT held. */
 void al_service_wait(al_service *svc, al_srv_run *run, bool wait_done);

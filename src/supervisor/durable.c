@@ -43,6 +43,7 @@ struct al_durable {
 	int runs_fd;
 	uint64_t epoch;
 	char *cg_base; /* NULL: runs get no cgroup */
+	char cg_tag[AL_RUNCG_TAG_LEN + 1]; /* from the state directory */
 };
 
 struct al_drun {
@@ -89,6 +90,10 @@ int al_durable_open(const char *state_dir, al_durable **out, al_error **err)
 				  strerror(-rc));
 		goto fail;
 	}
+	/* Two daemons (a front and its remote back) may run under one id. */
+	char hex[65];
+	al_sha256_hex(d->state_dir, strlen(d->state_dir), hex);
+	snprintf(d->cg_tag, sizeof(d->cg_tag), "%.*s", AL_RUNCG_TAG_LEN, hex);
 	if ((rc = al_runcg_base(&d->cg_base)) < 0) {
 		rc = al_error_set(err, AL_ERR_INTERNAL, -rc, NULL,
 				  "out of memory");
@@ -237,7 +242,7 @@ int al_drun_create(al_durable *d, const al_launch_spec *s, al_drun **out,
 	/* Without a cgroup the run still goes; the tree is then found by
 	 * the supervisor's identity only (docs/durability.md). */
 	if (d->cg_base != NULL &&
-	    al_runcg_create(d->cg_base, s->run_id, &r->rec.cgroup) < 0)
+	    al_runcg_create(d->cg_base, s->run_id, d->cg_tag, &r->rec.cgroup) < 0)
 		r->rec.cgroup = NULL;
 	r->rec.epoch = d->epoch;
 	r->rec.created_ms = s->created_ms;
@@ -719,8 +724,8 @@ static void end_unknown(al_drun *r)
 {
 	char *dir = NULL;
 	if (r->d->cg_base == NULL ||
-	    (dir = al_strdup_printf("%s/airlock-run-%s", r->d->cg_base,
-				    r->run_id)) == NULL)
+	    (dir = al_strdup_printf("%s/airlock-run-%s.%s", r->d->cg_base,
+				    r->run_id, r->d->cg_tag)) == NULL)
 		return;
 	struct stat st;
 	if (stat(dir, &st) == 0 && al_runcg_kill_wait(dir, KILL_WAIT_MS) == 0)

@@ -76,13 +76,18 @@ int al_runcg_base(char **out)
 	return 0;
 }
 
-int al_runcg_create(const char *base, const char *run_id, char **dir)
+int al_runcg_create(const char *base, const char *run_id, const char *tag,
+		    char **dir)
 {
-	char *d = al_strdup_printf("%s/airlock-run-%s", base, run_id);
+	char *d = al_strdup_printf("%s/airlock-run-%s.%s", base, run_id, tag);
 	*dir = NULL;
 	if (d == NULL)
 		return -ENOMEM;
-	if (mkdir(d, 0755) < 0 && errno != EEXIST) {
+	/* Only a cgroup made here and now.  Another daemon on this machine
+	 * may run under the same id (a remote caller chooses it): the tag
+	 * (from our state directory) keeps their names apart, and a run must
+	 * never share, or later kill, someone else's tree. */
+	if (mkdir(d, 0755) < 0) {
 		int e = errno;
 		free(d);
 		return -e;
@@ -101,9 +106,13 @@ bool al_runcg_valid(const char *dir, const char *run_id)
 	size_t ml = strlen(mnt);
 	if (strncmp(dir, mnt, ml) != 0 || dir[ml] != '/')
 		return false;
-	snprintf(want, sizeof(want), "/airlock-run-%s", run_id);
+	int n = snprintf(want, sizeof(want), "/airlock-run-%s.", run_id);
 	const char *slash = strrchr(dir, '/');
-	return slash != NULL && strcmp(slash, want) == 0;
+	if (slash == NULL || n <= 0 || strncmp(slash, want, (size_t)n) != 0)
+		return false;
+	const char *tag = slash + n;
+	return strlen(tag) == AL_RUNCG_TAG_LEN &&
+	       strspn(tag, "0123456789abcdef") == AL_RUNCG_TAG_LEN;
 }
 
 static int read_small(const char *dir, const char *file, char *buf,

@@ -15,8 +15,13 @@
 /* Our own cgroup directory in the unified hierarchy when children can be
  * made there; NULL (and 0) when not.  Caller frees. */
 int al_runcg_base(char **out);
-/* Creates BASE/airlock-run-<run_id>; *dir (caller frees). */
-int al_runcg_create(const char *base, const char *run_id, char **dir);
+/* Creates BASE/airlock-run-<run_id>.<tag>, which must not exist yet
+ * (-EEXIST); *dir (caller frees).  The tag (AL_RUNCG_TAG_LEN hex, from the
+ * daemon's state directory) tells apart daemons that run under the same
+ * id on one machine. */
+#define AL_RUNCG_TAG_LEN 8
+int al_runcg_create(const char *base, const char *run_id, const char *tag,
+		    char **dir);
 /* true when dir is exactly the run's cgroup under the unified mount (a
  * recorded path is checked before it is ever written to). */
 bool al_runcg_valid(const char *dir, const char *run_id);

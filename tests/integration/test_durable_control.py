@@ -38,6 +38,8 @@ def start_deaf(d, pids):
                            limits={"wall_ms": 120000}), wait=False)
     assert st == 202, body
     wait_until(lambda: len(read_lines(pids)) == 2, what="the tree")
+    # The tree lives in the run's own cgroup (so "gone" below means it).
+    assert run_cgroup(body["run_id"]).exists()
     return body["run_id"]
 
 

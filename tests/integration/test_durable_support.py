@@ -127,7 +127,10 @@ def supervisor_log(d, run_id):
 
 
 def run_cgroup(run_id):
-    return UNIFIED / ("airlock-run-" + run_id)
+    """The run's cgroup, airlock-run-<id>.<tag> (the tag comes from the
+    daemon's state directory); a path that does not exist when none is."""
+    found = sorted(UNIFIED.glob("airlock-run-%s.*" % run_id))
+    return found[0] if found else UNIFIED / ("airlock-run-%s.none" % run_id)
 
 
 def audit_events(d, run_id):

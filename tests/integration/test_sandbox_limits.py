@@ -35,7 +35,9 @@ def test_cpu_limit_kills_with_reason():
     assert res["reason"] == "cpu_limit"
     assert res["signal"] == signal.SIGXCPU
     assert time.time() - t0 < 10
-    assert res["usage"]["cpu_user_ms"] + res["usage"]["cpu_sys_ms"] >= 900
+    # The rlimit counts in scheduler ticks, the cgroup in nanoseconds: the
+    # two can differ by a few ticks, so allow 10 %.
+    assert res["usage"]["cpu_user_ms"] + res["usage"]["cpu_sys_ms"] >= 850
 
 
 def test_cpu_limit_holds_when_sigxcpu_is_ignored():
