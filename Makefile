@@ -14,7 +14,7 @@ SANFLAGS =
 endif
 
 PKGS      = jansson libseccomp libcap sqlite3 libcrypto libmicrohttpd libcurl
-CORE_PKGS = jansson libseccomp libcap sqlite3
+CORE_PKGS = jansson libseccomp libcap sqlite3 libcrypto
 NET_PKGS  = jansson libcrypto libmicrohttpd libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
