@@ -13,8 +13,8 @@ BUILD   ?= build
 SANFLAGS =
 endif
 
-PKGS      = jansson libseccomp libcap sqlite3 libcrypto libmicrohttpd libcurl
-CORE_PKGS = jansson libseccomp libcap sqlite3 libcrypto
+PKGS      = jansson libseccomp libcap sqlite3 nettle libcrypto libmicrohttpd libcurl
+CORE_PKGS = jansson libseccomp libcap sqlite3 nettle
 NET_PKGS  = jansson libcrypto libmicrohttpd libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)

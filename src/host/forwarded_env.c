@@ -5,44 +5,15 @@
 #include <string.h>
 
 #include <jansson.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
 
 #include <airlock/json.h>
 
 #include "core/util.h"
 #include "host/forwarded_env.h"
 #include "host/secrets.h"
+#include "json/base64.h"
 #include "json/syntax.h"
 
-/* Standard base64 with padding, strictly: 0 with the decoded bytes (NUL
- * terminated) in *out, else -EINVAL / -ENOMEM. */
-static int b64_decode(const char *in, size_t in_len, unsigned char **out,
-		      size_t *out_len)
-{
-	if (in_len == 0 || in_len % 4 != 0 ||
-	    strspn(in, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-		       "0123456789+/=") != in_len)
-		return -EINVAL;
-	size_t pad = in[in_len - 1] == '=' ? (in[in_len - 2] == '=' ? 2 : 1)
-					   : 0;
-	/* '=' only as the final padding. */
-	if (memchr(in, '=', in_len - pad) != NULL)
-		return -EINVAL;
-	unsigned char *b = malloc(in_len / 4 * 3 + 1);
-	if (b == NULL)
-		return -ENOMEM;
-	int n = EVP_DecodeBlock(b, (const unsigned char *)in, (int)in_len);
-	if (n < 0 || (size_t)n < pad) {
-		OPENSSL_cleanse(b, in_len / 4 * 3 + 1);
-		free(b);
-		return -EINVAL;
-	}
-	*out_len = (size_t)n - pad;
-	b[*out_len] = '\0';
-	*out = b;
-	return 0;
-}
 
 int al_forwarded_env_parse(const char *header, char ***env, size_t *n,
 			   const char **why)
@@ -59,7 +30,7 @@ int al_forwarded_env_parse(const char *header, char ***env, size_t *n,
 	*why = "forwarded_env";
 	if (hl > (AL_FWD_ENV_MAX_BYTES + 2) / 3 * 4)
 		return -EINVAL;
-	if ((rc = b64_decode(header, hl, &raw, &raw_len)) < 0)
+	if ((rc = al_base64_decode(header, hl, &raw, &raw_len)) < 0)
 		return rc;
 	rc = -EINVAL;
 	if (raw_len > AL_FWD_ENV_MAX_BYTES)
@@ -99,12 +70,12 @@ out:
 	json_object_foreach(root, key, v)
 	{
 		if (json_is_string(v))
-			OPENSSL_cleanse((char *)json_string_value(v),
+			explicit_bzero((char *)json_string_value(v),
 					json_string_length(v));
 	}
 	json_decref(root);
 	if (raw != NULL) {
-		OPENSSL_cleanse(raw, hl / 4 * 3 + 1);
+		explicit_bzero(raw, raw_len + 1);
 		free(raw);
 	}
 	return rc;

@@ -1,20 +1,27 @@
 /* Toolchain observation cache; see tc_cache.h. */
 #include "lang/tc_cache.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <airlock/json.h>
+
 #define CACHE_FORMAT 1
 /* A cache file is a few hundred bytes; anything big is not ours. */
 #define CACHE_MAX_BYTES (64 * 1024)
 #define ROWS_MAX 16
+/* Cache files kept per language (distinct PATH values seen). */
+#define CACHE_FILES_MAX 8
 
 typedef struct entry {
 	char *path_env, *candidate, *candidate_id, *helper, *helper_id;
@@ -78,13 +85,68 @@ static int entry_fill(entry *e, const al_tc_key *key, const char *path_id,
 
 /* ---- disk ---- */
 
-static char *cache_file(const char *cache_dir, const al_lang_row *row)
+/* One file per language and (PATH, candidate): processes that search
+ * different PATHs (a service, tests, a shell) each keep their entry
+ * instead of overwriting one file and re-observing every interpreter. */
+static char *cache_file(const char *cache_dir, const al_lang_row *row,
+			const char *path_env, const char *candidate)
 {
-	char *p = NULL;
+	const char *a = path_env ? path_env : "", *b = candidate ? candidate : "";
+	size_t al = strlen(a), bl = strlen(b);
+	char *id = malloc(al + 1 + bl + 1), *p = NULL, hex[65];
 
-	if (asprintf(&p, "%s/%s.json", cache_dir, row->language) < 0)
+	if (!id)
+		return NULL;
+	/* The NUL between them keeps ("a", "bc") apart from ("ab", "c"). */
+	memcpy(id, a, al + 1);
+	memcpy(id + al + 1, b, bl + 1);
+	al_sha256_hex(id, al + 1 + bl, hex);
+	free(id);
+	hex[16] = '\0';
+	if (asprintf(&p, "%s/%s-%s.json", cache_dir, row->language, hex) < 0)
 		return NULL;
 	return p;
+}
+
+/* Keeps at most CACHE_FILES_MAX files per language: the oldest go. */
+static void prune(const char *cache_dir, const al_lang_row *row)
+{
+	char prefix[64];
+	int n = snprintf(prefix, sizeof(prefix), "%s-", row->language);
+	if (n < 0 || (size_t)n >= sizeof(prefix))
+		return;
+	for (;;) {
+		DIR *d = opendir(cache_dir);
+		if (!d)
+			return;
+		char oldest[NAME_MAX + 1] = "";
+		struct timespec oldest_t = {0, 0};
+		int count = 0;
+		struct dirent *de;
+		while ((de = readdir(d)) != NULL) {
+			size_t l = strlen(de->d_name);
+			struct stat st;
+			if (strncmp(de->d_name, prefix, (size_t)n) != 0 || l < 5 ||
+			    strcmp(de->d_name + l - 5, ".json") != 0 ||
+			    fstatat(dirfd(d), de->d_name, &st,
+				    AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			count++;
+			if (oldest[0] == '\0' ||
+			    st.st_mtim.tv_sec < oldest_t.tv_sec ||
+			    (st.st_mtim.tv_sec == oldest_t.tv_sec &&
+			     st.st_mtim.tv_nsec < oldest_t.tv_nsec)) {
+				snprintf(oldest, sizeof(oldest), "%s", de->d_name);
+				oldest_t = st.st_mtim;
+			}
+		}
+		int fd = dirfd(d);
+		bool drop = count > CACHE_FILES_MAX &&
+			    unlinkat(fd, oldest, 0) == 0;
+		closedir(d);
+		if (!drop)
+			return;
+	}
 }
 
 static const char *get_str(json_t *obj, const char *key)
@@ -117,9 +179,10 @@ static json_t *load_fd(int fd, size_t size)
 
 /* Reads a cache file we wrote: a regular file owned by us that nobody
  * else can write, so nobody else can point us at another interpreter. */
-static int disk_read(const char *cache_dir, const al_lang_row *row, entry *e)
+static int disk_read(const char *cache_dir, const al_lang_row *row,
+		     const al_tc_key *key, entry *e)
 {
-	char *file = cache_file(cache_dir, row);
+	char *file = cache_file(cache_dir, row, key->path_env, key->candidate);
 	json_t *root = NULL, *tcj, *roots;
 	al_toolchain *tc = NULL;
 	struct stat st;
@@ -223,7 +286,7 @@ static json_t *entry_json(const al_lang_row *row, const entry *e)
 /* Temp file + rename: readers see the old or the new file, never half. */
 static void disk_write(const char *cache_dir, const al_lang_row *row, const entry *e)
 {
-	char *file = cache_file(cache_dir, row);
+	char *file = cache_file(cache_dir, row, e->path_env, e->candidate);
 	char *tmp = NULL;
 	json_t *root = NULL;
 	int fd = -1;
@@ -252,6 +315,8 @@ static void disk_write(const char *cache_dir, const al_lang_row *row, const entr
 	fd = -1;
 	if (rename(tmp, file) < 0)
 		unlink(tmp);
+	else
+		prune(cache_dir, row);
 out:
 	if (fd >= 0) {
 		close(fd);
@@ -280,7 +345,7 @@ int al_tc_cache_get(const al_lang_row *row, const al_tc_key *key,
 	pthread_mutex_unlock(&cache_lock);
 	if (rc != -ENOENT || !cache_dir)
 		return rc;
-	if (disk_read(cache_dir, row, &disk))
+	if (disk_read(cache_dir, row, key, &disk))
 		return -ENOENT;
 	if (entry_matches(&disk, key)) {
 		rc = al_toolchain_dup(disk.tc, out);

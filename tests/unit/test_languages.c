@@ -2,6 +2,7 @@
  * (shims, absence, caching, timeouts), TypeScript helper resolution and
  * argv plans. */
 #include <errno.h>
+#include <glob.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
@@ -487,7 +488,17 @@ static void test_cache(void **state)
 	al_toolchain_free(tc);
 
 	/* The disk cache: one small private JSON file. */
-	snprintf(cache_file, sizeof(cache_file), "%s/python.json", cache);
+	{
+		/* Named for the PATH and candidate: exactly one python file. */
+		char pattern[PATH_MAX];
+		glob_t g;
+
+		snprintf(pattern, sizeof(pattern), "%s/python-*.json", cache);
+		assert_int_equal(glob(pattern, 0, NULL, &g), 0);
+		assert_int_equal(g.gl_pathc, 1);
+		snprintf(cache_file, sizeof(cache_file), "%s", g.gl_pathv[0]);
+		globfree(&g);
+	}
 	assert_int_equal(stat(cache_file, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
 	j = json_load_file(cache_file, 0, NULL);
