@@ -2,44 +2,34 @@
 #include "bundle/digest.h"
 
 #include <errno.h>
-
-#include <openssl/evp.h>
+#include <string.h>
 
 int al_digest_init(al_digest *d)
 {
-	EVP_MD_CTX *c = EVP_MD_CTX_new();
-	d->ctx = c;
-	if (c == NULL)
-		return -ENOMEM;
-	if (EVP_DigestInit_ex(c, EVP_sha256(), NULL) != 1) {
-		al_digest_clear(d);
-		return -EIO;
-	}
+	sha256_init(&d->ctx);
+	d->active = true;
 	return 0;
 }
 
 int al_digest_update(al_digest *d, const void *data, size_t len)
 {
-	if (d->ctx == NULL)
+	if (!d->active)
 		return -EINVAL;
-	if (len == 0)
-		return 0;
-	return EVP_DigestUpdate(d->ctx, data, len) == 1 ? 0 : -EIO;
+	if (len > 0)
+		sha256_update(&d->ctx, len, data);
+	return 0;
 }
 
 int al_digest_final(al_digest *d, char hex[65])
 {
 	static const char digits[] = "0123456789abcdef";
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int n = 0;
+	unsigned char md[SHA256_DIGEST_SIZE];
 	hex[0] = '\0';
-	if (d->ctx == NULL)
+	if (!d->active)
 		return -EINVAL;
-	int ok = EVP_DigestFinal_ex(d->ctx, md, &n) == 1 && n == 32;
+	sha256_digest(&d->ctx, sizeof(md), md);
 	al_digest_clear(d);
-	if (!ok)
-		return -EIO;
-	for (unsigned int i = 0; i < n; i++) {
+	for (size_t i = 0; i < sizeof(md); i++) {
 		hex[2 * i] = digits[md[i] >> 4];
 		hex[2 * i + 1] = digits[md[i] & 15];
 	}
@@ -49,6 +39,6 @@ int al_digest_final(al_digest *d, char hex[65])
 
 void al_digest_clear(al_digest *d)
 {
-	EVP_MD_CTX_free(d->ctx);
-	d->ctx = NULL;
+	memset(&d->ctx, 0, sizeof(d->ctx));
+	d->active = false;
 }
