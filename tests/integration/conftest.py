@@ -9,6 +9,20 @@ BIN = os.environ.get("AIRLOCK_BIN") or os.path.join(
     os.path.dirname(__file__), "..", "..", "build", "airlock")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_default_state_dir(tmp_path_factory):
+    """Tests that do not pass --state-dir still never write the machine's
+    /var/lib/airlock: the default state directory is a session temp dir."""
+    d = tmp_path_factory.mktemp("default-state")
+    old = os.environ.get("AIRLOCK_STATE_DIR")
+    os.environ["AIRLOCK_STATE_DIR"] = str(d)
+    yield
+    if old is None:
+        os.environ.pop("AIRLOCK_STATE_DIR", None)
+    else:
+        os.environ["AIRLOCK_STATE_DIR"] = old
+
+
 @pytest.fixture
 def state_dir(tmp_path):
     d = tmp_path / "state"
