@@ -138,8 +138,11 @@ int al_sb_context_init(al_sb_context *ctx, const char *config_json,
 			      .landlock_abi = ctx->landlock_abi,
 			      .cap_last = ctx->cap_last};
 	if (cfg == NULL || ctx->cache_dir == NULL ||
-	    al_sb_obs_key(&in, ctx->key) < 0)
+	    al_sb_obs_key(&in, ctx->key) < 0 ||
+	    al_sb_obs_key_for(&in, true, ctx->lang_key) < 0) {
 		ctx->key[0] = '\0'; /* observe without a cache */
+		ctx->lang_key[0] = '\0';
+	}
 	free(cfg);
 
 	if (!(flags & AL_SB_CTX_OBSERVE_NOW) && ctx->key[0] != '\0' &&

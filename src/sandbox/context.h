@@ -37,6 +37,7 @@ typedef struct al_sb_context {
 	al_sb_filter filter; /* compiled only when runs may start */
 	char *cache_dir;
 	char key[AL_SB_KEY_LEN]; /* obs_cache key; "" when none */
+	char lang_key[AL_SB_KEY_LEN]; /* same, for the languages' entries */
 	al_sb_observed obs;	 /* mechanisms and cgroup verdicts */
 	bool obs_cached;	 /* obs came from the cache */
 } al_sb_context;

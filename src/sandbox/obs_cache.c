@@ -70,6 +70,12 @@ static void put_code_identity(FILE *m)
 
 int al_sb_obs_key(const al_sb_key_input *in, char key[AL_SB_KEY_LEN])
 {
+	return al_sb_obs_key_for(in, false, key);
+}
+
+int al_sb_obs_key_for(const al_sb_key_input *in, bool languages,
+		      char key[AL_SB_KEY_LEN])
+{
 	char *text = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&text, &len);
@@ -78,16 +84,23 @@ int al_sb_obs_key(const al_sb_key_input *in, char key[AL_SB_KEY_LEN])
 	struct utsname u;
 	if (uname(&u) < 0)
 		memset(&u, 0, sizeof(u));
-	fprintf(m, "airlock-sandbox-observations %d\n", CACHE_FORMAT);
+	fprintf(m, "airlock-sandbox-observations %d%s\n", CACHE_FORMAT,
+		languages ? " languages" : "");
 	fprintf(m, "kernel=%s %s %s\n", u.release, u.version, u.machine);
 	put_file(m, "boot_id", "/proc/sys/kernel/random/boot_id");
 	fprintf(m, "euid=%u egid=%u\n", (unsigned)geteuid(),
 		(unsigned)getegid());
-	put_file(m, "self_cgroup", "/proc/self/cgroup");
-	put_stat(m, "cg_v2", in->cg->v2_base);
-	fprintf(m, "cg_v2_enabled=%s\n", in->cg->v2_enabled);
-	for (int i = 0; i < AL_CG__N; i++)
-		put_stat(m, "cg_v1", in->cg->v1_base[i]);
+	/* What an interpreter does inside the sandbox does not depend on
+	 * where the run's cgroups live; every durable run's supervisor sits in
+	 * a cgroup of its own, and would otherwise re-observe every
+	 * language on every run. */
+	if (!languages) {
+		put_file(m, "self_cgroup", "/proc/self/cgroup");
+		put_stat(m, "cg_v2", in->cg->v2_base);
+		fprintf(m, "cg_v2_enabled=%s\n", in->cg->v2_enabled);
+		for (int i = 0; i < AL_CG__N; i++)
+			put_stat(m, "cg_v1", in->cg->v1_base[i]);
+	}
 	fprintf(m, "config=%s\n", in->config);
 	fprintf(m, "landlock_abi=%d cap_last=%d\n", in->landlock_abi,
 		in->cap_last);
@@ -208,19 +221,26 @@ static void write_doc(const char *dir)
  * most recent few keys' observations. */
 #define MAX_ENTRIES 8
 
-/* Drops the least recently stored entry while there are too many. */
+/* Drops the least recently stored entry while there are too many.  The
+ * languages' entries go last: every durable run's supervisor stores a
+ * mechanism entry of its own (its cgroup differs), and those must not push
+ * out the one entry all of them share. */
 static void trim(json_t *entries)
 {
 	while (json_object_size(entries) > MAX_ENTRIES) {
 		const char *k, *oldest = NULL;
 		json_int_t oldest_at = 0;
+		bool oldest_inside = true;
 		json_t *v;
 		json_object_foreach(entries, k, v)
 		{
 			json_int_t at = json_integer_value(json_object_get(v, "at"));
-			if (oldest == NULL || at < oldest_at) {
+			bool inside = json_object_get(v, "inside") != NULL;
+			if (oldest == NULL || (oldest_inside && !inside) ||
+			    (inside == oldest_inside && at < oldest_at)) {
 				oldest = k;
 				oldest_at = at;
+				oldest_inside = inside;
 			}
 		}
 		if (oldest == NULL || json_object_del(entries, oldest) < 0)

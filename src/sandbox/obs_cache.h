@@ -49,6 +49,10 @@ typedef struct al_sb_key_input {
 
 /* Hashes every input the observations depend on into key (hex). */
 int al_sb_obs_key(const al_sb_key_input *in, char key[AL_SB_KEY_LEN]);
+/* languages: the key for the languages' inside observations, which leaves
+ * out the cgroup inputs (they do not change what an interpreter does). */
+int al_sb_obs_key_for(const al_sb_key_input *in, bool languages,
+		      char key[AL_SB_KEY_LEN]);
 
 /* true and *obs filled when the cache holds observations for key. */
 bool al_sb_obs_load(const char *cache_dir, const char *key,

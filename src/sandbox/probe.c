@@ -133,17 +133,17 @@ static int add_languages(al_sb_context *ctx, al_facts *f)
 			continue;
 		}
 		char *id = toolchain_id(tc);
-		int ok = id && ctx->key[0]
-				 ? al_sb_obs_inside_get(ctx->cache_dir, ctx->key,
-							id)
+		int ok = id && ctx->lang_key[0]
+				 ? al_sb_obs_inside_get(ctx->cache_dir,
+							ctx->lang_key, id)
 				 : -1;
 		if (ok < 0) {
 			ok = al_sb_context_need_filter(ctx, NULL) == 0 &&
 			     run_inside(ctx, tc);
 			/* only success is cached: a failure is tried again */
-			if (id && ctx->key[0] && ok == 1)
-				al_sb_obs_inside_put(ctx->cache_dir, ctx->key,
-						     id);
+			if (id && ctx->lang_key[0] && ok == 1)
+				al_sb_obs_inside_put(ctx->cache_dir,
+						     ctx->lang_key, id);
 		}
 		int rc = 0;
 		if (ok == 1)
