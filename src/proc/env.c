@@ -72,3 +72,11 @@ void al_env_free(char **env)
 		al_explicit_free_str(*p);
 	free(env);
 }
+
+char *al_env_path_for(const char *interpreter_path)
+{
+	const char *slash = strrchr(interpreter_path, '/');
+	int dir_len = slash != NULL ? (int)(slash - interpreter_path) : 0;
+	return al_strdup_printf("%.*s:/usr/local/bin:/usr/bin:/bin", dir_len,
+				interpreter_path);
+}

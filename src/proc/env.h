@@ -18,6 +18,10 @@ typedef struct al_env_base {
 	const char *inbox_acks;
 } al_env_base;
 
+/* The PATH value of a run: the interpreter's own directory first (so its
+ * tools resolve), then /usr/local/bin:/usr/bin:/bin.  Caller frees. */
+char *al_env_path_for(const char *interpreter_path);
+
 /* NULL-terminated "NAME=value" vector; free with al_env_free. */
 int al_env_build(const al_env_base *base, const al_exec *exec, char ***out);
 void al_env_free(char **env);

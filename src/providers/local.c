@@ -234,13 +234,7 @@ static int local_execute(al_provider_handle *h, const al_exec *exec,
 		goto out;
 	}
 
-	/* The interpreter's own directory first, so its tools resolve. */
-	char dir[PATH_MAX];
-	snprintf(dir, sizeof(dir), "%s", tc->path);
-	char *slash = strrchr(dir, '/');
-	if (slash != NULL)
-		*slash = '\0';
-	path_env = al_strdup_printf("%s:/usr/local/bin:/usr/bin:/bin", dir);
+	path_env = al_env_path_for(tc->path);
 	/* No isolation here: the inbox is shown at its host paths. */
 	al_env_base base = {.path = path_env, .home = rd.workspace,
 			    .tmpdir = rd.tmp, .inbox = exec->inbox_dir,

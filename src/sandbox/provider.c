@@ -224,12 +224,7 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 		goto out;
 	}
 
-	char dir[PATH_MAX];
-	snprintf(dir, sizeof(dir), "%s", tc->path);
-	char *slash = strrchr(dir, '/');
-	if (slash != NULL)
-		*slash = '\0';
-	path_env = al_strdup_printf("%s:/usr/local/bin:/usr/bin:/bin", dir);
+	path_env = al_env_path_for(tc->path);
 	bool inbox = exec->inbox_dir != NULL && exec->inbox_acks_dir != NULL;
 	al_env_base base = {.path = path_env, .home = "/workspace",
 			    .tmpdir = "/tmp",
