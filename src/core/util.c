@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include "core/util.h"
 
@@ -103,4 +104,19 @@ void al_run_id_new(char out[40])
 		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
 		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
 		 b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+int al_write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -ENOSPC;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
 }

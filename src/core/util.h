@@ -20,5 +20,8 @@ void al_bytes_clear(al_bytes *b);
 void al_explicit_free_str(char *s);
 /* snprintf into a new string; NULL on failure. */
 char *al_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Writes all len bytes, retrying on EINTR and short writes.  0 or -errno
+ * (-ENOSPC when the file takes no more). */
+int al_write_all(int fd, const void *data, size_t len);
 
 #endif

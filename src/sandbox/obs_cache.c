@@ -203,8 +203,11 @@ static void write_doc(const char *dir)
 					 O_CLOEXEC,
 			    0600)
 		     : -1;
-	bool ok = fd >= 0 && json_dumpfd(memo, fd, JSON_COMPACT) == 0 &&
+	/* One write, not jansson's byte-at-a-time json_dumpfd. */
+	char *text = fd >= 0 ? json_dumps(memo, JSON_COMPACT) : NULL;
+	bool ok = text != NULL && al_write_all(fd, text, strlen(text)) == 0 &&
 		  fstat(fd, &memo_st) == 0;
+	free(text);
 	if (fd >= 0 && close(fd) < 0)
 		ok = false;
 	if (ok && path != NULL && rename(tmp, path) == 0)
@@ -218,34 +221,43 @@ static void write_doc(const char *dir)
 }
 
 /* Several builds or configs may share one cache dir: the file keeps the
- * most recent few keys' observations. */
-#define MAX_ENTRIES 8
+ * most recent few keys' observations of each kind. */
+#define MAX_ENTRIES_PER_KIND 8
 
-/* Drops the least recently stored entry while there are too many.  The
- * languages' entries go last: every durable run's supervisor stores a
- * mechanism entry of its own (its cgroup differs), and those must not push
- * out the one entry all of them share. */
-static void trim(json_t *entries)
+/* Drops the least recently stored entries of one kind while that kind has
+ * too many.  The kinds are trimmed apart: every durable run's supervisor
+ * stores a mechanism entry of its own (its cgroup differs) and those must
+ * not push out the languages' entries all of them share, while many
+ * builds' language entries must not push out the mechanism entry just
+ * stored (which made every run re-probe). */
+static void trim_kind(json_t *entries, bool inside_kind)
 {
-	while (json_object_size(entries) > MAX_ENTRIES) {
+	for (;;) {
 		const char *k, *oldest = NULL;
 		json_int_t oldest_at = 0;
-		bool oldest_inside = true;
+		size_t count = 0;
 		json_t *v;
 		json_object_foreach(entries, k, v)
 		{
+			if ((json_object_get(v, "inside") != NULL) != inside_kind)
+				continue;
+			count++;
 			json_int_t at = json_integer_value(json_object_get(v, "at"));
-			bool inside = json_object_get(v, "inside") != NULL;
-			if (oldest == NULL || (oldest_inside && !inside) ||
-			    (inside == oldest_inside && at < oldest_at)) {
+			if (oldest == NULL || at < oldest_at) {
 				oldest = k;
 				oldest_at = at;
-				oldest_inside = inside;
 			}
 		}
-		if (oldest == NULL || json_object_del(entries, oldest) < 0)
+		if (count <= MAX_ENTRIES_PER_KIND || oldest == NULL ||
+		    json_object_del(entries, oldest) < 0)
 			return;
 	}
+}
+
+static void trim(json_t *entries)
+{
+	trim_kind(entries, false);
+	trim_kind(entries, true);
 }
 
 /* The entry for key (lock held), from the in-process copy while the file

@@ -84,6 +84,30 @@ def test_config_change_observes_again(cache_env, tmp_path):
     assert mechanism_entries(d) == 2
 
 
+def test_other_builds_language_entries_do_not_evict_mechanisms(cache_env):
+    """A cache dir shared by many builds fills with their languages'
+    entries; the mechanism entry a probe stores must survive the trim (it
+    once did not, and every run re-observed: ~15 ms each)."""
+    need()
+    env, d = cache_env
+    probe(env)
+    doc = json.loads((d / CACHE).read_text())
+    inside = next(e for e in doc["entries"].values() if "inside" in e)
+    doc["entries"] = {k: e for k, e in doc["entries"].items()
+                      if "cgroups" not in e}
+    for i in range(20):
+        doc["entries"]["%064x" % (i + 1)] = dict(inside, at=2 ** 40 + i)
+    (d / CACHE).write_text(json.dumps(doc))
+    os.chmod(d / CACHE, 0o600)
+    _, m = probe(env)
+    assert m["observed"] == "now"
+    _, m = probe(env)
+    assert m["observed"] == "cached_this_boot"
+    entries = json.loads((d / CACHE).read_text())["entries"].values()
+    assert mechanism_entries(d) == 1
+    assert sum(1 for e in entries if "inside" in e) <= 8
+
+
 def test_vanished_mechanism_fails_closed_and_is_forgotten(cache_env):
     """The cache says the memory controller works on the unified hierarchy,
     where this host has none: a run asking for a memory limit must be
