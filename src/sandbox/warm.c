@@ -216,76 +216,12 @@ out:
 
 /* ---- go ---------------------------------------------------------- */
 
-/* The interpreter: the init's only child, found through the init. */
-static pid_t find_program(pid_t init)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)init,
-		 (int)init);
-	FILE *f = fopen(path, "re");
-	if (f == NULL)
-		return -1;
-	int pid = -1;
-	if (fscanf(f, "%d", &pid) != 1)
-		pid = -1;
-	fclose(f);
-	return pid;
-}
-
-/* CPU time (ms) the process has used so far. */
-static int64_t cpu_used_ms(pid_t pid)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	/* fields after the command's closing parenthesis: state is the
-	 * 3rd field, utime the 14th and stime the 15th */
-	char *p = strrchr(buf, ')');
-	unsigned long long ut = 0, st = 0;
-	if (p == NULL ||
-	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-		   &ut, &st) != 2)
-		return -1;
-	long hz = sysconf(_SC_CLK_TCK);
-	if (hz <= 0)
-		hz = 100;
-	return (int64_t)((ut + st) * 1000ull / (unsigned long long)hz);
-}
-
 int al_sb_member_claim(const al_sb_context *ctx, al_sb_member *m,
 		       const al_limits *limits)
 {
-	m->program = find_program(m->child.pid);
-	if (m->program <= 0)
-		return -ESRCH;
 	int rc = al_sb_cgrun_relimit(&ctx->cg, &m->cg, limits);
 	if (rc < 0)
 		return rc;
-	al_rlimit_spec rl[4];
-	size_t n = al_sb_build_rlimits(limits, rl);
-	for (size_t i = 0; i < n; i++) {
-		struct rlimit r = {rl[i].value, rl[i].value};
-		if (rl[i].resource == RLIMIT_CPU) {
-			/* The run gets its whole cpu_ms on top of what the
-			 * interpreter's start used (rounded up to seconds,
-			 * as cold); the hard limit a second later, as cold. */
-			int64_t used = cpu_used_ms(m->program);
-			if (used < 0)
-				return -ESRCH;
-			r.rlim_cur = (rlim_t)((used + limits->cpu_ms + 999) /
-					      1000);
-			r.rlim_max = r.rlim_cur + 1;
-		}
-		if (prlimit(m->program, rl[i].resource, &r, NULL) < 0)
-			return -errno;
-	}
 	/* usage is reported from here on */
 	al_sb_cgrun_usage(&m->cg, &m->base);
 	return 0;
@@ -305,11 +241,15 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-/* "%010zu" then the NUL-terminated fields (warm_python.c). */
+/* "%010zu" then the NUL-terminated fields (warm_python.c): stdin mode,
+ * rlimits, script index, argc, argv, env. */
 static char *build_header(const al_sb_step *s, const char *script,
 			  bool with_stdin, size_t *len_out)
 {
-	size_t argc = 0, idx = 0, len = 64;
+	al_rlimit_spec rl[4];
+	const al_limits *lim = &s->exec->request->limits;
+	size_t nrl = al_sb_build_rlimits(lim, rl);
+	size_t argc = 0, idx = 0, len = 64 + nrl * 48;
 	for (char *const *a = s->argv; *a != NULL; a++, argc++) {
 		if (idx == 0 && argc > 0 && strcmp(*a, script) == 0)
 			idx = argc;
@@ -323,9 +263,17 @@ static char *build_header(const al_sb_step *s, const char *script,
 	if (buf == NULL)
 		return NULL;
 	size_t off = 10;
-	off += (size_t)sprintf(buf + off, "%c%c%zu%c%zu%c",
-			       with_stdin ? '1' : '0', '\0', idx, '\0', argc,
-			       '\0');
+	off += (size_t)sprintf(buf + off, "%c%c%zu%c", with_stdin ? '1' : '0',
+			       '\0', nrl, '\0');
+	for (size_t i = 0; i < nrl; i++) {
+		/* the loader adds the CPU its start used to cpu_ms */
+		unsigned long long v = rl[i].resource == RLIMIT_CPU
+					       ? (unsigned long long)lim->cpu_ms
+					       : (unsigned long long)rl[i].value;
+		off += (size_t)sprintf(buf + off, "%d%c%llu%c",
+				       (int)rl[i].resource, '\0', v, '\0');
+	}
+	off += (size_t)sprintf(buf + off, "%zu%c%zu%c", idx, '\0', argc, '\0');
 	for (char *const *a = s->argv; *a != NULL; a++) {
 		size_t n = strlen(*a) + 1;
 		memcpy(buf + off, *a, n);

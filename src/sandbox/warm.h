@@ -7,7 +7,7 @@
  * user namespace, capabilities dropped, no_new_privs, Landlock, seccomp,
  * exec) for one class: language, network mode and workspace grant.  What
  * only the request knows is applied at "go": its limits (cgroup values
- * rewritten, rlimits through prlimit), its code and input files (written
+ * rewritten by the host, rlimits by the loader), its code and input files (written
  * by the host into RUN/code and RUN/workspace, which the member already
  * has bound at /code and /workspace), and then argv, environment and the
  * stdin mode, sent as a header on the program's stdin, which the loader
@@ -44,7 +44,6 @@ typedef struct al_sb_member {
 	al_rundir rd;	/* moved to the run at go */
 	al_sb_cgrun cg;
 	al_child child;
-	pid_t program; /* host pid of the waiting interpreter */
 	al_sb_cgusage base; /* cgroup usage when handed its request */
 } al_sb_member;
 
@@ -64,9 +63,9 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 			 const char *run_id, const char *cg_name,
 			 al_sb_member **out, al_error **err);
 
-/* The request's limits into the member (cgroups, rlimits with the CPU the
- * interpreter used while warming added), before anything of the request
- * is written.  0, or a negative errno: the member cannot take them (then
+/* The request's cgroup limits into the member, before anything of the
+ * request is written (its rlimits go with the header: the loader sets
+ * them, RLIMIT_CPU with the CPU its start used added).  0, or a negative errno: the member cannot take them (then
  * destroy it and run cold). */
 int al_sb_member_claim(const al_sb_context *ctx, al_sb_member *m,
 		       const al_limits *limits);
