@@ -40,6 +40,13 @@ struct al_provider_handle {
 	al_sb_pool *pool; /* NULL: no warm pool configured */
 };
 
+static atomic_bool pools_off;
+
+void al_sandbox_pools_off(void)
+{
+	atomic_store(&pools_off, true);
+}
+
 static int sb_probe(const char *config_json, al_facts **out, al_error **err)
 {
 	al_sb_context ctx;
@@ -70,7 +77,7 @@ static int sb_ensure(const char *config_json, al_provider_handle **out,
 	}
 	al_run_registry_init(&h->runs);
 	/* Members start being prepared now, in the background. */
-	if (h->facts->available) {
+	if (h->facts->available && !atomic_load(&pools_off)) {
 		rc = al_sb_pool_start(&h->ctx, &h->pool, err);
 		if (rc < 0) {
 			al_run_registry_destroy(&h->runs);
