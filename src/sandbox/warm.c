@@ -21,9 +21,16 @@
 #include "sandbox/mounts.h"
 #include "sandbox/warm_loaders.h"
 
+static bool interp_start(const char *language)
+{
+	return strcmp(language, "python") == 0;
+}
+
 bool al_sb_warm_supported(const char *language)
 {
-	return language != NULL && strcmp(language, "python") == 0;
+	/* typescript has a build step (a sandbox of its own) first */
+	return language != NULL && al_language_known(language) &&
+	       strcmp(language, "typescript") != 0;
 }
 
 /* Variables the dynamic loader, libc or the interpreter read while
@@ -59,6 +66,8 @@ const char *al_sb_warm_mismatch(const al_sb_warm_class *c,
 	if (tc_path == NULL || c->tc_path == NULL ||
 	    strcmp(tc_path, c->tc_path) != 0)
 		return "toolchain";
+	if (!interp_start(req->language))
+		return NULL; /* execve gets the run's own environment */
 	for (size_t i = 0; i < req->n_env; i++)
 		if (env_affects_start(req->env[i].name,
 				      strlen(req->env[i].name)))
@@ -74,6 +83,8 @@ const char *al_sb_warm_mismatch(const al_sb_warm_class *c,
 
 static void member_free(al_sb_member *m)
 {
+	if (m->fail_fd >= 0)
+		close(m->fail_fd);
 	free(m->tc_path);
 	free(m);
 }
@@ -86,6 +97,8 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 	al_toolchain *tc = NULL;
 	al_sb_mount_plan plan = {0};
 	char *path_env = NULL, *home = NULL, *lang = NULL, *tmp = NULL;
+	char *go_buf = NULL;
+	char **go_ptrs = NULL;
 	al_error *e = NULL;
 	int rc;
 
@@ -99,6 +112,8 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 	m->slot.fd = -1;
 	m->cg.v2_fd = -1;
 	m->child.pid = -1;
+	m->fail_fd = -1;
+	m->interp = interp_start(language);
 	snprintf(m->cls.language, sizeof(m->cls.language), "%s", language);
 	m->cls.network = network;
 	m->cls.workspace = workspace;
@@ -167,7 +182,14 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 	char *argv[] = {tc->path, "-E", "-s", "-c",
 			(char *)al_sb_warm_python_loader, NULL};
 	al_rlimit_spec rl[] = {{RLIMIT_CORE, 0}};
-	if (pathv == NULL || home == NULL || lang == NULL || tmp == NULL) {
+	if (!m->interp) {
+		/* prepared up to its execve, which the header names */
+		go_buf = malloc(AL_SB_GO_BUF);
+		go_ptrs = calloc(AL_SB_GO_PTRS, sizeof(*go_ptrs));
+		argv[1] = NULL;
+	}
+	if (pathv == NULL || home == NULL || lang == NULL || tmp == NULL ||
+	    (!m->interp && (go_buf == NULL || go_ptrs == NULL))) {
 		free(pathv);
 		rc = -ENOMEM;
 		goto fail;
@@ -190,6 +212,12 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 			     .workspace_rw = workspace == AL_WORKSPACE_RW,
 			     .deny_tcp = network == AL_NETWORK_NONE},
 		.cgroups = &m->cg,
+		.wait_go = !m->interp,
+		.go_buf = go_buf,
+		.go_cap = AL_SB_GO_BUF,
+		.go_ptrs = go_ptrs,
+		.go_nptrs = AL_SB_GO_PTRS,
+		.go_fail_fd = &m->fail_fd,
 	};
 	rc = al_sb_launch_start(&l, &m->child, &e);
 	free(pathv);
@@ -209,6 +237,8 @@ out:
 	free(home);
 	free(lang);
 	free(tmp);
+	free(go_buf);
+	free(go_ptrs);
 	al_toolchain_free(tc);
 	*out = m;
 	return rc < 0 ? rc : 0;
@@ -244,7 +274,7 @@ static int write_all(int fd, const char *buf, size_t len)
 /* "%010zu" then the NUL-terminated fields (warm_python.c): stdin mode,
  * rlimits, script index, argc, argv, env. */
 static char *build_header(const al_sb_step *s, const char *script,
-			  bool with_stdin, size_t *len_out)
+			  bool interp, bool with_stdin, size_t *len_out)
 {
 	al_rlimit_spec rl[4];
 	const al_limits *lim = &s->exec->request->limits;
@@ -257,7 +287,13 @@ static char *build_header(const al_sb_step *s, const char *script,
 	}
 	for (char *const *e = s->envp; *e != NULL; e++)
 		len += strlen(*e) + 1;
-	if (idx == 0)
+	size_t envc = 0;
+	for (char *const *e = s->envp; *e != NULL; e++)
+		envc++;
+	if (interp && idx == 0)
+		return NULL;
+	/* what a waiting program can take (launch.h); else cold */
+	if (!interp && (len >= AL_SB_GO_BUF || argc + envc + 2 > AL_SB_GO_PTRS))
 		return NULL;
 	char *buf = malloc(len);
 	if (buf == NULL)
@@ -266,14 +302,17 @@ static char *build_header(const al_sb_step *s, const char *script,
 	off += (size_t)sprintf(buf + off, "%c%c%zu%c", with_stdin ? '1' : '0',
 			       '\0', nrl, '\0');
 	for (size_t i = 0; i < nrl; i++) {
-		/* the loader adds the CPU its start used to cpu_ms */
-		unsigned long long v = rl[i].resource == RLIMIT_CPU
+		/* the loader adds the CPU its start used to cpu_ms; a
+		 * waiting program takes the cold run's values */
+		unsigned long long v = interp && rl[i].resource == RLIMIT_CPU
 					       ? (unsigned long long)lim->cpu_ms
 					       : (unsigned long long)rl[i].value;
 		off += (size_t)sprintf(buf + off, "%d%c%llu%c",
 				       (int)rl[i].resource, '\0', v, '\0');
 	}
-	off += (size_t)sprintf(buf + off, "%zu%c%zu%c", idx, '\0', argc, '\0');
+	if (interp)
+		off += (size_t)sprintf(buf + off, "%zu%c", idx, '\0');
+	off += (size_t)sprintf(buf + off, "%zu%c", argc, '\0');
 	for (char *const *a = s->argv; *a != NULL; a++) {
 		size_t n = strlen(*a) + 1;
 		memcpy(buf + off, *a, n);
@@ -308,6 +347,20 @@ static int send_header(int fd, const char *buf, size_t len)
 	return rc;
 }
 
+static void clear_result_output(al_result *res)
+{
+	for (int i = 0; i < 2; i++) {
+		al_bytes_clear(&res->output[i]);
+		al_bytes_set(&res->output[i], "", 0);
+		res->output_seen[i] = 0;
+		res->truncated[i] = false;
+	}
+	res->has_exit_code = false;
+	res->exit_code = 0;
+	res->has_signal = false;
+	res->signal = 0;
+}
+
 int al_sb_member_run(const al_sb_context *ctx, al_sb_member *m,
 		     const al_sb_step *s, const char *script, al_result *res,
 		     al_error **err)
@@ -315,7 +368,7 @@ int al_sb_member_run(const al_sb_context *ctx, al_sb_member *m,
 	(void)ctx;
 	bool with_stdin = al_sb_step_stdin(s);
 	size_t len = 0;
-	char *hdr = build_header(s, script, with_stdin, &len);
+	char *hdr = build_header(s, script, m->interp, with_stdin, &len);
 	if (hdr == NULL) {
 		al_sb_member_destroy(m);
 		return 1;
@@ -329,6 +382,13 @@ int al_sb_member_run(const al_sb_context *ctx, al_sb_member *m,
 	rc = al_sb_step_supervise(s, &m->child, &m->cg, &m->base, res, err);
 	m->child.pid = -1;
 	m->child.signal_ctx = NULL;
+	/* a waiting program whose execve failed: as cold reports it */
+	const char *why = NULL;
+	if (rc == 0 && !m->interp && m->fail_fd >= 0 &&
+	    al_sb_go_failed(m->fail_fd, &why) == 1) {
+		clear_result_output(res);
+		rc = al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE, why);
+	}
 	if (al_sb_cgrun_destroy(&m->cg) < 0 && rc == 0)
 		rc = al_error_set(err, AL_ERR_INTERNAL, EBUSY, NULL,
 				  "a run cgroup could not be removed");

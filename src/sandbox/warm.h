@@ -45,10 +45,14 @@ typedef struct al_sb_member {
 	al_sb_cgrun cg;
 	al_child child;
 	al_sb_cgusage base; /* cgroup usage when handed its request */
+	bool interp;	    /* python: the interpreter runs a loader; else the
+			     * program waits before its execve */
+	int fail_fd;	    /* exec kind: reports an exec failure after go */
 } al_sb_member;
 
-/* true when the language has a warm start (a loader that makes the run
- * indistinguishable from a cold one). */
+/* true when the language has a warm start: python's interpreter started
+ * with a loader, or (sh, bash, javascript, ruby, powershell: languages
+ * without a build step) the program prepared up to its execve. */
 bool al_sb_warm_supported(const char *language);
 
 /* NULL when a member of class c can serve exec exactly as a cold run
