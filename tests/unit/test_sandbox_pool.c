@@ -220,8 +220,15 @@ static void test_class_check(void **state)
 			    "language");
 	al_sb_warm_class sh = c;
 	snprintf(sh.language, sizeof(sh.language), "sh");
-	/* no warm start for sh yet: never served */
-	assert_string_equal(al_sb_warm_mismatch(&sh, &exec, c.tc_path),
+	/* sh execs the run's own environment: LC_CTYPE is no reason */
+	sh.tc_path = "/bin/sh";
+	exec.host_env = host_env;
+	exec.n_host_env = 1;
+	assert_null(al_sb_warm_mismatch(&sh, &exec, "/bin/sh"));
+	free(req->language);
+	req->language = strdup("typescript"); /* a build step first */
+	snprintf(sh.language, sizeof(sh.language), "typescript");
+	assert_string_equal(al_sb_warm_mismatch(&sh, &exec, "/bin/sh"),
 			    "language");
 	al_request_free(req);
 }
@@ -395,6 +402,63 @@ static void test_pooled_is_cold(void **state)
 	assert_int_equal(ops->release(cold, NULL), 0);
 }
 
+/* sh (and every language without a pre-start): the member waits before
+ * its execve, so the run is the cold exec itself — compared here with
+ * what the shell sees of argv, environment, stdin, cwd, ids, privileges,
+ * rlimits and its exit status. */
+static const char probe_sh[] =
+	"echo \"0=$0 #=$# @=$*\"\n"
+	"env | sort\n"
+	"pwd; id; ulimit -a\n"
+	"grep -E '^(Cap|NoNewPrivs|Seccomp:|Uid|Gid)' /proc/self/status\n"
+	"ls -la /proc/self/fd/ | awk '{sub(/:\\[.*/, \"\", $NF); print $1, $NF}' | sort\n"
+	"cat\n"
+	"cat data/in.txt\n"
+	"echo to-stderr >&2\n"
+	"exit 7\n";
+
+static void test_pooled_sh_is_cold(void **state)
+{
+	(void)state;
+	if (!facts->available || al_facts_find_language(facts, "sh") == NULL) {
+		print_message("skip: the sandbox facts list no sh\n");
+		skip();
+	}
+	static const char cfg[] =
+		"{\"pool\": {\"sh\": {\"size\": 1, \"workspace\": \"rw\"}}}";
+	al_provider_handle *cold = NULL, *warm = NULL;
+	assert_int_equal(ops->ensure(NULL, &cold, NULL), 0);
+	assert_int_equal(ops->ensure(cfg, &warm, NULL), 0);
+	for (int i = 0; i < 2; i++) {
+		al_request *req = probe_request(probe_sh, "one", i == 0);
+		free(req->language);
+		req->language = strdup("sh");
+		req->limits.cpu_ms = 3000;
+		req->limits.set |= AL_LIMIT_CPU_MS;
+		char id[40];
+		al_run_id_new(id);
+		al_result *a = run_on(cold, req, id);
+		wait_idle(warm);
+		al_result *b = run_on(warm, req, id);
+		assert_int_equal(a->outcome, AL_OUTCOME_FAILED);
+		assert_int_equal(b->outcome, AL_OUTCOME_FAILED);
+		assert_int_equal(a->exit_code, 7);
+		assert_int_equal(b->exit_code, 7);
+		assert_string_equal(text_of(a, 0), text_of(b, 0));
+		assert_string_equal(text_of(a, 1), text_of(b, 1));
+		assert_non_null(strstr(text_of(b, 0), "MODE=fast"));
+		al_result_free(a);
+		al_result_free(b);
+		al_request_free(req);
+	}
+	al_sb_pool_stats st;
+	al_sb_provider_pool_stats(warm, &st);
+	assert_int_equal(st.taken, 2);
+	assert_int_equal(st.cold, 0);
+	assert_int_equal(ops->release(warm, NULL), 0);
+	assert_int_equal(ops->release(cold, NULL), 0);
+}
+
 /* Limits reach a member: cgroup values written at go, rlimits set by the
  * loader (the CPU its start used not counted against the run). */
 static void test_pooled_limits(void **state)
@@ -548,6 +612,7 @@ int main(void)
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_class_check),
 		cmocka_unit_test(test_pooled_is_cold),
+		cmocka_unit_test(test_pooled_sh_is_cold),
 		cmocka_unit_test(test_pooled_limits),
 		cmocka_unit_test(test_mismatch_cold_and_release),
 	};
