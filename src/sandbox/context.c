@@ -77,7 +77,7 @@ static int parse_pool(json_t *v, al_sb_config *cfg, al_error **err)
 		/* never echo an unknown name: it may be anything */
 		if (!al_language_known(lang) || strlen(lang) >= 16)
 			return bad(err, "pool");
-		al_sb_pool_lang pl;
+		al_sb_pool_lang pl = {0};
 		int rc = parse_pool_lang(lang, o, &pl, err);
 		if (rc < 0)
 			return rc;

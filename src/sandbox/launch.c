@@ -168,6 +168,15 @@ static unsigned long long parse_u(const char *s)
 	return v;
 }
 
+/* The header's next field, or a report and exit when there is none. */
+static const char *next_field(const char **p, const char *end, int ff)
+{
+	*p += strlen(*p) + 1;
+	if (*p >= end)
+		fail(ff, ST_GO, EPROTO, 1);
+	return *p;
+}
+
 /* A warm member's program: ready, then its header (launch.h), then exec.
  * Everything after the seccomp filter: only reads, setrlimit, open of
  * /dev/null and execve — and no allocation (the buffers are the parent's
@@ -185,20 +194,19 @@ static _Noreturn void wait_and_exec(const al_sb_launch *l, int ff)
 		fail(ff, ST_GO, EPROTO, 0);
 	l->go_buf[n] = '\0';
 	const char *p = l->go_buf, *end = l->go_buf + n;
-#define NEXT() (p += strlen(p) + 1, p < end ? p : (fail(ff, ST_GO, EPROTO, 1), p))
 	bool keep_stdin = p[0] == '1';
-	size_t nrl = (size_t)parse_u(NEXT());
+	size_t nrl = (size_t)parse_u(next_field(&p, end, ff));
 	for (size_t i = 0; i < nrl; i++) {
-		int res = (int)parse_u(NEXT());
-		rlim_t v = (rlim_t)parse_u(NEXT());
+		int res = (int)parse_u(next_field(&p, end, ff));
+		rlim_t v = (rlim_t)parse_u(next_field(&p, end, ff));
 		struct rlimit rl = {v, res == RLIMIT_CPU ? v + 1 : v};
 		if (setrlimit(res, &rl) < 0)
 			fail(ff, ST_RLIMIT, errno, (int)i);
 	}
-	size_t argc = (size_t)parse_u(NEXT());
+	size_t argc = (size_t)parse_u(next_field(&p, end, ff));
 	size_t k = 0;
 	for (size_t i = 0; i < argc && k + 2 < l->go_nptrs; i++)
-		l->go_ptrs[k++] = (char *)NEXT();
+		l->go_ptrs[k++] = (char *)next_field(&p, end, ff);
 	if (argc == 0 || k != argc)
 		fail(ff, ST_GO, EPROTO, 2);
 	l->go_ptrs[k++] = NULL;
@@ -209,7 +217,6 @@ static _Noreturn void wait_and_exec(const al_sb_launch *l, int ff)
 	if (p < end)
 		fail(ff, ST_GO, E2BIG, 3);
 	l->go_ptrs[k] = NULL;
-#undef NEXT
 	if (!keep_stdin) {
 		int z = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (z < 0 || dup2(z, 0) < 0)
