@@ -194,9 +194,13 @@ al_sb_member *al_sb_pool_take(al_sb_pool *p, const al_exec *exec,
 	snprintf(cls.language, sizeof(cls.language), "%s", l->cfg.language);
 	if (al_sb_warm_mismatch(&cls, exec, tc_path) != NULL)
 		goto cold;
+	/* None ready, but one on its way (being prepared, or about to be:
+	 * right after ensure the thread may not have begun): wait for it. */
 	struct timespec until;
 	deadline_in(&until, TAKE_WAIT_MS);
-	while (l->n_ready == 0 && l->preparing > 0 && !p->stopping)
+	uint64_t rest = 0;
+	while (l->n_ready == 0 && !p->stopping &&
+	       (l->preparing > 0 || wanted(p, mono_ms(), &rest) == l))
 		if (pthread_cond_timedwait(&p->cv, &p->mu, &until) != 0)
 			break;
 	for (unsigned i = l->n_ready; i-- > 0;) {
