@@ -15,8 +15,10 @@
  * member is ready within ~60 ms here; past this, something is wrong and
  * cold is the better bet). */
 #define TAKE_WAIT_MS 2000
-/* After a member failed to start, the language rests this long. */
+/* After a member failed to start, the language rests 1 s, doubled per
+ * failure in a row up to 32 s (a toolchain gone, uids all taken). */
 #define FAIL_BACKOFF_MS 1000
+#define FAIL_BACKOFF_MAX_SHIFT 5
 
 struct lang {
 	al_sb_pool_lang cfg;
@@ -24,6 +26,7 @@ struct lang {
 	unsigned n_ready, preparing, in_use;
 	uint64_t rest_until_ms; /* back-off after a failed start */
 	unsigned made;		/* members made (without refill: <= size) */
+	unsigned fails;		/* failed starts in a row */
 };
 
 struct al_sb_pool {
@@ -114,13 +117,19 @@ static void *refill_main(void *arg)
 		if (rc < 0) {
 			p->stats.failed++;
 			l->made--;
-			l->rest_until_ms = mono_ms() + FAIL_BACKOFF_MS;
+			unsigned shift = l->fails < FAIL_BACKOFF_MAX_SHIFT
+						 ? l->fails
+						 : FAIL_BACKOFF_MAX_SHIFT;
+			l->fails++;
+			l->rest_until_ms = mono_ms() + ((uint64_t)FAIL_BACKOFF_MS
+							<< shift);
 		} else if (p->stopping) {
 			pthread_mutex_unlock(&p->mu);
 			al_sb_member_destroy(m);
 			pthread_mutex_lock(&p->mu);
 		} else {
 			p->stats.prepared++;
+			l->fails = 0;
 			l->ready[l->n_ready++] = m;
 		}
 		pthread_cond_broadcast(&p->cv);
