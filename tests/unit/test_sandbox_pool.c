@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -528,6 +529,75 @@ static void test_pooled_limits(void **state)
 	assert_int_equal(ops->release(warm, NULL), 0);
 }
 
+/* Several threads at once on one pooled handle: every run ends as it
+ * should, members are never shared (taken + cold = runs), and a pooled
+ * run still times out at its deadline (counted from go). */
+struct conc {
+	al_provider_handle *h;
+	int ok;
+};
+
+static void *conc_main(void *arg)
+{
+	struct conc *c = arg;
+	for (int i = 0; i < 3; i++) {
+		al_request *req = probe_request("import sys\nprint(sys.argv[1])\n",
+						"hi", false);
+		char id[40];
+		al_run_id_new(id);
+		al_cancel *cancel = al_cancel_new();
+		al_exec exec = {.run_id = id, .request = req, .cancel = cancel};
+		al_result *res = al_result_new();
+		if (ops->execute(c->h, &exec, res, NULL) == 0 &&
+		    res->outcome == AL_OUTCOME_COMPLETED &&
+		    strcmp(text_of(res, 0), "hi\n") == 0)
+			c->ok++;
+		al_result_free(res);
+		al_cancel_free(cancel);
+		al_request_free(req);
+	}
+	return NULL;
+}
+
+static void test_pooled_concurrent_and_deadline(void **state)
+{
+	(void)state;
+	need_python();
+	al_provider_handle *warm = NULL;
+	assert_int_equal(ops->ensure(pool_cfg, &warm, NULL), 0);
+	struct conc c[4];
+	pthread_t t[4];
+	for (int i = 0; i < 4; i++) {
+		c[i] = (struct conc){.h = warm};
+		assert_int_equal(pthread_create(&t[i], NULL, conc_main, &c[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(c[i].ok, 3);
+	}
+	al_sb_pool_stats st;
+	al_sb_provider_pool_stats(warm, &st);
+	assert_int_equal(st.taken + st.cold, 12);
+	assert_true(st.taken >= 1);
+	assert_true(st.prepared >= st.taken);
+
+	al_request *req = probe_request("import time\ntime.sleep(30)\n", "x",
+					false);
+	req->limits.wall_ms = 300;
+	req->limits.set |= AL_LIMIT_WALL_MS;
+	wait_idle(warm);
+	char id[40];
+	al_run_id_new(id);
+	al_result *res = run_on(warm, req, id);
+	assert_int_equal(res->outcome, AL_OUTCOME_TIMED_OUT);
+	assert_true(res->usage.wall_ms >= 300 && res->usage.wall_ms < 10000);
+	al_result_free(res);
+	al_request_free(req);
+	al_sb_provider_pool_stats(warm, &st);
+	assert_int_equal(st.taken + st.cold, 13);
+	assert_int_equal(ops->release(warm, NULL), 0);
+}
+
 static bool dir_has_prefix(const char *dir, const char *prefix)
 {
 	DIR *d = opendir(dir);
@@ -614,6 +684,7 @@ int main(void)
 		cmocka_unit_test(test_pooled_is_cold),
 		cmocka_unit_test(test_pooled_sh_is_cold),
 		cmocka_unit_test(test_pooled_limits),
+		cmocka_unit_test(test_pooled_concurrent_and_deadline),
 		cmocka_unit_test(test_mismatch_cold_and_release),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
