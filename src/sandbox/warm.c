@@ -66,6 +66,18 @@ const char *al_sb_warm_mismatch(const al_sb_warm_class *c,
 	if (tc_path == NULL || c->tc_path == NULL ||
 	    strcmp(tc_path, c->tc_path) != 0)
 		return "toolchain";
+	/* A member sets its rlimits without privilege: one above what it
+	 * inherited (ours) would fail there; cold reports it properly. */
+	al_rlimit_spec rl[4];
+	size_t nrl = al_sb_build_rlimits(&req->limits, rl);
+	for (size_t i = 0; i < nrl; i++) {
+		struct rlimit cur;
+		rlim_t want = rl[i].resource == RLIMIT_CPU ? rl[i].value + 2
+							   : rl[i].value;
+		if (getrlimit(rl[i].resource, &cur) == 0 &&
+		    cur.rlim_max != RLIM_INFINITY && want > cur.rlim_max)
+			return "rlimit";
+	}
 	if (!interp_start(req->language))
 		return NULL; /* execve gets the run's own environment */
 	for (size_t i = 0; i < req->n_env; i++)

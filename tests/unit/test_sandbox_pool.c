@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -182,6 +183,17 @@ static void test_class_check(void **state)
 			    "workspace_bytes");
 	req->limits.workspace_bytes = 0;
 	req->limits.set &= ~(unsigned)AL_LIMIT_WORKSPACE_BYTES;
+
+	/* more open files than a member may give itself */
+	struct rlimit nofile;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &nofile), 0);
+	if (nofile.rlim_max != RLIM_INFINITY) {
+		uint64_t keep = req->limits.open_files;
+		req->limits.open_files = (uint64_t)nofile.rlim_max + 1;
+		assert_string_equal(al_sb_warm_mismatch(&c, &exec, c.tc_path),
+				    "rlimit");
+		req->limits.open_files = keep;
+	}
 
 	exec.inbox_dir = "/x/inbox";
 	exec.inbox_acks_dir = "/x/acks";
