@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -269,16 +270,39 @@ int al_sb_member_claim(const al_sb_context *ctx, al_sb_member *m,
 	return 0;
 }
 
+/* A member waiting for its header reads it at once (a python member
+ * still starting within ~100 ms); one that takes this long is treated as
+ * dead: nothing of the request has run, so it goes cold. */
+#define HEADER_TIMEOUT_MS 10000
+
 static int write_all(int fd, const char *buf, size_t len)
 {
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	size_t off = 0;
 	while (off < len) {
 		ssize_t w = write(fd, buf + off, len - off);
+		if (w > 0) {
+			off += (size_t)w;
+			continue;
+		}
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
+		if (w == 0 || errno != EAGAIN)
 			return w < 0 ? -errno : -EIO;
-		off += (size_t)w;
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long spent = (long)(now.tv_sec - t0.tv_sec) * 1000 +
+			     (now.tv_nsec - t0.tv_nsec) / 1000000;
+		if (spent >= HEADER_TIMEOUT_MS)
+			return -ETIMEDOUT;
+		struct pollfd p = {fd, POLLOUT, 0};
+		if (poll(&p, 1, (int)(HEADER_TIMEOUT_MS - spent)) < 0 &&
+		    errno != EINTR)
+			return -errno;
 	}
 	return 0;
 }

@@ -26,6 +26,7 @@
 
 #include <airlock/airlock.h>
 
+#include "core/util.h"
 #include "sandbox/context.h"
 #include "sandbox/pool.h"
 #include "sandbox/warm.h"
@@ -610,6 +611,54 @@ static void test_pooled_concurrent_and_deadline(void **state)
 	assert_int_equal(ops->release(warm, NULL), 0);
 }
 
+/* A header far beyond a pipe's buffer (argv of 8 x 60 KB): python reads
+ * it while the host writes; a waiting sh has 256 KiB of room, so its
+ * run goes cold — both complete with the whole argv. */
+static void test_big_header(void **state)
+{
+	(void)state;
+	need_python();
+	al_provider_handle *warm = NULL;
+	assert_int_equal(
+		ops->ensure("{\"pool\": {\"python\": {\"size\": 1}, "
+			    "\"sh\": {\"size\": 1}}}",
+			    &warm, NULL),
+		0);
+	char *big = malloc(60001);
+	assert_non_null(big);
+	memset(big, 'a', 60000);
+	big[60000] = '\0';
+	static const char *const langs[] = {"python", "sh"};
+	static const char *const code[] = {
+		"import sys\nprint(len(sys.argv), sum(map(len, sys.argv[1:])))\n",
+		"n=0; for a; do n=$((n+${#a})); done; echo $(($#+1)) $n\n"};
+	for (int l = 0; l < 2; l++) {
+		al_request *req = al_request_new();
+		req->language = strdup(langs[l]);
+		al_bytes_set(&req->code, code[l], strlen(code[l]));
+		al_limits_apply_defaults(&req->limits);
+		req->argc = 8;
+		req->argv = calloc(9, sizeof(char *));
+		for (int i = 0; i < 8; i++)
+			req->argv[i] = strdup(big);
+		wait_idle(warm);
+		char id[40];
+		al_run_id_new(id);
+		al_result *res = run_on(warm, req, id);
+		assert_int_equal(res->outcome, AL_OUTCOME_COMPLETED);
+		assert_string_equal(text_of(res, 0), "9 480000\n");
+		al_result_free(res);
+		al_request_free(req);
+	}
+	free(big);
+	al_sb_pool_stats st;
+	al_sb_provider_pool_stats(warm, &st);
+	/* both took a member; sh's could not hold the header and was
+	 * destroyed unused, the run went cold */
+	assert_int_equal(st.taken, 2);
+	assert_int_equal(ops->release(warm, NULL), 0);
+}
+
 static bool dir_has_prefix(const char *dir, const char *prefix)
 {
 	DIR *d = opendir(dir);
@@ -697,6 +746,7 @@ int main(void)
 		cmocka_unit_test(test_pooled_sh_is_cold),
 		cmocka_unit_test(test_pooled_limits),
 		cmocka_unit_test(test_pooled_concurrent_and_deadline),
+		cmocka_unit_test(test_big_header),
 		cmocka_unit_test(test_mismatch_cold_and_release),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
