@@ -635,7 +635,9 @@ static void test_big_header(void **state)
 	for (int l = 0; l < 2; l++) {
 		al_request *req = al_request_new();
 		req->language = strdup(langs[l]);
-		al_bytes_set(&req->code, code[l], strlen(code[l]));
+		al_bytes_clear(&req->code);
+		assert_int_equal(
+			al_bytes_set(&req->code, code[l], strlen(code[l])), 0);
 		al_limits_apply_defaults(&req->limits);
 		req->argc = 8;
 		req->argv = calloc(9, sizeof(char *));
