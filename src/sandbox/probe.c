@@ -19,6 +19,7 @@
 #include "lang/languages.h"
 #include "proc/env.h"
 #include "proc/rundir.h"
+#include "sandbox/mounts.h"
 #include "sandbox/run.h"
 #include "sandbox/userns.h"
 
@@ -124,11 +125,40 @@ out:
 	return ok;
 }
 
-static int add_languages(al_sb_context *ctx, al_facts *f)
+/* Why tc cannot run inside (a part of it lies where the sandbox mounts
+ * its own /tmp, /dev, ...), or NULL. */
+static char *hidden_reason(const al_toolchain *tc)
+{
+	const char *part = NULL, *dir = NULL;
+	if ((dir = al_sb_path_hidden(tc->path)) != NULL)
+		part = tc->path;
+	else if (tc->helper_path &&
+		 (dir = al_sb_path_hidden(tc->helper_path)) != NULL)
+		part = tc->helper_path;
+	for (size_t i = 0; !dir && tc->extra_roots && tc->extra_roots[i]; i++)
+		if ((dir = al_sb_path_hidden(tc->extra_roots[i])) != NULL)
+			part = tc->extra_roots[i];
+	if (dir == NULL)
+		return NULL;
+	return al_strdup_printf("toolchain_hidden: %s is under %s, which the "
+				"sandbox replaces with its own",
+				part, dir);
+}
+
+/* absent: language -> why a toolchain found on the host is not offered. */
+static int add_languages(al_sb_context *ctx, al_facts *f, json_t *absent)
 {
 	for (const char *const *l = al_language_names(); *l != NULL; l++) {
 		al_toolchain *tc = NULL;
 		if (al_toolchain_observe(*l, NULL, ctx->cache_dir, &tc, NULL) < 0) {
+			al_toolchain_free(tc);
+			continue;
+		}
+		char *hidden = hidden_reason(tc);
+		if (hidden != NULL) {
+			/* no trial: it cannot see its own files in there */
+			json_object_set_new(absent, *l, json_string(hidden));
+			free(hidden);
 			al_toolchain_free(tc);
 			continue;
 		}
@@ -150,6 +180,11 @@ static int add_languages(al_sb_context *ctx, al_facts *f)
 			rc = al_facts_add_language(f, tc->language,
 						   tc->toolchain, tc->version,
 						   tc->path);
+		else
+			json_object_set_new(
+				absent, *l,
+				json_string("inside_failed: an empty program "
+					    "did not complete in the sandbox"));
 		free(id);
 		al_toolchain_free(tc);
 		if (rc < 0)
@@ -160,7 +195,7 @@ static int add_languages(al_sb_context *ctx, al_facts *f)
 
 /* ---- facts ------------------------------------------------------------ */
 
-static char *mechanism_json(const al_sb_context *ctx)
+static char *mechanism_json(const al_sb_context *ctx, json_t *absent)
 {
 	struct utsname u;
 	if (uname(&u) < 0)
@@ -178,6 +213,11 @@ static char *mechanism_json(const al_sb_context *ctx)
 		"user_namespaces", ctx->obs.mech.user_namespaces, "uid_mode",
 		ctx->privileged ? "per_run_pool" : "own_uid", "observed",
 		ctx->obs_cached ? "cached_this_boot" : "now");
+	if (o != NULL && json_object_size(absent) > 0 &&
+	    json_object_set(o, "languages_absent", absent) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
 	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	return s;
@@ -198,8 +238,13 @@ int al_sb_probe_facts(al_sb_context *ctx, al_facts **out, al_error **err)
 				      ? "uid_pool"
 				      : NULL;
 	int rc = 0;
+	json_t *absent = json_object();
+	if (absent == NULL) {
+		al_facts_free(f);
+		return -ENOMEM;
+	}
 	if (missing == NULL)
-		rc = add_languages(ctx, f);
+		rc = add_languages(ctx, f, absent);
 	if (rc == 0 && missing == NULL && f->n_languages == 0)
 		missing = "no toolchain runs inside the sandbox";
 	f->available = missing == NULL;
@@ -232,7 +277,8 @@ int al_sb_probe_facts(al_sb_context *ctx, al_facts **out, al_error **err)
 			       (1u << AL_WORKSPACE_RW);
 		f->streaming = true;
 	}
-	f->mechanism_json = mechanism_json(ctx);
+	f->mechanism_json = mechanism_json(ctx, absent);
+	json_decref(absent);
 	if (rc < 0 || f->mechanism_json == NULL ||
 	    (missing && f->unavailable_reason == NULL)) {
 		al_facts_free(f);
