@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <airlock/airlock.h>
@@ -106,6 +108,25 @@ static int exit_status_for(const al_result *res)
 
 /* A refusal decided before any request exists: printed in the same typed
  * shape as the host's. */
+/* A run's directory (code, inputs, workspace) lives for one run and is
+ * removed after it: on a memory-backed file system creating and removing
+ * it costs a fraction of what ext4 takes (~0.5 ms a run), and what a run
+ * writes there is charged to its memory cgroup.  Only when nothing chose
+ * a place: AIRLOCK_RUN_BASE, TMPDIR and a provider's run_dir still win. */
+static void prefer_tmpfs_run_base(void)
+{
+	struct statfs sf;
+	struct stat st;
+	if (getenv("AIRLOCK_RUN_BASE") != NULL || getenv("TMPDIR") != NULL ||
+	    statfs("/dev/shm", &sf) < 0 || sf.f_type != TMPFS_MAGIC ||
+	    lstat("/dev/shm", &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != 0 || !(st.st_mode & S_ISVTX))
+		return;
+	char base[64];
+	snprintf(base, sizeof(base), "/dev/shm/airlock-%u", (unsigned)geteuid());
+	setenv("AIRLOCK_RUN_BASE", base, 0);
+}
+
 static int refuse_locally(bool as_json, al_outcome outcome, const char *reason,
 			  const char *message)
 {
@@ -570,6 +591,7 @@ int cmd_run(const cli_globals *g, int argc, char **argv)
 		rc = CLI_EXIT_REFUSED;
 		goto out;
 	}
+	prefer_tmpfs_run_base();
 	al_host_options hopts = {
 		.state_dir = g->state_dir,
 		.force_provider = provider,
