@@ -17,6 +17,7 @@
 
 #include "core/util.h"
 #include "lang/languages.h"
+#include "lang/path_memo.h"
 #include "proc/env.h"
 #include "proc/rundir.h"
 #include "sandbox/mounts.h"
@@ -148,7 +149,11 @@ static char *hidden_reason(const al_toolchain *tc)
 /* absent: language -> why a toolchain found on the host is not offered. */
 static int add_languages(al_sb_context *ctx, al_facts *f, json_t *absent)
 {
-	for (const char *const *l = al_language_names(); *l != NULL; l++) {
+	int rc = 0;
+	/* one look at PATH's directories for the whole pass */
+	al_path_memo_hold();
+	for (const char *const *l = al_language_names(); rc == 0 && *l != NULL;
+	     l++) {
 		al_toolchain *tc = NULL;
 		if (al_toolchain_observe(*l, NULL, ctx->cache_dir, &tc, NULL) < 0) {
 			al_toolchain_free(tc);
@@ -175,7 +180,6 @@ static int add_languages(al_sb_context *ctx, al_facts *f, json_t *absent)
 				al_sb_obs_inside_put(ctx->cache_dir,
 						     ctx->lang_key, id);
 		}
-		int rc = 0;
 		if (ok == 1)
 			rc = al_facts_add_language(f, tc->language,
 						   tc->toolchain, tc->version,
@@ -187,10 +191,9 @@ static int add_languages(al_sb_context *ctx, al_facts *f, json_t *absent)
 					    "did not complete in the sandbox"));
 		free(id);
 		al_toolchain_free(tc);
-		if (rc < 0)
-			return rc;
 	}
-	return 0;
+	al_path_memo_release();
+	return rc;
 }
 
 /* ---- facts ------------------------------------------------------------ */

@@ -1,8 +1,9 @@
 /* PATH lookups remembered while PATH's directories are unchanged: a
- * repeated lookup searches no more, and every change that could alter an
- * answer (a program created, made non-executable, removed, renamed; a
- * missing directory appearing) is seen by the very next lookup; so is
- * al_path_find's answer through the memo. */
+ * repeated lookup searches no more, and every change that alters an
+ * answer (a program created, the answer made non-executable, removed,
+ * renamed; a missing directory appearing) is seen by the very next lookup
+ * (within a hold: by the first after it); so is al_path_find's answer
+ * through the memo. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -135,11 +136,13 @@ static void test_every_change_is_seen(void **state)
 	/* created earlier on PATH */
 	make_tool(dir_a, 0755);
 	expect(dir_a);
-	/* no longer executable */
+	/* the answer no longer executable */
 	tool_path(dir_a, p, sizeof(p));
 	assert_int_equal(chmod(p, 0644), 0);
 	expect(dir_b);
-	assert_int_equal(chmod(p, 0755), 0);
+	/* reinstalled (a new file: its directory changes) */
+	assert_int_equal(unlink(p), 0);
+	make_tool(dir_a, 0755);
 	expect(dir_a);
 	/* renamed away, then back */
 	snprintf(q, sizeof(q), "%s/other", dir_a);
@@ -157,6 +160,30 @@ static void test_every_change_is_seen(void **state)
 	assert_int_equal(unlink(p), 0);
 	tool_path(dir_b, q, sizeof(q));
 	assert_int_equal(unlink(q), 0);
+	expect(NULL);
+}
+
+/* Within a hold the directories are checked once: a lookup in the same
+ * pass searches nothing; after the hold a change is seen again. */
+static void test_hold_checks_once(void **state)
+{
+	(void)state;
+	al_path_memo_reset();
+	make_tool(dir_b, 0755);
+	expect(dir_b);
+	al_path_memo_hold();
+	searches = 0;
+	expect(dir_b);
+	make_tool(dir_a, 0755); /* during the pass: the pass's view stays */
+	expect(dir_b);
+	assert_int_equal(searches, 0);
+	al_path_memo_release();
+	expect(dir_a);
+	char p[PATH_MAX * 2];
+	tool_path(dir_a, p, sizeof(p));
+	assert_int_equal(unlink(p), 0);
+	tool_path(dir_b, p, sizeof(p));
+	assert_int_equal(unlink(p), 0);
 	expect(NULL);
 }
 
@@ -188,6 +215,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_repeats_do_not_search),
 		cmocka_unit_test(test_every_change_is_seen),
+		cmocka_unit_test(test_hold_checks_once),
 		cmocka_unit_test(test_path_find_sees_changes),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
