@@ -246,6 +246,8 @@ int al_sb_filter_compile_now(al_sb_filter *out, al_error **err)
 static int filter_copy(const al_sb_filter *src, al_sb_filter *out)
 {
 	size_t bytes = (size_t)src->len * sizeof(*src->insns);
+	if (src->insns == NULL || bytes == 0)
+		return -EINVAL;
 	out->insns = malloc(bytes);
 	if (out->insns == NULL)
 		return -ENOMEM;
@@ -275,9 +277,9 @@ int al_sb_filter_compile(al_sb_filter *out, al_error **err)
 		}
 		free(dir);
 	}
-	if (rc == 0 && filter_copy(&memo, out) < 0)
-		rc = al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
-				  "out of memory");
+	if (rc == 0 && (rc = filter_copy(&memo, out)) < 0)
+		rc = al_error_set(err, AL_ERR_INTERNAL, -rc, NULL,
+				  "copying the compiled filter failed");
 	pthread_mutex_unlock(&memo_lock);
 	return rc;
 }
