@@ -22,6 +22,7 @@
 #include "proc/rundir.h"
 #include "sandbox/mounts.h"
 #include "sandbox/run.h"
+#include "sandbox/runbase.h"
 #include "sandbox/userns.h"
 
 /* ---- languages inside ------------------------------------------------ */
@@ -79,7 +80,9 @@ static int run_inside(const al_sb_context *ctx, const al_toolchain *tc)
 	static unsigned seq;
 	snprintf(run_id, sizeof(run_id), "probe-%d-%u", (int)getpid(),
 		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
-	if (al_rundir_create(ctx->cfg.run_dir, run_id, &rd, NULL) < 0 ||
+	if (al_rundir_create(ctx->cfg.run_dir ? ctx->cfg.run_dir
+					      : al_sb_run_base(req),
+			     run_id, &rd, NULL) < 0 ||
 	    al_rundir_write_code(&rd, al_language_script_name(tc->language),
 				 &req->code, NULL) < 0)
 		goto out;
