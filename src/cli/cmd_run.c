@@ -5,13 +5,10 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <signal.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/magic.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <airlock/airlock.h>
@@ -109,44 +106,6 @@ static int exit_status_for(const al_result *res)
 
 /* A refusal decided before any request exists: printed in the same typed
  * shape as the host's. */
-/* The request may write an unbounded workspace: grant rw without
- * workspace_bytes (or a body that does not parse: the host refuses it). */
-static bool writes_unbounded_workspace(const char *body, size_t len)
-{
-	json_t *req = json_loadb(body, len, JSON_ALLOW_NUL, NULL);
-	const char *ws = json_string_value(
-		json_object_get(json_object_get(req, "grant"), "workspace"));
-	json_t *bytes = json_object_get(json_object_get(req, "limits"),
-					"workspace_bytes");
-	bool unbounded = req == NULL ||
-			 (ws != NULL && strcmp(ws, "rw") == 0 &&
-			  !(json_is_integer(bytes) && json_integer_value(bytes) > 0));
-	json_decref(req);
-	return unbounded;
-}
-
-/* A run's directory (code, inputs, workspace) lives for one run and is
- * removed after it: on a memory-backed file system creating and removing
- * it costs a fraction of what ext4 takes (~0.5 ms a run).  Not for a run
- * that may write an unbounded workspace: there, what it writes would
- * count against its memory limit instead of taking disk space.  Only
- * when nothing chose a place: AIRLOCK_RUN_BASE, TMPDIR and a provider's
- * run_dir still win. */
-static void prefer_tmpfs_run_base(const char *body, size_t len)
-{
-	struct statfs sf;
-	struct stat st;
-	if (getenv("AIRLOCK_RUN_BASE") != NULL || getenv("TMPDIR") != NULL ||
-	    writes_unbounded_workspace(body, len) ||
-	    statfs("/dev/shm", &sf) < 0 || sf.f_type != TMPFS_MAGIC ||
-	    lstat("/dev/shm", &st) < 0 || !S_ISDIR(st.st_mode) ||
-	    st.st_uid != 0 || !(st.st_mode & S_ISVTX))
-		return;
-	char base[64];
-	snprintf(base, sizeof(base), "/dev/shm/airlock-%u", (unsigned)geteuid());
-	setenv("AIRLOCK_RUN_BASE", base, 0);
-}
-
 static int refuse_locally(bool as_json, al_outcome outcome, const char *reason,
 			  const char *message)
 {
@@ -611,7 +570,6 @@ int cmd_run(const cli_globals *g, int argc, char **argv)
 		rc = CLI_EXIT_REFUSED;
 		goto out;
 	}
-	prefer_tmpfs_run_base(body, body_len);
 	al_host_options hopts = {
 		.state_dir = g->state_dir,
 		.force_provider = provider,

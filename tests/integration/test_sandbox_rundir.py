@@ -1,4 +1,5 @@
-"""Where `airlock run` puts a run's directory (RUN/code, RUN/workspace):
+"""Where a sandboxed run's directory (RUN/code, RUN/workspace) goes
+(src/sandbox/runbase.c), seen through `airlock run`:
 on the host's memory-backed /dev/shm when it is a tmpfs and nothing chose
 a place (cheaper to create and remove than ext4), except for a run that
 may write an unbounded workspace (grant rw, no workspace_bytes: its bytes
