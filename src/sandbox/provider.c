@@ -25,6 +25,7 @@
 #include "sandbox/context.h"
 #include "sandbox/probe.h"
 #include "sandbox/run.h"
+#include "sandbox/runbase.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/userns.h"
 
@@ -187,7 +188,9 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 	}
 
 	bool bounded = al_sb_workspace_bounded(req);
-	rc = al_rundir_create(h->ctx.cfg.run_dir, exec->run_id, &rd, &setup_err);
+	rc = al_rundir_create(h->ctx.cfg.run_dir ? h->ctx.cfg.run_dir
+						: al_sb_run_base(req),
+			      exec->run_id, &rd, &setup_err);
 	/* Fresh directories no program has seen yet: handed to the run's
 	 * uid before anything is written into them. */
 	if (rc == 0 && h->ctx.privileged &&
