@@ -26,6 +26,7 @@
 #include "sandbox/pool.h"
 #include "sandbox/probe.h"
 #include "sandbox/run.h"
+#include "sandbox/runbase.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/userns.h"
 
@@ -223,9 +224,11 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 	}
 
 	bool bounded = al_sb_workspace_bounded(req);
-	rc = member != NULL ? 0
-			    : al_rundir_create(h->ctx.cfg.run_dir, exec->run_id,
-					       &rd, &setup_err);
+	rc = member != NULL
+		     ? 0
+		     : al_rundir_create(h->ctx.cfg.run_dir ? h->ctx.cfg.run_dir
+							 : al_sb_run_base(req),
+					exec->run_id, &rd, &setup_err);
 	/* Fresh directories no program has seen yet: handed to the run's
 	 * uid before anything is written into them (a member's were at its
 	 * start; its program has not run yet). */

@@ -20,6 +20,7 @@
 #include "proc/env.h"
 #include "sandbox/launch.h"
 #include "sandbox/mounts.h"
+#include "sandbox/runbase.h"
 #include "sandbox/warm_loaders.h"
 
 static bool interp_start(const char *language)
@@ -151,7 +152,13 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 		}
 		uid = m->slot.uid;
 	}
-	rc = al_rundir_create(ctx->cfg.run_dir, run_id, &m->rd, err);
+	/* where a cold run of this class would have its directory */
+	al_request place;
+	memset(&place, 0, sizeof(place));
+	place.grant.workspace = workspace;
+	rc = al_rundir_create(ctx->cfg.run_dir ? ctx->cfg.run_dir
+					       : al_sb_run_base(&place),
+			      run_id, &m->rd, err);
 	if (rc < 0)
 		goto fail;
 	if (ctx->privileged &&
