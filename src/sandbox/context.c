@@ -53,6 +53,9 @@ static int parse_pool_lang(const char *lang, json_t *obj, al_sb_pool_lang *pl,
 		} else if (strcmp(key, "refill") == 0) {
 			ok = json_is_boolean(v);
 			pl->refill = json_is_true(v);
+		} else if (strcmp(key, "inbox") == 0) {
+			ok = json_is_boolean(v);
+			pl->inbox = json_is_true(v);
 		} else {
 			/* the unknown key's name is config, not a value */
 			snprintf(path, sizeof(path), "pool.%s", lang);

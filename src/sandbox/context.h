@@ -14,7 +14,8 @@
 #include "sandbox/seccomp_policy.h"
 
 /* "pool": {"<language>": {"size": N, "network": "none", "workspace":
- * "none", "refill": true}} (docs/sandbox.md, "Warm pools"). */
+ * "none", "refill": true, "inbox": false}} (docs/sandbox.md, "Warm
+ * pools"). */
 #define AL_SB_POOL_MAX_SIZE 16
 #define AL_SB_POOL_MAX_LANGS 8
 typedef struct al_sb_pool_lang {
@@ -23,6 +24,7 @@ typedef struct al_sb_pool_lang {
 	al_network network;	     /* the members' class */
 	al_workspace_mode workspace;
 	bool refill;		     /* make a new member after each run */
+	bool inbox;		     /* members serve runs with an inbox only */
 } al_sb_pool_lang;
 
 /* Provider config JSON keys (docs/sandbox.md): */

@@ -110,7 +110,8 @@ static void *refill_main(void *arg)
 		al_sb_member *m = NULL;
 		int rc = al_sb_member_prepare(p->ctx, l->cfg.language,
 					      l->cfg.network, l->cfg.workspace,
-					      run_id, cg_name, &m, NULL);
+					      l->cfg.inbox, run_id, cg_name,
+					      &m, NULL);
 
 		pthread_mutex_lock(&p->mu);
 		l->preparing--;
@@ -199,7 +200,8 @@ al_sb_member *al_sb_pool_take(al_sb_pool *p, const al_exec *exec,
 	/* every member of a language has its one class: check it first */
 	al_sb_warm_class cls = {.network = l->cfg.network,
 				.workspace = l->cfg.workspace,
-				.tc_path = tc_path};
+				.tc_path = tc_path,
+				.inbox = l->cfg.inbox};
 	snprintf(cls.language, sizeof(cls.language), "%s", l->cfg.language);
 	if (al_sb_warm_mismatch(&cls, exec, tc_path) != NULL)
 		goto cold;

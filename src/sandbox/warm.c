@@ -21,6 +21,7 @@
 #include "sandbox/launch.h"
 #include "sandbox/mounts.h"
 #include "sandbox/runbase.h"
+#include "sandbox/warm_inbox.h"
 #include "sandbox/warm_loaders.h"
 
 static bool interp_start(const char *language)
@@ -63,7 +64,11 @@ const char *al_sb_warm_mismatch(const al_sb_warm_class *c,
 	/* a tmpfs /workspace is mounted by the init before the program */
 	if (al_sb_workspace_bounded(req))
 		return "workspace_bytes";
-	if (exec->inbox_dir != NULL || exec->inbox_acks_dir != NULL)
+	/* an inbox is two mounts and a Landlock rule the member has, or
+	 * has not, from its start (half an inbox shows none: cold) */
+	bool inbox = exec->inbox_dir != NULL && exec->inbox_acks_dir != NULL;
+	if (inbox != c->inbox ||
+	    (!inbox && (exec->inbox_dir != NULL || exec->inbox_acks_dir != NULL)))
 		return "inbox";
 	if (tc_path == NULL || c->tc_path == NULL ||
 	    strcmp(tc_path, c->tc_path) != 0)
@@ -100,12 +105,14 @@ static void member_free(al_sb_member *m)
 	if (m->fail_fd >= 0)
 		close(m->fail_fd);
 	free(m->tc_path);
+	free(m->inbox_dir);
+	free(m->acks_dir);
 	free(m);
 }
 
 int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 			 al_network network, al_workspace_mode workspace,
-			 const char *run_id, const char *cg_name,
+			 bool inbox, const char *run_id, const char *cg_name,
 			 al_sb_member **out, al_error **err)
 {
 	al_toolchain *tc = NULL;
@@ -131,6 +138,7 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 	snprintf(m->cls.language, sizeof(m->cls.language), "%s", language);
 	m->cls.network = network;
 	m->cls.workspace = workspace;
+	m->cls.inbox = inbox;
 
 	rc = al_toolchain_observe(language, NULL, ctx->cache_dir, &tc, err);
 	if (rc < 0)
@@ -169,6 +177,16 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 				  "cannot hand the workspace to the member's uid");
 		goto fail;
 	}
+	/* its inbox as a cold run's: RUN/inbox 0755 ours, RUN/acks 0700
+	 * the run's uid (warm_inbox.h) */
+	if (inbox && (rc = al_sb_inbox_dirs_create(
+			      m->rd.root, ctx->privileged ? uid : (uid_t)-1,
+			      &m->inbox_dir, &m->acks_dir)) < 0) {
+		al_error_set(err, AL_ERR_UNAVAILABLE, -rc,
+			     "workspace_setup_failed",
+			     "cannot make the member's inbox");
+		goto fail;
+	}
 	/* Held to the run defaults (512 MiB, 256 pids) while idle; the
 	 * request's own values are written at go. */
 	al_limits idle = {0};
@@ -186,6 +204,8 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 		.network = network,
 		.tmp_bytes = ctx->cfg.tmp_bytes,
 		.extra_roots = tc->extra_roots,
+		.inbox_dir = m->inbox_dir,
+		.inbox_acks_dir = m->acks_dir,
 	};
 	rc = al_sb_mount_plan_build(&mp, &plan, err);
 	if (rc < 0)
@@ -230,6 +250,7 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 		.filter = &ctx->filter,
 		.landlock = {.abi = ctx->landlock_abi,
 			     .workspace_rw = workspace == AL_WORKSPACE_RW,
+			     .inbox_acks_rw = inbox,
 			     .deny_tcp = network == AL_NETWORK_NONE},
 		.cgroups = &m->cg,
 		.wait_go = !m->interp,
@@ -410,19 +431,35 @@ int al_sb_member_run(const al_sb_context *ctx, al_sb_member *m,
 {
 	(void)ctx;
 	bool with_stdin = al_sb_step_stdin(s);
+	const al_exec *exec = s->exec;
+	al_sb_inbox_fwd *fwd = NULL;
 	size_t len = 0;
 	char *hdr = build_header(s, script, m->interp, with_stdin, &len);
 	if (hdr == NULL) {
 		al_sb_member_destroy(m);
 		return 1;
 	}
-	int rc = send_header(m->child.stdin_fd, hdr, len);
+	/* the events already delivered are in before the program starts */
+	int rc = 0;
+	if (m->cls.inbox)
+		rc = al_sb_inbox_fwd_start(exec->inbox_dir, exec->inbox_acks_dir,
+					   m->inbox_dir, m->acks_dir, &fwd);
+	if (rc == 0)
+		rc = send_header(m->child.stdin_fd, hdr, len);
 	al_explicit_free_str(hdr);
 	if (rc < 0) {
+		/* nothing of the request ran: no acknowledgement to keep */
+		int frc = al_sb_inbox_fwd_stop(fwd);
+		(void)frc;
 		al_sb_member_destroy(m);
 		return 1;
 	}
 	rc = al_sb_step_supervise(s, &m->child, &m->cg, &m->base, res, err);
+	/* the program is over: its last acknowledgements, before the
+	 * supervisor reads them */
+	if (al_sb_inbox_fwd_stop(fwd) < 0 && rc == 0)
+		rc = al_error_set(err, AL_ERR_IO, EIO, NULL,
+				  "cannot mirror the inbox acknowledgements");
 	m->child.pid = -1;
 	m->child.signal_ctx = NULL;
 	/* a waiting program whose execve failed: as cold reports it */

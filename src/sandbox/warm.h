@@ -35,6 +35,7 @@ typedef struct al_sb_warm_class {
 	al_network network;
 	al_workspace_mode workspace;
 	const char *tc_path; /* the interpreter it started */
+	bool inbox; /* serves runs with an inbox (and only those) */
 } al_sb_warm_class;
 
 typedef struct al_sb_member {
@@ -48,6 +49,9 @@ typedef struct al_sb_member {
 	bool interp;	    /* python: the interpreter runs a loader; else the
 			     * program waits before its execve */
 	int fail_fd;	    /* exec kind: reports an exec failure after go */
+	/* inbox class: the member's own RUN/inbox and RUN/acks, bound at
+	 * /inbox and /inbox-acks (warm_inbox.h); removed with rd */
+	char *inbox_dir, *acks_dir;
 } al_sb_member;
 
 /* true when the language has a warm start: python's interpreter started
@@ -61,10 +65,11 @@ const char *al_sb_warm_mismatch(const al_sb_warm_class *c,
 				const al_exec *exec, const char *tc_path);
 
 /* Prepares a member; run_id names its run directory, cg_name its
- * cgroups.  0, or a negative errno with err set (nothing left). */
+ * cgroups; inbox: a member of an inbox class.  0, or a negative errno
+ * with err set (nothing left). */
 int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 			 al_network network, al_workspace_mode workspace,
-			 const char *run_id, const char *cg_name,
+			 bool inbox, const char *run_id, const char *cg_name,
 			 al_sb_member **out, al_error **err);
 
 /* The request's cgroup limits into the member, before anything of the
@@ -79,7 +84,9 @@ int al_sb_member_claim(const al_sb_context *ctx, al_sb_member *m,
  * run's argv and script its script path.  Returns 1 when the member was
  * found dead before the program was told to start (nothing of the
  * request ran: run it cold), else as al_sb_run_step.  The member's
- * cgroups are removed either way. */
+ * cgroups are removed either way.  An inbox member forwards the run's
+ * inbox while the program lives; every acknowledgement is in
+ * exec->inbox_acks_dir when this returns. */
 int al_sb_member_run(const al_sb_context *ctx, al_sb_member *m,
 		     const al_sb_step *s, const char *script, al_result *res,
 		     al_error **err);

@@ -1,0 +1,406 @@
+/* The inbox of a warm pool member: its own directories, and the
+ * forwarder between them and the run's (see warm_inbox.h). */
+#include "sandbox/warm_inbox.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <airlock/json.h>
+
+#include "core/util.h"
+
+/* An event file is {"id": ..., "event": ...}: the event's bytes and a
+ * little more; anything larger is not the daemon's and is not copied. */
+#define EVENT_FILE_MAX (2u * AL_MAX_INBOX_EVENT_BYTES)
+/* Without inotify (or as a safety net with it), a sweep this often. */
+#define SWEEP_IDLE_MS 1000
+/* At most one sweep per this many ms: a program creating files in
+ * /inbox-acks in a loop costs the host little. */
+#define SWEEP_GAP_MS 20
+
+static int mkdir_exact(const char *root, const char *name, mode_t mode,
+		       uid_t uid, char **out)
+{
+	char *path = al_strdup_printf("%s/%s", root, name);
+	if (path == NULL)
+		return -ENOMEM;
+	int rc = 0;
+	if (mkdir(path, mode) < 0)
+		rc = -errno;
+	/* mkdir applies the umask: say the mode exactly, as a cold run's */
+	int fd = rc == 0 ? open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					      O_CLOEXEC)
+			 : -1;
+	if (rc == 0 && fd < 0)
+		rc = -errno;
+	if (rc == 0 && fchmod(fd, mode) < 0)
+		rc = -errno;
+	if (rc == 0 && uid != (uid_t)-1 && fchown(fd, uid, (gid_t)uid) < 0)
+		rc = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0) {
+		free(path);
+		return rc;
+	}
+	*out = path;
+	return 0;
+}
+
+int al_sb_inbox_dirs_create(const char *root, uid_t uid, char **inbox,
+			    char **acks)
+{
+	*inbox = *acks = NULL;
+	int rc = mkdir_exact(root, "inbox", 0755, (uid_t)-1, inbox);
+	if (rc == 0)
+		rc = mkdir_exact(root, "acks", 0700, uid, acks);
+	if (rc < 0) {
+		free(*inbox);
+		*inbox = NULL;
+	}
+	return rc;
+}
+
+/* ---- the forwarder ------------------------------------------------- */
+
+typedef char inbox_id[AL_MAX_INBOX_ID_BYTES + 1];
+
+struct al_sb_inbox_fwd {
+	int src_fd, dst_fd;	/* the run's inbox, the member's */
+	int macks_fd, hacks_fd; /* the member's acks (the program's), the run's */
+	DIR *src_dir;		/* listing of src_fd (a dup) */
+	int ino_fd, wd_src, wd_acks;
+	int stop_fd;
+	pthread_t thread;
+	bool started;
+	inbox_id *ids; /* forwarded events, AL_MAX_INBOX_EVENTS at most */
+	bool *acked;
+	size_t n;
+	char (*names)[NAME_MAX + 1]; /* a sweep's new events */
+};
+
+/* "NNNNNN-<id>.json" with a valid id (as the daemon names events): the
+ * id into id; false for anything else (its temps among them). */
+static bool event_name(const char *name, inbox_id id)
+{
+	size_t n = strlen(name);
+	if (n < 6 + 1 + 1 + 5 || n > 6 + 1 + AL_MAX_INBOX_ID_BYTES + 5 ||
+	    strcmp(name + n - 5, ".json") != 0 || name[6] != '-')
+		return false;
+	for (int i = 0; i < 6; i++)
+		if (name[i] < '0' || name[i] > '9')
+			return false;
+	memcpy(id, name + 7, n - 12);
+	id[n - 12] = '\0';
+	return al_inbox_id_valid(id);
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t w = write(fd, buf, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		buf += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+static int read_event(int fd, const struct stat *st, char **out)
+{
+	size_t len = (size_t)st->st_size, got = 0;
+	char *buf = malloc(len + 1);
+	if (buf == NULL)
+		return -ENOMEM;
+	while (got < len) {
+		ssize_t r = read(fd, buf + got, len - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			free(buf);
+			return r < 0 ? -errno : -EIO;
+		}
+		got += (size_t)r;
+	}
+	*out = buf;
+	return 0;
+}
+
+/* One event into the member's inbox, whole: written under a temp name
+ * like the daemon's (a dot name, which no reader of events takes), then
+ * renamed; 0444, the source's owner and times. */
+static int copy_event(al_sb_inbox_fwd *f, const char *name)
+{
+	char tmp[NAME_MAX + 1], *data = NULL;
+	struct stat st;
+	int rc = 0, out = -1;
+	int in = openat(f->src_fd, name,
+			O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	if (fstat(in, &st) < 0)
+		rc = -errno;
+	else if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > EVENT_FILE_MAX)
+		rc = -EINVAL;
+	if (rc == 0)
+		rc = read_event(in, &st, &data);
+	close(in);
+	if (rc == 0 && snprintf(tmp, sizeof(tmp), ".%s.%d.%d.tmp", name,
+				(int)getpid(), (int)gettid()) >= (int)sizeof(tmp))
+		rc = -ENAMETOOLONG;
+	if (rc < 0)
+		goto out;
+	unlinkat(f->dst_fd, tmp, 0); /* ours, from a failed attempt */
+	out = openat(f->dst_fd, tmp,
+		     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+	if (out < 0) {
+		rc = -errno;
+		goto out;
+	}
+	rc = write_all(out, data, (size_t)st.st_size);
+	if (rc == 0 && fchmod(out, 0444) < 0)
+		rc = -errno;
+	if (rc == 0 && geteuid() == 0 && fchown(out, st.st_uid, st.st_gid) < 0)
+		rc = -errno;
+	struct timespec times[2] = {st.st_atim, st.st_mtim};
+	if (rc == 0 && futimens(out, times) < 0)
+		rc = -errno;
+	close(out);
+	if (rc == 0 && renameat(f->dst_fd, tmp, f->dst_fd, name) < 0)
+		rc = -errno;
+	if (rc < 0)
+		unlinkat(f->dst_fd, tmp, 0);
+out:
+	free(data);
+	return rc;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* The run's events not yet in the member's inbox, copied in delivery
+ * order (the names sort by their sequence number). */
+static int sweep_events(al_sb_inbox_fwd *f)
+{
+	size_t k = 0;
+	int rc = 0;
+	struct dirent *de;
+	rewinddir(f->src_dir);
+	while (f->n + k < AL_MAX_INBOX_EVENTS &&
+	       (de = readdir(f->src_dir)) != NULL) {
+		inbox_id id;
+		struct stat st;
+		if (!event_name(de->d_name, id) ||
+		    fstatat(f->dst_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ==
+			    0)
+			continue;
+		snprintf(f->names[k++], sizeof(f->names[0]), "%s", de->d_name);
+	}
+	qsort(f->names, k, sizeof(f->names[0]), by_name);
+	for (size_t i = 0; i < k; i++) {
+		int r = copy_event(f, f->names[i]);
+		if (r < 0) {
+			rc = r;
+			break; /* the next sweep tries it again, in order */
+		}
+		event_name(f->names[i], f->ids[f->n]);
+		f->acked[f->n++] = false;
+	}
+	return rc;
+}
+
+/* A marker named after a forwarded event's id, of whatever type (its
+ * existence is the acknowledgement, as the supervisor reads RUN/acks),
+ * becomes an empty file in the run's acks.  The program's directory is
+ * never listed: a lookup per event, whatever it holds. */
+static int sweep_acks(al_sb_inbox_fwd *f)
+{
+	int rc = 0;
+	for (size_t i = 0; i < f->n; i++) {
+		struct stat st;
+		if (f->acked[i] ||
+		    fstatat(f->macks_fd, f->ids[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		int fd = openat(f->hacks_fd, f->ids[i],
+				O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+					O_CLOEXEC,
+				0600);
+		if (fd >= 0 || errno == EEXIST)
+			f->acked[i] = true;
+		else
+			rc = -errno;
+		if (fd >= 0)
+			close(fd);
+	}
+	return rc;
+}
+
+/* Empties the inotify queue; which directories changed into *ev, *ack
+ * (both on an overflow). */
+static void drain(al_sb_inbox_fwd *f, bool *ev, bool *ack)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	for (;;) {
+		ssize_t r = read(f->ino_fd, buf, sizeof(buf));
+		if (r <= 0)
+			return;
+		for (char *p = buf; p < buf + r;) {
+			const struct inotify_event *e = (const void *)p;
+			if (e->mask & IN_Q_OVERFLOW)
+				*ev = *ack = true;
+			else if (e->wd == f->wd_src)
+				*ev = true;
+			else if (e->wd == f->wd_acks)
+				*ack = true;
+			p += sizeof(*e) + e->len;
+		}
+	}
+}
+
+static void *fwd_main(void *arg)
+{
+	al_sb_inbox_fwd *f = arg;
+	struct pollfd p[2] = {{f->stop_fd, POLLIN, 0}, {f->ino_fd, POLLIN, 0}};
+	nfds_t np = f->ino_fd >= 0 ? 2 : 1;
+	for (;;) {
+		int r = poll(p, np, SWEEP_IDLE_MS);
+		if (r < 0 && errno != EINTR)
+			break;
+		if (r > 0 && (p[0].revents & POLLIN))
+			break;
+		bool ev = r == 0, ack = r == 0;
+		if (r > 0 && np == 2 && p[1].revents != 0)
+			drain(f, &ev, &ack);
+		if (ev)
+			sweep_events(f);
+		if (ev || ack)
+			sweep_acks(f);
+		struct timespec gap = {0, SWEEP_GAP_MS * 1000000L};
+		nanosleep(&gap, NULL);
+	}
+	return NULL;
+}
+
+static void fwd_free(al_sb_inbox_fwd *f)
+{
+	int *fds[] = {&f->src_fd, &f->dst_fd, &f->macks_fd, &f->hacks_fd,
+		      &f->ino_fd, &f->stop_fd};
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+	if (f->src_dir != NULL)
+		closedir(f->src_dir);
+	free(f->ids);
+	free(f->acked);
+	free(f->names);
+	free(f);
+}
+
+static int open_dir(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd >= 0 ? fd : -errno;
+}
+
+int al_sb_inbox_fwd_start(const char *host_inbox, const char *host_acks,
+			  const char *m_inbox, const char *m_acks,
+			  al_sb_inbox_fwd **out)
+{
+	*out = NULL;
+	al_sb_inbox_fwd *f = calloc(1, sizeof(*f));
+	if (f == NULL)
+		return -ENOMEM;
+	f->ino_fd = f->stop_fd = f->wd_src = f->wd_acks = -1;
+	f->src_fd = open_dir(host_inbox);
+	f->hacks_fd = open_dir(host_acks);
+	f->dst_fd = open_dir(m_inbox);
+	f->macks_fd = open_dir(m_acks);
+	int rc = f->src_fd < 0	  ? f->src_fd
+		 : f->hacks_fd < 0 ? f->hacks_fd
+		 : f->dst_fd < 0   ? f->dst_fd
+				   : f->macks_fd;
+	if (rc > 0)
+		rc = 0;
+	f->ids = calloc(AL_MAX_INBOX_EVENTS, sizeof(*f->ids));
+	f->acked = calloc(AL_MAX_INBOX_EVENTS, sizeof(*f->acked));
+	f->names = calloc(AL_MAX_INBOX_EVENTS, sizeof(*f->names));
+	if (rc == 0 && (f->ids == NULL || f->acked == NULL || f->names == NULL))
+		rc = -ENOMEM;
+	if (rc == 0) {
+		int d = dup(f->src_fd);
+		f->src_dir = d >= 0 ? fdopendir(d) : NULL;
+		if (f->src_dir == NULL) {
+			rc = -errno;
+			if (d >= 0)
+				close(d);
+		}
+	}
+	/* events already delivered are there before the program starts */
+	if (rc == 0)
+		rc = sweep_events(f);
+	if (rc == 0 && (f->stop_fd = eventfd(0, EFD_CLOEXEC)) < 0)
+		rc = -errno;
+	if (rc < 0)
+		goto fail;
+	/* Without inotify the thread sweeps every SWEEP_IDLE_MS. */
+	f->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (f->ino_fd >= 0) {
+		f->wd_src = inotify_add_watch(f->ino_fd, host_inbox,
+					      IN_MOVED_TO | IN_CLOSE_WRITE |
+						      IN_ONLYDIR |
+						      IN_DONT_FOLLOW);
+		f->wd_acks = inotify_add_watch(f->ino_fd, m_acks,
+					       IN_CREATE | IN_MOVED_TO |
+						       IN_ONLYDIR |
+						       IN_DONT_FOLLOW);
+		if (f->wd_src < 0 || f->wd_acks < 0) {
+			close(f->ino_fd);
+			f->ino_fd = -1;
+		}
+	}
+	rc = -pthread_create(&f->thread, NULL, fwd_main, f);
+	if (rc < 0)
+		goto fail;
+	f->started = true;
+	*out = f;
+	return 0;
+fail:
+	fwd_free(f);
+	return rc;
+}
+
+int al_sb_inbox_fwd_stop(al_sb_inbox_fwd *f)
+{
+	if (f == NULL)
+		return 0;
+	if (f->started) {
+		uint64_t one = 1;
+		ssize_t w = write(f->stop_fd, &one, sizeof(one));
+		(void)w; /* an eventfd of ours: it cannot be full */
+		pthread_join(f->thread, NULL);
+	}
+	/* The program is over.  Events delivered since the last sweep are
+	 * taken too: a marker made ahead for one counts, as cold. */
+	sweep_events(f);
+	int rc = sweep_acks(f);
+	fwd_free(f);
+	return rc;
+}
