@@ -216,7 +216,14 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 	char run_id[40];
 
 	snprintf(run_id, sizeof(run_id), "%s", spec.run_id);
+	/* An idle supervisor ready for it (docs/durability.md). */
+	bool warm = false;
+	if (svc->idle_sups != NULL)
+		spec.idle = al_idle_pool_take(svc->idle_sups, spec.provider,
+					      spec.provider_config,
+					      req->language, &warm);
 	if (al_drun_create(svc->durable, &spec, &dr, &err) < 0) {
+		al_idle_discard(spec.idle);
 		/* Nothing persisted, nothing launched. */
 		fprintf(stderr, "airlockd: run %s: %s\n", run_id,
 			al_error_get_message(err));
@@ -237,6 +244,8 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 	al_service_announce(run, run_id);
 	int rc = al_drun_start(dr, &spec, &err);
 	free(facts);
+	if (rc == 0 && svc->idle_sups != NULL)
+		al_idle_pool_count(svc->idle_sups, al_drun_handed_off(dr), warm);
 	if (rc < 0) {
 		fprintf(stderr, "airlockd: run %s: %s\n", run_id,
 			al_error_get_message(err));

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -46,6 +47,15 @@ struct al_durable {
 	char cg_tag[AL_RUNCG_TAG_LEN + 1]; /* from the state directory */
 };
 
+struct al_idle_sup {
+	pid_t pid;
+	uint64_t starttime;
+	int pidfd; /* -1 when none */
+	int sock;  /* our end of its socketpair */
+	char nonce[AL_NONCE_HEX + 1];
+	char *cgroup; /* NULL: none */
+};
+
 struct al_drun {
 	al_durable *d;
 	char run_id[40];
@@ -59,6 +69,7 @@ struct al_drun {
 	bool ended;
 	int out_fd;
 	uint64_t out_off;
+	bool handed; /* to an idle supervisor */
 };
 
 int al_durable_open(const char *state_dir, al_durable **out, al_error **err)
@@ -231,7 +242,9 @@ int al_drun_create(al_durable *d, const al_launch_spec *s, al_drun **out,
 		goto fail;
 	}
 	snprintf(r->rec.run_id, sizeof(r->rec.run_id), "%s", s->run_id);
-	if ((rc = al_nonce_new(r->rec.nonce)) < 0)
+	if (s->idle != NULL)
+		memcpy(r->rec.nonce, s->idle->nonce, sizeof(r->rec.nonce));
+	else if ((rc = al_nonce_new(r->rec.nonce)) < 0)
 		goto fail;
 	if ((r->rec.tenant = strdup(s->tenant)) == NULL ||
 	    al_strdup_opt(s->principal, &r->rec.principal) < 0 ||
@@ -241,9 +254,18 @@ int al_drun_create(al_durable *d, const al_launch_spec *s, al_drun **out,
 	}
 	/* Without a cgroup the run still goes; the tree is then found by
 	 * the supervisor's identity only (docs/durability.md). */
-	if (d->cg_base != NULL &&
-	    al_runcg_create(d->cg_base, s->run_id, d->cg_tag, &r->rec.cgroup) < 0)
+	if (s->idle != NULL) {
+		/* The idle supervisor's own cgroup becomes the run's. */
+		if (s->idle->cgroup != NULL &&
+		    (r->rec.cgroup = strdup(s->idle->cgroup)) == NULL) {
+			rc = -ENOMEM;
+			goto fail;
+		}
+	} else if (d->cg_base != NULL &&
+		   al_runcg_create(d->cg_base, s->run_id, d->cg_tag,
+				   &r->rec.cgroup) < 0) {
 		r->rec.cgroup = NULL;
+	}
 	r->rec.epoch = d->epoch;
 	r->rec.created_ms = s->created_ms;
 	r->rec.deadline_ms = s->deadline_ms;
@@ -254,7 +276,7 @@ int al_drun_create(al_durable *d, const al_launch_spec *s, al_drun **out,
 	*out = r;
 	return 0;
 fail:
-	if (r->rec.cgroup != NULL)
+	if (r->rec.cgroup != NULL && s->idle == NULL)
 		al_runcg_remove(r->rec.cgroup);
 	if (made)
 		al_remove_tree_at(d->runs_fd, s->run_id);
@@ -310,6 +332,13 @@ out:
 	return rc < 0 ? rc : fd;
 }
 
+static void close_all(const int *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
 /* In the forked child: only async-signal-safe calls until exec. */
 static void child_exec(char *const argv[], int cg_fd, int log_fd,
 		       int null_fd, int secrets_fd, int err_fd)
@@ -346,7 +375,8 @@ static void child_exec(char *const argv[], int cg_fd, int log_fd,
 	_exit(127);
 }
 
-int al_drun_start(al_drun *r, const al_launch_spec *s, al_error **err)
+/* fork + exec of a new supervisor for the run. */
+static int launch_cold(al_drun *r, const al_launch_spec *s)
 {
 	al_durable *d = r->d;
 	int log_fd = -1, null_fd = -1, sec_fd = -1, cg_fd = -1;
@@ -354,7 +384,6 @@ int al_drun_start(al_drun *r, const al_launch_spec *s, al_error **err)
 	int rc = 0;
 	char *cg_procs = NULL;
 
-	al_fault_point("after_persist");
 	char *argv[] = {"airlock", "--state-dir", d->state_dir, "supervise",
 			"--run", r->run_id, "--nonce", r->rec.nonce,
 			s->n_host_env > 0 ? "--secrets-fd" : NULL, "3", NULL};
@@ -428,19 +457,308 @@ int al_drun_start(al_drun *r, const al_launch_spec *s, al_error **err)
 		rc = 0;
 	}
 out:
-	al_drun_unlock(r);
-	int fds[] = {log_fd, null_fd, sec_fd, cg_fd, pipefd[0], pipefd[1],
-		     err_fd[0], err_fd[1]};
-	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
+	close_all((const int[]){log_fd, null_fd, sec_fd, cg_fd, pipefd[0],
+				pipefd[1], err_fd[0], err_fd[1]},
+		  8);
 	free(cg_procs);
+	return rc;
+}
+
+/* Frees our side of an idle supervisor handed a run: it is the run's
+ * supervisor now and must not be ended. */
+static void idle_release(al_idle_sup *i)
+{
+	if (i->sock >= 0)
+		close(i->sock);
+	if (i->pidfd >= 0)
+		close(i->pidfd);
+	free(i->cgroup);
+	free(i);
+}
+
+/* Hands the run to an idle supervisor: its id and nonce, the log and the
+ * secrets (SCM_RIGHTS).  0 when the message is on its socket (it is then
+ * the run's supervisor: identity recorded, idle taken), else negative
+ * errno and nothing reached it. */
+static int handoff(al_drun *r, const al_launch_spec *s, al_idle_sup *idle)
+{
+	int log_fd = -1, sec_fd = -1, rc = 0;
+	char msg[128];
+	int n = snprintf(msg, sizeof(msg), "run %s %s", r->run_id,
+			 r->rec.nonce);
+	log_fd = openat(r->dirfd, AL_RF_LOG,
+			O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+			0600);
+	if (log_fd < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (s->n_host_env > 0 && (sec_fd = secrets_memfd(s)) < 0) {
+		rc = sec_fd;
+		goto out;
+	}
+	int fds[2] = {log_fd, sec_fd};
+	size_t nfd = sec_fd >= 0 ? 2 : 1;
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 2)];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct iovec iov = {.iov_base = msg, .iov_len = (size_t)n};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = u.buf,
+			    .msg_controllen = CMSG_SPACE(sizeof(int) * nfd)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int) * nfd);
+	memcpy(CMSG_DATA(c), fds, sizeof(int) * nfd);
+	ssize_t sent;
+	do
+		sent = sendmsg(idle->sock, &mh, MSG_NOSIGNAL);
+	while (sent < 0 && errno == EINTR);
+	if (sent != (ssize_t)n) {
+		rc = sent < 0 ? -errno : -EIO;
+		goto out;
+	}
+	/* On its socket: from here on it is the run's supervisor. */
+	r->handed = true;
+	r->own_child = true;
+	r->id.pid = idle->pid;
+	r->id.starttime = idle->starttime;
+	r->have_id = true;
+	r->pidfd = idle->pidfd;
+	idle->pidfd = -1;
+	idle_release(idle);
+	al_fault_point("after_launch");
+	int wr = al_identity_write(r->dirfd, &r->id);
+	if (wr < 0)
+		fprintf(stderr, "airlockd: run %s: cannot record the "
+				"supervisor's identity: %s\n",
+			r->run_id, strerror(-wr));
+out:
+	if (log_fd >= 0)
+		close(log_fd);
+	if (sec_fd >= 0)
+		close(sec_fd);
+	return rc;
+}
+
+/* The idle supervisor named in the record never got the run: the record
+ * gets a fresh nonce and the run's own cgroup, durably, before a cold
+ * launch (a crash in between leaves a run the next daemon finds lost). */
+static int rebind_cold(al_drun *r)
+{
+	al_durable *d = r->d;
+	int rc = al_nonce_new(r->rec.nonce);
+	if (rc < 0)
+		return rc;
+	free(r->rec.cgroup);
+	r->rec.cgroup = NULL;
+	if (d->cg_base != NULL &&
+	    al_runcg_create(d->cg_base, r->run_id, d->cg_tag, &r->rec.cgroup) <
+		    0)
+		r->rec.cgroup = NULL;
+	return al_recovery_write(r->dirfd, &r->rec);
+}
+
+int al_drun_start(al_drun *r, const al_launch_spec *s, al_error **err)
+{
+	int rc = 0;
+	al_fault_point("after_persist");
+	if (s->idle != NULL) {
+		rc = handoff(r, s, s->idle);
+		if (rc == 0)
+			goto out;
+		fprintf(stderr, "airlockd: run %s: the idle supervisor did "
+				"not take it (%s); starting one\n",
+			r->run_id, strerror(-rc));
+		al_idle_discard(s->idle);
+		if ((rc = rebind_cold(r)) < 0)
+			goto out;
+	}
+	rc = launch_cold(r, s);
+out:
+	al_drun_unlock(r);
 	if (rc < 0)
 		return al_error_set(err, AL_ERR_UNAVAILABLE, -rc,
 				    "start_failed",
 				    "cannot start the run's supervisor: %s",
 				    strerror(-rc));
 	return 0;
+}
+
+bool al_drun_handed_off(const al_drun *r)
+{
+	return r->handed;
+}
+
+/* ---- idle supervisors ------------------------------------------------ */
+
+pid_t al_idle_pid(const al_idle_sup *i)
+{
+	return i->pid;
+}
+
+bool al_idle_alive(const al_idle_sup *i)
+{
+	struct pollfd pfd[2] = {{i->sock, POLLIN, 0}, {i->pidfd, POLLIN, 0}};
+	int n = poll(pfd, i->pidfd >= 0 ? 2 : 1, 0);
+	/* It says nothing after "ready": anything readable is its end. */
+	return n == 0;
+}
+
+void al_idle_discard(al_idle_sup *i)
+{
+	if (i == NULL)
+		return;
+	if (i->sock >= 0)
+		close(i->sock);
+	i->sock = -1;
+	if (i->pid > 0) {
+		/* Its socket ended: it releases the provider and goes. */
+		bool gone = false;
+		if (i->pidfd >= 0) {
+			struct pollfd pfd = {i->pidfd, POLLIN, 0};
+			gone = poll(&pfd, 1, EXIT_WAIT_MS) == 1;
+			if (!gone)
+				(void)syscall(SYS_pidfd_send_signal, i->pidfd,
+					      SIGKILL, NULL, 0);
+		} else {
+			kill(i->pid, SIGKILL);
+		}
+		waitpid(i->pid, NULL, 0);
+	}
+	if (i->cgroup != NULL && al_runcg_kill_wait(i->cgroup, KILL_WAIT_MS) ==
+					 0)
+		(void)al_runcg_remove(i->cgroup);
+	if (i->pidfd >= 0)
+		close(i->pidfd);
+	free(i->cgroup);
+	free(i);
+}
+
+/* Sends the provider to ensure and waits for "ready". */
+static int idle_prepare(al_idle_sup *i, const char *provider,
+			const char *config_json, int ready_ms)
+{
+	json_t *cfg = NULL;
+	if (config_json != NULL &&
+	    (cfg = json_loads(config_json, 0, NULL)) == NULL)
+		return -EINVAL;
+	json_t *o = json_pack("{s:s, s:o}", "provider", provider, "config",
+			      cfg != NULL ? cfg : json_null());
+	char *text = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	if (text == NULL)
+		return -ENOMEM;
+	ssize_t n = send(i->sock, text, strlen(text), MSG_NOSIGNAL);
+	int rc = n == (ssize_t)strlen(text) ? 0 : (n < 0 ? -errno : -EIO);
+	al_explicit_free_str(text);
+	if (rc < 0)
+		return rc;
+	struct pollfd pfd = {i->sock, POLLIN, 0};
+	char buf[16];
+	int p;
+	do
+		p = poll(&pfd, 1, ready_ms);
+	while (p < 0 && errno == EINTR);
+	if (p <= 0)
+		return p == 0 ? -ETIMEDOUT : -errno;
+	n = recv(i->sock, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	return strcmp(buf, "ready") == 0 ? 0 : -EIO;
+}
+
+int al_idle_spawn(al_durable *d, const char *provider, const char *config_json,
+		  int ready_ms, al_idle_sup **out)
+{
+	al_idle_sup *i = calloc(1, sizeof(*i));
+	int sv[2] = {-1, -1}, null_fd = -1, cg_fd = -1;
+	int pipefd[2] = {-1, -1}, err_fd[2] = {-1, -1};
+	char *cg_procs = NULL;
+	int rc = 0;
+
+	*out = NULL;
+	if (i == NULL)
+		return -ENOMEM;
+	i->pidfd = i->sock = -1;
+	if ((rc = al_nonce_new(i->nonce)) < 0)
+		goto fail;
+	if (d->cg_base != NULL &&
+	    al_runcg_create_idle(d->cg_base, i->nonce, d->cg_tag, &i->cgroup) <
+		    0)
+		i->cgroup = NULL;
+	char *argv[] = {"airlock", "--state-dir", d->state_dir, "supervise",
+			"--idle", "--nonce", i->nonce, NULL};
+	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (null_fd < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 ||
+	    pipe2(pipefd, O_CLOEXEC) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	err_fd[0] = pipefd[0];
+	pipefd[0] = -1;
+	if ((err_fd[1] = fcntl(pipefd[1], F_DUPFD_CLOEXEC, 10)) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	close(pipefd[1]);
+	pipefd[1] = -1;
+	if (i->cgroup != NULL) {
+		if ((cg_procs = al_strdup_printf("%s/cgroup.procs",
+						 i->cgroup)) == NULL) {
+			rc = -ENOMEM;
+			goto fail;
+		}
+		if ((cg_fd = open(cg_procs, O_WRONLY | O_CLOEXEC)) < 0) {
+			rc = -errno;
+			goto fail;
+		}
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	/* Its diagnostics before a run go to our stderr; the run's log
+	 * replaces them at hand-off. */
+	if (pid == 0)
+		child_exec(argv, cg_fd, 2, null_fd, sv[1], err_fd[1]);
+	close(err_fd[1]);
+	err_fd[1] = -1;
+	close(sv[1]);
+	sv[1] = -1;
+	i->sock = sv[0];
+	sv[0] = -1;
+	i->pid = pid;
+	int child_errno = 0;
+	ssize_t n;
+	do
+		n = read(err_fd[0], &child_errno, sizeof(child_errno));
+	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)sizeof(child_errno)) {
+		rc = -(child_errno ? child_errno : EIO);
+		goto fail;
+	}
+	if (al_proc_stat(pid, &i->starttime, NULL) < 0)
+		i->starttime = 0;
+	i->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if ((rc = idle_prepare(i, provider, config_json, ready_ms)) < 0)
+		goto fail;
+	*out = i;
+	goto out;
+fail:
+	al_idle_discard(i);
+out:
+	close_all((const int[]){sv[0], sv[1], null_fd, cg_fd, pipefd[0],
+				pipefd[1], err_fd[0], err_fd[1]},
+		  8);
+	free(cg_procs);
+	return rc;
 }
 
 /* ---- watching -------------------------------------------------------- */

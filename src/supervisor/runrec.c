@@ -115,7 +115,8 @@ int al_recovery_read(int dirfd, const char *run_id, al_recovery *r)
 		goto out;
 	}
 	if (version != 1 || strcmp(id, run_id) != 0 || !al_nonce_valid(nonce) ||
-	    (r->cgroup != NULL && !al_runcg_valid(r->cgroup, run_id))) {
+	    (r->cgroup != NULL &&
+	     !al_runcg_valid(r->cgroup, run_id, nonce))) {
 		rc = -EBADMSG;
 		goto out;
 	}
