@@ -1036,11 +1036,79 @@ static void watch_live(al_drun *r)
 		r->ended = true;
 }
 
+/* true when pid holds the run's directory open (a supervisor does for
+ * as long as it runs). */
+static bool holds_dir(long pid, const char *want)
+{
+	char path[64], link[PATH_MAX];
+	snprintf(path, sizeof(path), "/proc/%ld/fd", pid);
+	DIR *dir = opendir(path);
+	bool found = false;
+	if (dir == NULL)
+		return false;
+	struct dirent *de;
+	while (!found && (de = readdir(dir)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		char fdp[sizeof(path) + 260];
+		snprintf(fdp, sizeof(fdp), "%s/%s", path, de->d_name);
+		ssize_t n = readlink(fdp, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		found = strcmp(link, want) == 0;
+	}
+	closedir(dir);
+	return found;
+}
+
+/* A run handed to an idle supervisor lives in the cgroup named by that
+ * supervisor's nonce, which only the (untrusted) record names: look in
+ * each of our idle-named cgroups for a process holding the run's
+ * directory open, and end that cgroup. */
+static void end_unknown_idle(al_drun *r)
+{
+	char *want = al_strdup_printf("%s/" AL_RUNS_DIR "/%s", r->d->state_dir,
+				      r->run_id);
+	char suffix[AL_RUNCG_TAG_LEN + 2];
+	DIR *base = want != NULL ? opendir(r->d->cg_base) : NULL;
+	snprintf(suffix, sizeof(suffix), ".%s", r->d->cg_tag);
+	struct dirent *de;
+	while (base != NULL && (de = readdir(base)) != NULL) {
+		size_t len = strlen(de->d_name);
+		if (strncmp(de->d_name, "airlock-run-sup-", 16) != 0 ||
+		    len < sizeof(suffix) ||
+		    strcmp(de->d_name + len - (sizeof(suffix) - 1), suffix) != 0)
+			continue;
+		char *cg = al_strdup_printf("%s/%s", r->d->cg_base, de->d_name);
+		char *procs = cg != NULL ? al_strdup_printf("%s/cgroup.procs",
+							     cg)
+					 : NULL;
+		FILE *f = procs != NULL ? fopen(procs, "re") : NULL;
+		bool ours = false;
+		long pid;
+		while (f != NULL && !ours && fscanf(f, "%ld", &pid) == 1)
+			ours = holds_dir(pid, want);
+		if (f != NULL)
+			fclose(f);
+		if (ours && al_runcg_kill_wait(cg, KILL_WAIT_MS) == 0)
+			al_runcg_remove(cg);
+		free(procs);
+		free(cg);
+	}
+	if (base != NULL)
+		closedir(base);
+	free(want);
+}
+
 /* Kills what is left of a run whose records cannot be trusted: only the
- * cgroup its id names under our own base is touched. */
+ * cgroup its id names under our own base, or the idle-named one whose
+ * supervisor holds the run's directory, is touched. */
 static void end_unknown(al_drun *r)
 {
 	char *dir = NULL;
+	if (r->d->cg_base != NULL)
+		end_unknown_idle(r);
 	if (r->d->cg_base == NULL ||
 	    (dir = al_strdup_printf("%s/airlock-run-%s.%s", r->d->cg_base,
 				    r->run_id, r->d->cg_tag)) == NULL)
