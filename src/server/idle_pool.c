@@ -290,13 +290,21 @@ static int pool_targets(target **v, size_t *n, const al_cfg_candidate *c,
 		    json_integer_value(size) > MAX_POOL)
 			continue;
 		unsigned want = (unsigned)json_integer_value(size);
+		/* The language's own settings kept, its size 1. */
 		json_t *narrow = json_deep_copy(cfg);
-		json_t *one = json_pack("{s:{s:i}}", lang, "size", 1);
-		if (narrow == NULL || one == NULL ||
-		    json_object_set_new(narrow, "pool", one) < 0) {
+		json_t *mine = json_deep_copy(spec);
+		json_t *one = json_object();
+		if (narrow == NULL || mine == NULL || one == NULL ||
+		    json_object_set_new(mine, "size", json_integer(1)) < 0 ||
+		    json_object_set(one, lang, mine) < 0 ||
+		    json_object_set(narrow, "pool", one) < 0) {
 			json_decref(narrow);
+			json_decref(mine);
+			json_decref(one);
 			return -ENOMEM;
 		}
+		json_decref(mine);
+		json_decref(one);
 		if (want > 0)
 			rc = add_target(v, n, lang, c->provider, c->config_json,
 					narrow, want);

@@ -89,6 +89,7 @@ int al_service_idle_start(al_service *svc)
 	al_srv_gen *gen = al_service_gen_get(svc);
 	al_idle_pool *p = NULL;
 	int rc = gen == NULL ? -ESHUTDOWN : 0;
+	al_durable_sweep_idle(svc->durable);
 	if (rc == 0)
 		rc = al_idle_pool_new(svc->durable, runs_in_flight, svc, &p);
 	if (rc == 0 && (rc = al_idle_pool_configure(p, gen->cfg)) < 0) {

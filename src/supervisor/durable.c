@@ -595,6 +595,27 @@ bool al_drun_handed_off(const al_drun *r)
 
 /* ---- idle supervisors ------------------------------------------------ */
 
+void al_durable_sweep_idle(al_durable *d)
+{
+	char suffix[AL_RUNCG_TAG_LEN + 2];
+	DIR *base = d->cg_base != NULL ? opendir(d->cg_base) : NULL;
+	snprintf(suffix, sizeof(suffix), ".%s", d->cg_tag);
+	struct dirent *de;
+	while (base != NULL && (de = readdir(base)) != NULL) {
+		size_t len = strlen(de->d_name);
+		if (strncmp(de->d_name, "airlock-run-sup-", 16) != 0 ||
+		    len < sizeof(suffix) ||
+		    strcmp(de->d_name + len - (sizeof(suffix) - 1), suffix) != 0)
+			continue;
+		/* rmdir refuses a cgroup that still has a process. */
+		if (unlinkat(dirfd(base), de->d_name, AT_REMOVEDIR) == 0)
+			fprintf(stderr, "airlockd: removed the empty cgroup of "
+					"an idle supervisor that was killed\n");
+	}
+	if (base != NULL)
+		closedir(base);
+}
+
 pid_t al_idle_pid(const al_idle_sup *i)
 {
 	return i->pid;
