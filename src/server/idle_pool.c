@@ -14,8 +14,11 @@
 
 /* How long a new supervisor gets to ensure its provider. */
 #define READY_MS 30000
-/* After a supervisor did not become ready, the next try waits this long. */
-#define RETRY_MS 2000
+/* After a supervisor did not become ready the next try waits this long,
+ * doubled for each failure in a row up to RETRY_MAX_MS (a configuration
+ * the provider refuses must not fork a process every moment). */
+#define RETRY_MS 1000
+#define RETRY_MAX_MS 60000
 #define POLL_MS 500
 /* A language's pool size, as the sandbox accepts it. */
 #define MAX_POOL 16
@@ -125,7 +128,7 @@ static long pick_locked(al_idle_pool *p, unsigned busy)
 static void *pool_main(void *arg)
 {
 	al_idle_pool *p = arg;
-	int64_t retry_at = 0;
+	int64_t retry_at = 0, backoff = RETRY_MS;
 
 	pthread_mutex_lock(&p->lock);
 	while (!p->stop) {
@@ -179,7 +182,11 @@ static void *pool_main(void *arg)
 		p->st.spawned++;
 		if (rc < 0) {
 			p->st.failed++;
-			retry_at = mono_ms() + RETRY_MS;
+			retry_at = mono_ms() + backoff;
+			backoff = backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS
+							     : backoff * 2;
+		} else {
+			backoff = RETRY_MS;
 		}
 		if (e == NULL || gen != p->gen || p->stop) {
 			/* Failed, or the configuration changed meanwhile. */

@@ -10,9 +10,13 @@ they exit and leave no process or cgroup behind, and a kill at each
 boundary of a hand-off still launches a run at most once."""
 import copy
 import json
+import os
 import pathlib
 import re
+import signal
 import subprocess
+import threading
+import time
 
 import pytest
 
@@ -25,9 +29,16 @@ from test_durable_support import (AIRLOCK_BIN, DurableDaemon, alive,
 
 
 def idle_pids(d):
-    """Live idle supervisors (`supervise --idle`) of this state dir."""
+    """Live idle supervisors (`supervise --idle`) of this state dir that
+    serve no run yet (a run's supervisor keeps its argv)."""
     want = str(d.state.resolve())
     found = []
+    serving = set()
+    for idf in (d.state / "runs").glob("*/identity.json"):
+        try:
+            serving.add(json.loads(idf.read_text())["pid"])
+        except (OSError, ValueError, KeyError):
+            pass
     for p in pathlib.Path("/proc").iterdir():
         if not p.name.isdigit():
             continue
@@ -37,9 +48,22 @@ def idle_pids(d):
             continue
         args = [a.decode(errors="replace") for a in args]
         if "supervise" in args and "--idle" in args and want in args \
-                and alive(int(p.name)):
+                and alive(int(p.name)) and int(p.name) not in serving \
+                and not _forked_from_supervisor(int(p.name)):
             found.append(int(p.name))
     return sorted(found)
+
+
+def _forked_from_supervisor(pid):
+    """A fork that did not exec (a provider's shepherd or init) carries
+    its supervisor's argv: the parent tells."""
+    try:
+        stat = pathlib.Path("/proc/%d/stat" % pid).read_text()
+        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        args = pathlib.Path("/proc/%d/cmdline" % ppid).read_bytes()
+    except (OSError, ValueError):
+        return False
+    return b"supervise" in args.split(b"\0")
 
 
 def metrics(d):
@@ -294,3 +318,97 @@ def test_a_kill_at_each_boundary_of_a_hand_off_launches_once(
         d.stop() if d.proc is not None else None
         cleanup_state(d)
     assert_no_sanitizer_reports(d)
+
+
+# ---- warm pools (the sandbox provider's "pool") ---------------------------
+
+def pool_config(idle, size):
+    grant = {"network": ["none"], "workspace": ["none", "ro", "rw"],
+             "secrets": [], "streaming": True}
+    return {"providers": [{"provider": "sandbox",
+                           "config": {"pool": {"python": {"size": size}}}}],
+            "idle_supervisors": idle,
+            "tenants": {"default": {"languages": "*", "grant": grant}}}
+
+
+def test_a_language_pool_keeps_warm_supervisors_and_routes_to_them(
+        tmp_path):
+    """Per language in the sandbox's pool, `size` idle supervisors each
+    ensure the sandbox with that language's pool of size 1; a request of
+    the language goes to one of them, any other to a generic one."""
+    d = DurableDaemon(tmp_path, pool_config(1, 2))
+    try:
+        d.start()
+        st, _, caps = d.request("GET", "/v1/capabilities")
+        sb = caps["providers"][0]
+        if not sb["available"]:
+            pytest.skip("the sandbox with a pool configured is unavailable "
+                        "here (probe: %s)" % sb["unavailable_reason"])
+        if "python" not in [lang["language"] for lang in sb["languages"]]:
+            pytest.skip("the sandbox found no python toolchain")
+        wait_idle(d, 2, kind="warm")
+        before = wait_idle(d, 1, kind="generic")
+        assert len(before) == 3
+        st, _, res = d.run({"language": "python", "code": "print(6 * 7)"})
+        assert st == 200 and res["stdout"] == "42\n", res
+        assert identity(d, res["run_id"])["pid"] in before
+        m = metrics(d)
+        assert m["handoff_warm"] == 1 and m["handoff"] == 0, m
+        st, _, res = d.run({"language": "sh", "code": "echo sh"})
+        assert st == 200 and res["stdout"] == "sh\n", res
+        assert identity(d, res["run_id"])["pid"] in before
+        m = metrics(d)
+        assert m["handoff_warm"] == 1 and m["handoff"] == 1, m
+        assert m["cold"] == 0, m
+        # Refilled: two warm ones again.
+        wait_idle(d, 2, kind="warm")
+    finally:
+        d.stop() if d.proc is not None else None
+        cleanup_state(d)
+    assert_no_sanitizer_reports(d)
+
+
+def test_idle_supervisors_count_against_concurrency(tmp_path):
+    """Refilling stops while runs in flight + idle supervisors reach
+    concurrency + the number configured (docs/configuration.md)."""
+    cfg = cfg_with(1)
+    cfg["concurrency"] = 1
+    d = DurableDaemon(tmp_path, cfg)
+    try:
+        d.start()
+        wait_idle(d, 1)
+        st, _, body = d.run(sh("sleep 30", limits={"wall_ms": 60000}),
+                            wait=False)
+        assert st == 202, body
+        first = body["run_id"]
+        wait_until(lambda: (run_dir(d, first) / "identity.json").exists(),
+                   what="the hand-off")
+        idle = wait_idle(d, 1)  # refilled: 1 in flight + 1 idle <= 1 + 1
+        # Two more wait for the one slot: 3 in flight.
+        waiters = [threading.Thread(target=d.run, args=(sh("echo w"),),
+                                    kwargs={"timeout": 90})
+                   for _ in range(2)]
+        for t in waiters:
+            t.start()
+        wait_until(lambda: metrics_in_flight(d) == 3, what="3 in flight")
+        # The idle one is lost: no refill while 3 + 0 >= 1 + 1.
+        os.kill(idle[0], signal.SIGKILL)
+        wait_until(lambda: metrics(d)["generic"] == 0, what="the reap")
+        time.sleep(2.5)
+        assert idle_pids(d) == [] and metrics(d)["generic"] == 0
+        st, _, res = d.request("POST",
+                               "/v1/runs/%s/interrupt?wait=true" % first)
+        assert st == 200, res
+        for t in waiters:
+            t.join(90)
+        # All done: refilled.
+        wait_idle(d, 1)
+    finally:
+        d.stop() if d.proc is not None else None
+        cleanup_state(d)
+
+
+def metrics_in_flight(d):
+    st, _, text = d.request("GET", "/metrics")
+    m = re.search(r"^airlock_api_runs_in_flight (\d+)$", text, re.M)
+    return int(m.group(1)) if m else -1
