@@ -195,9 +195,13 @@ void al_drun_unlock(al_drun *r)
 
 /* ---- creating -------------------------------------------------------- */
 
+/* The records before recovery.json: each file synced; recovery.json's
+ * own directory sync, last, makes every entry of the run's directory
+ * durable at once. */
 static int write_text(int dirfd, const char *name, const char *text)
 {
-	return al_dfile_write(dirfd, name, text, strlen(text), 0600);
+	return al_dfile_write_how(dirfd, name, text, strlen(text), 0600,
+				  AL_DF_FILE_ONLY);
 }
 
 static int write_provider(int dirfd, const al_launch_spec *s)
@@ -210,7 +214,8 @@ static int write_provider(int dirfd, const al_launch_spec *s)
 			      cfg != NULL ? cfg : json_null());
 	if (o == NULL)
 		return -ENOMEM;
-	int rc = al_dfile_write_json(dirfd, AL_RF_PROVIDER, o, 0600);
+	int rc = al_dfile_write_json_how(dirfd, AL_RF_PROVIDER, o, 0600,
+					 AL_DF_FILE_ONLY);
 	json_decref(o);
 	return rc;
 }
@@ -234,7 +239,8 @@ int al_drun_create(al_durable *d, const al_launch_spec *s, al_drun **out,
 	    (rc = write_provider(r->dirfd, s)) < 0 ||
 	    (s->facts_json != NULL &&
 	     (rc = write_text(r->dirfd, AL_RF_FACTS, s->facts_json)) < 0) ||
-	    (rc = al_dfile_write_u64(r->dirfd, AL_RF_LEASE, d->epoch)) < 0 ||
+	    (rc = al_dfile_write_u64_how(r->dirfd, AL_RF_LEASE, d->epoch,
+					 AL_DF_FILE_ONLY)) < 0 ||
 	    (rc = al_inbox_prepare(r->dirfd)) < 0)
 		goto fail;
 	if (mkdirat(r->dirfd, AL_RF_WORK, 0700) < 0) {

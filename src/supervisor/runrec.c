@@ -138,7 +138,10 @@ int al_identity_write(int dirfd, const al_identity *id)
 			      (json_int_t)id->starttime);
 	if (o == NULL)
 		return -ENOMEM;
-	int rc = al_dfile_write_json(dirfd, AL_RF_IDENTITY, o, 0600);
+	/* Only read while the supervisor may be alive: a machine crash ends
+	 * it, and a stale record never verifies (start time, nonce). */
+	int rc = al_dfile_write_json_how(dirfd, AL_RF_IDENTITY, o, 0600,
+					 AL_DF_ATOMIC);
 	json_decref(o);
 	return rc;
 }
