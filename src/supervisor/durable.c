@@ -945,12 +945,28 @@ int al_drun_read_final(al_drun *r, char **json)
 
 int al_drun_mark_finishing(al_drun *r)
 {
-	return al_dfile_touch(r->dirfd, AL_RF_FINISHING);
+	/* Not synced: another daemon on this machine sees it in the page
+	 * cache; after a machine crash the recovering daemon checks the
+	 * audit trail for every run it finishes (service: finish). */
+	int fd = openat(r->dirfd, AL_RF_FINISHING,
+			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			0600);
+	if (fd < 0)
+		return errno == EEXIST ? 1 : -errno;
+	close(fd);
+	return 0;
 }
 
 int al_drun_write_final(al_drun *r, const char *json)
 {
-	return al_dfile_write(r->dirfd, AL_RF_FINAL, json, strlen(json), 0600);
+	/* With the supervisor's result.json (durable) the same final result
+	 * is made again should this one be lost in a machine crash; a
+	 * result the daemon made itself exists only here. */
+	al_dfile_how how = al_dfile_exists(r->dirfd, AL_RF_RESULT)
+				   ? AL_DF_ATOMIC
+				   : AL_DF_DURABLE;
+	return al_dfile_write_how(r->dirfd, AL_RF_FINAL, json, strlen(json),
+				  0600, how);
 }
 
 void al_drun_cleanup(al_drun *r)
