@@ -397,8 +397,9 @@ al_idle_sup *al_idle_pool_take(al_idle_pool *p, const char *provider,
 			break;
 		}
 	}
-	/* Refill behind it. */
-	pthread_cond_broadcast(&p->cond);
+	/* The refill starts once the run is handed over (al_idle_pool_count):
+	 * a new supervisor's start-up beside the run's persisting slows its
+	 * fsyncs and competes for the CPU. */
 	pthread_mutex_unlock(&p->lock);
 	if (found == NULL)
 		return NULL;
@@ -417,6 +418,7 @@ void al_idle_pool_count(al_idle_pool *p, bool handed, bool warm)
 	} else {
 		p->st.cold++;
 	}
+	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 }
 
