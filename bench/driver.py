@@ -91,6 +91,28 @@ def vm_kb(pid, key="VmRSS"):
     return None
 
 
+def tree_rss_kb(root):
+    """Summed VmRSS of root and every descendant (shared pages counted
+    once per process: an upper bound)."""
+    kids = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                st = f.read()
+        except OSError:
+            continue
+        ppid = int(st[st.rindex(")") + 2:].split()[1])
+        kids.setdefault(ppid, []).append(int(d))
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += vm_kb(pid) or 0
+        todo.extend(kids.get(pid, []))
+    return total
+
+
 def reset_peak_rss(pid):
     """Resets VmHWM to the current RSS (proc(5), clear_refs 5)."""
     try:
@@ -403,10 +425,11 @@ class Api(Variant):
     """POST /v1/runs?wait=true to airlockd, end to end (urllib, one
     connection per request)."""
 
-    def __init__(self, daemon):
-        super().__init__("airlock API", "http",
+    def __init__(self, daemon, name="airlock API", extra=""):
+        super().__init__(name, "http",
                          "`POST /v1/runs?wait=true` to `airlock serve` on "
-                         "loopback (urllib, new connection per request)")
+                         "loopback (urllib, new connection per request)" +
+                         extra)
         self.daemon = daemon
         self.unexpected = {}  # "outcome (reason)" -> count
         self.lock = threading.Lock()
@@ -433,9 +456,11 @@ class Api(Variant):
 # ---- the long-lived in-process helper -----------------------------------
 
 class InProcHelper:
-    def __init__(self, binary, state_dir, log_path):
+    def __init__(self, binary, state_dir, log_path, pool=None):
         self.log = open(log_path, "a")
-        self.p = subprocess.Popen([binary, state_dir], stdin=subprocess.PIPE,
+        extra = [json.dumps({"pool": pool})] if pool else []
+        self.p = subprocess.Popen([binary, state_dir] + extra,
+                                  stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=self.log,
                                   text=True, bufsize=1)
         ready = self.p.stdout.readline().strip()
@@ -477,14 +502,34 @@ def have_serve(airlock):
         return False
 
 
+POOL_API = "airlock API, warm pool"
+POOL_CONFIG = {"python": {"size": 2}, "javascript": {"size": 2},
+               "sh": {"size": 2}}
+
+
+def pool_daemon_config(state_dir):
+    """al_config_default's shape, with the sandbox provider's pool on."""
+    return {
+        "state_dir": state_dir,
+        "providers": [{"provider": "sandbox",
+                       "config": {"pool": POOL_CONFIG}}],
+        "tenants": {"default": {
+            "languages": "*",
+            "grant": {"network": ["none", "loopback", "host"],
+                      "workspace": ["none", "ro", "rw"], "secrets": [],
+                      "streaming": True}}},
+    }
+
+
 class Daemon:
-    def __init__(self, airlock, state_dir, log_path):
+    def __init__(self, airlock, state_dir, log_path, config=None):
         self.state_dir = state_dir
         self.log_path = log_path
+        cfg = ["--config", config] if config else []
         self.p = subprocess.Popen(
-            [airlock, "--state-dir", state_dir, "serve", "--listen",
-             "127.0.0.1:0"], stdin=DEVNULL, stdout=DEVNULL,
-            stderr=subprocess.PIPE, text=True)
+            [airlock, "--state-dir", state_dir] + cfg +
+            ["serve", "--listen", "127.0.0.1:0"], stdin=DEVNULL,
+            stdout=DEVNULL, stderr=subprocess.PIPE, text=True)
         self.url = None
         found = threading.Event()
 
@@ -497,6 +542,7 @@ class Daemon:
                     if m and self.url is None:
                         self.url = m.group(1)
                         found.set()
+            found.set()  # it exited without listening: stop waiting
         self.pump = threading.Thread(target=pump, daemon=True)
         self.pump.start()
         if not found.wait(20) or self.url is None:
@@ -674,7 +720,8 @@ def run(args, work, quick, warmup, tp_times, started, helpers, daemons):
 
     inproc_state = os.path.join(work, "inproc-state")
     os.makedirs(inproc_state, mode=0o700)
-    main_helper = InProcHelper(args.inproc, inproc_state, inproc_log)
+    main_helper = InProcHelper(args.inproc, inproc_state, inproc_log,
+                               POOL_CONFIG)
     helpers.append(main_helper)
     inproc_rss0 = main_helper.ask("M")
     variants.append(InProc(
@@ -685,6 +732,11 @@ def run(args, work, quick, warmup, tp_times, started, helpers, daemons):
         "airlock lib: host", "H", main_helper,
         "bench/inproc: `al_host_run` (default config, provider "
         "`sandbox`, every gate, audit to SQLite)"))
+    variants.append(InProc(
+        "airlock lib: provider, warm pool", "W", main_helper,
+        "bench/inproc: `execute` on a second `sandbox` handle ensured with "
+        f"`{json.dumps({'pool': POOL_CONFIG})}` (a member is refilled "
+        "after each pooled run, in the background)"))
 
     daemon_note = None
     daemon = None
@@ -701,6 +753,30 @@ def run(args, work, quick, warmup, tp_times, started, helpers, daemons):
     else:
         daemon_note = ("`airlock serve` is not in this build "
                        "(`airlock serve --help` fails): no API figures")
+    # The same daemon with warm pools on (the sandbox provider's "pool"
+    # config, docs/sandbox.md): runs of a pooled language take a sandbox
+    # whose interpreter was started ahead of the request.
+    pool_daemon = None
+    pool_variant = Api(None, POOL_API,
+                       "; config: sandbox provider with "
+                       f"`{json.dumps(POOL_CONFIG)}`")
+    variants.append(pool_variant)
+    if daemon is None:
+        pool_variant.skip = daemon_note or "no daemon"
+    else:
+        pstate = os.path.join(work, "pool-state")
+        os.makedirs(pstate, mode=0o700)
+        cfg_path = os.path.join(work, "pool-config.json")
+        with open(cfg_path, "w") as f:
+            json.dump(pool_daemon_config(pstate), f)
+        try:
+            pool_daemon = Daemon(airlock, pstate,
+                                 os.path.join(work, "daemon.log"), cfg_path)
+            daemons.append(pool_daemon)
+            pool_variant.daemon = pool_daemon
+        except (RuntimeError, OSError) as e:
+            pool_variant.skip = (f"`airlock serve` with a pool config did "
+                                 f"not start: {e}")
 
     # Smoke every variant on the first workload; a failing peer is
     # skipped with its reason.
@@ -759,6 +835,10 @@ def run(args, work, quick, warmup, tp_times, started, helpers, daemons):
         log(f"throughput: airlock API, 2 client threads ({tp_short:g} s)")
         n, el, bad = spawn_throughput(api, tw, 2, tp_short)
         tp.append(("airlock API", "2 client threads", n, el, bad, ""))
+    if pool_variant.skip is None:
+        log(f"throughput: {POOL_API}, 2 client threads ({tp_short:g} s)")
+        n, el, bad = spawn_throughput(pool_variant, tw, 2, tp_short)
+        tp.append((POOL_API, "2 client threads", n, el, bad, ""))
     log(f"throughput: airlock lib, 2 threads in one process "
         f"({tp_short:g} s)")
     n, el, bad = inproc_throughput([main_helper], "P", 2, tp_short, tw)
@@ -786,15 +866,36 @@ def run(args, work, quick, warmup, tp_times, started, helpers, daemons):
                 "after_kb": after, "peak_kb": peak, "n": nruns,
                 "p50": median(ms), "p99": p99(ms), "bad": bad}
 
+    # ---- warm pool: python hello, sequential, with a pause between runs
+    # so the pool refills (a request rate the pool is sized for)
+    pmem = None
+    if pool_variant.skip is None:
+        pyw = next(w for w in works if w.key == "python")
+        nruns = 30 if quick else 100
+        log(f"warm pool: {nruns} sequential python runs, 0.2 s apart")
+        time.sleep(1.0)
+        tree_kb = tree_rss_kb(pool_daemon.p.pid)
+        ms = []
+        bad = 0
+        for _ in range(nruns):
+            time.sleep(0.2)
+            t, ok = pool_variant.once(pyw)
+            ms.append(t)
+            bad += 0 if ok else 1
+        pmem = {"n": nruns, "p50": median(ms), "p99": p99(ms), "bad": bad,
+                "idle_kb": pool_daemon.idle_kb, "tree_kb": tree_kb}
+
     # inproc RSS growth over everything it ran
     inproc_rss = main_helper.ask("M")
 
     elapsed = time.monotonic() - started
     facts["load average at end (1, 5, 15 min)"] = load_average()
     api_notes = dict(api.unexpected) if api is not None else {}
+    for k, v in pool_variant.unexpected.items():
+        api_notes[f"{POOL_API}: {k}"] = v
     md = render(facts, variants, works, lat, warmup, tp, tw, dmem,
                 (daemon_note, api_notes), (inproc_rss0, inproc_rss), elapsed, quick,
-                inproc_log)
+                inproc_log, pmem)
     print(md)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:
@@ -822,7 +923,7 @@ def short_cmd(v, w):
 
 
 def render(facts, variants, works, lat, warmup, tp, tw, dmem, daemon_info,
-           inproc_rss, elapsed, quick, inproc_log):
+           inproc_rss, elapsed, quick, inproc_log, pmem):
     daemon_note, api_notes = daemon_info
     L = []
     L.append("# airlock bench — latest results")
@@ -943,6 +1044,34 @@ def render(facts, variants, works, lat, warmup, tp, tw, dmem, daemon_info,
     else:
         L.append(daemon_note or "not measured")
     L.append("")
+    L.append("## Warm pool: python hello world through the API")
+    L.append("")
+    if pmem:
+        bare_py = heads.get(("python", "bare"))
+        n = pmem["n"]
+        L.append(f"A second `airlock serve`, its sandbox provider configured "
+                 f"with `\"pool\": {json.dumps(POOL_CONFIG)}`; {n} "
+                 f"sequential `POST /v1/runs?wait=true` of python hello "
+                 f"world, 0.2 s apart (time for the pool to refill).  "
+                 f"Compared with the bare python median of the latency "
+                 f"rounds above.")
+        L.append("")
+        L.append("| figure | value | aim |")
+        L.append("|---|---|---|")
+        L.append(f"| p50 | {fmt_ms(pmem['p50'])} ms, "
+                 f"{fmt_ratio(pmem['p50'], bare_py)} bare | ≤ 0.5× |")
+        L.append(f"| p99 | {fmt_ms(pmem['p99'])} ms, "
+                 f"{fmt_ratio(pmem['p99'], bare_py)} bare | ≤ 1.0× |")
+        L.append(f"| not completed | {pmem['bad']} | |")
+        L.append(f"| daemon idle RSS | {pmem['idle_kb'] / 1024:.1f} MiB | |")
+        if pmem["tree_kb"]:
+            L.append(f"| RSS of the daemon and everything it keeps ready "
+                     f"(idle supervisors, warm sandboxes), summed | "
+                     f"{pmem['tree_kb'] / 1024:.1f} MiB | |")
+    else:
+        pv = next((v for v in variants if v.name == POOL_API), None)
+        L.append(f"not measured: {pv.skip if pv else 'absent'}")
+    L.append("")
     L.append("## Library process memory")
     L.append("")
     L.append(f"bench/inproc (ensured sandbox handle + host): VmRSS "
@@ -975,7 +1104,8 @@ def render(facts, variants, works, lat, warmup, tp, tw, dmem, daemon_info,
     for name, how in (("airlock run", "2 driver threads, a process per run"),
                       ("airlock lib: provider", "2 processes × 1 thread"),
                       ("airlock lib: provider", "1 process × 2 threads"),
-                      ("airlock API", "2 client threads")):
+                      ("airlock API", "2 client threads"),
+                      (POOL_API, "2 client threads")):
         if (name, how) in tp_rates and bw_rate:
             L.append(f"| throughput {name} ({how}) / bwrap | "
                      f"{fmt_ratio(tp_rates[(name, how)], bw_rate)} | "
@@ -990,6 +1120,16 @@ def render(facts, variants, works, lat, warmup, tp, tw, dmem, daemon_info,
         ratio_row("python hello: airlock API / bare python (median)",
                   heads.get(("python", "airlock API")),
                   heads.get(("python", "bare")), "—")
+    if ("python", "airlock lib: provider, warm pool") in heads:
+        ratio_row("python hello: library provider path, warm pool / bare "
+                  "python (median)",
+                  heads.get(("python", "airlock lib: provider, warm pool")),
+                  heads.get(("python", "bare")), "—")
+    if ("python", POOL_API) in heads:
+        ratio_row("python hello: airlock API, warm pool / bare python "
+                  "(median of the interleaved rounds)",
+                  heads.get(("python", POOL_API)),
+                  heads.get(("python", "bare")), "≤ 0.5×")
     L.append("")
 
     notes = []

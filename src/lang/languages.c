@@ -9,6 +9,7 @@
 
 #include "lang/locate.h"
 #include "lang/observe.h"
+#include "lang/path_memo.h"
 #include "lang/table.h"
 #include "lang/tc_cache.h"
 
@@ -352,6 +353,7 @@ int al_toolchain_observe(const char *language, const char *path_env,
 void al_toolchain_cache_reset(void)
 {
 	al_tc_cache_reset();
+	al_path_memo_reset();
 }
 
 /* ---- plans ---- */

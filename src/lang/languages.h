@@ -57,7 +57,7 @@ int al_toolchain_observe(const char *language, const char *path_env,
 			 const char *cache_dir, al_toolchain **out,
 			 al_error **err);
 
-/* Forgets the in-process cache (the disk cache stays). */
+/* Forgets the in-process cache and PATH lookups (the disk cache stays). */
 void al_toolchain_cache_reset(void);
 
 /* Builds the argv plan to run the script at script_path (absolute, as the

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lang/path_memo.h"
 #include "lang/table.h"
 
 int al_file_id(const char *path, char id[AL_FILE_ID_MAX])
@@ -33,7 +34,7 @@ static bool is_exec_file(const char *path)
 	       access(path, X_OK) == 0;
 }
 
-int al_path_find(const char *path_env, const char *name, char **out)
+static int path_search(const char *path_env, const char *name, char **out)
 {
 	const char *p = path_env;
 
@@ -60,6 +61,11 @@ int al_path_find(const char *path_env, const char *name, char **out)
 		p = colon + 1;
 	}
 	return -ENOENT;
+}
+
+int al_path_find(const char *path_env, const char *name, char **out)
+{
+	return al_path_memo_find(path_env, name, path_search, out);
 }
 
 static bool file_starts_with(const char *path, const char *magic, size_t n)

@@ -75,6 +75,21 @@ static bool under(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
 
+/* Where the sandbox mounts its own things after the toolchain's roots: a
+ * root beneath one of these would be hidden inside. */
+static const char *const replaced_dirs[] = {
+	"/tmp", "/code", "/build", "/inbox", "/inbox-acks", "/workspace",
+	"/dev", "/proc"};
+
+const char *al_sb_path_hidden(const char *path)
+{
+	for (size_t i = 0; i < sizeof(replaced_dirs) / sizeof(replaced_dirs[0]);
+	     i++)
+		if (under(path, replaced_dirs[i]))
+			return replaced_dirs[i];
+	return NULL;
+}
+
 /* The toolchain's own roots, unless a system dir already covers them. */
 static int add_extra_root(al_sb_mount_plan *p, const char *root)
 {

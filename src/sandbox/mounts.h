@@ -68,6 +68,11 @@ int al_sb_mount_plan_build(const al_sb_mount_params *prm,
 			   al_sb_mount_plan *p, al_error **err);
 void al_sb_mount_plan_clear(al_sb_mount_plan *plan);
 
+/* The directory the sandbox replaces (its own /tmp, /dev, /proc, /code,
+ * /workspace, ...) that path lies beneath, or NULL: a toolchain there
+ * would be hidden inside. */
+const char *al_sb_path_hidden(const char *path);
+
 /* In the child (new mount namespace, privileged there): builds the tree on
  * a tmpfs mounted at `staging`, pivots into it and detaches the old root.
  * Returns 0, or a negative errno with *failed_op set to the op index (-1

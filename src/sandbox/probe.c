@@ -17,9 +17,12 @@
 
 #include "core/util.h"
 #include "lang/languages.h"
+#include "lang/path_memo.h"
 #include "proc/env.h"
 #include "proc/rundir.h"
+#include "sandbox/mounts.h"
 #include "sandbox/run.h"
+#include "sandbox/runbase.h"
 #include "sandbox/userns.h"
 
 /* ---- languages inside ------------------------------------------------ */
@@ -77,7 +80,9 @@ static int run_inside(const al_sb_context *ctx, const al_toolchain *tc)
 	static unsigned seq;
 	snprintf(run_id, sizeof(run_id), "probe-%d-%u", (int)getpid(),
 		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
-	if (al_rundir_create(ctx->cfg.run_dir, run_id, &rd, NULL) < 0 ||
+	if (al_rundir_create(ctx->cfg.run_dir ? ctx->cfg.run_dir
+					      : al_sb_run_base(req),
+			     run_id, &rd, NULL) < 0 ||
 	    al_rundir_write_code(&rd, al_language_script_name(tc->language),
 				 &req->code, NULL) < 0)
 		goto out;
@@ -124,11 +129,44 @@ out:
 	return ok;
 }
 
-static int add_languages(al_sb_context *ctx, al_facts *f)
+/* Why tc cannot run inside (a part of it lies where the sandbox mounts
+ * its own /tmp, /dev, ...), or NULL. */
+static char *hidden_reason(const al_toolchain *tc)
 {
-	for (const char *const *l = al_language_names(); *l != NULL; l++) {
+	const char *part = NULL, *dir = NULL;
+	if ((dir = al_sb_path_hidden(tc->path)) != NULL)
+		part = tc->path;
+	else if (tc->helper_path &&
+		 (dir = al_sb_path_hidden(tc->helper_path)) != NULL)
+		part = tc->helper_path;
+	for (size_t i = 0; !dir && tc->extra_roots && tc->extra_roots[i]; i++)
+		if ((dir = al_sb_path_hidden(tc->extra_roots[i])) != NULL)
+			part = tc->extra_roots[i];
+	if (dir == NULL)
+		return NULL;
+	return al_strdup_printf("toolchain_hidden: %s is under %s, which the "
+				"sandbox replaces with its own",
+				part, dir);
+}
+
+/* absent: language -> why a toolchain found on the host is not offered. */
+static int add_languages(al_sb_context *ctx, al_facts *f, json_t *absent)
+{
+	int rc = 0;
+	/* one look at PATH's directories for the whole pass */
+	al_path_memo_hold();
+	for (const char *const *l = al_language_names(); rc == 0 && *l != NULL;
+	     l++) {
 		al_toolchain *tc = NULL;
 		if (al_toolchain_observe(*l, NULL, ctx->cache_dir, &tc, NULL) < 0) {
+			al_toolchain_free(tc);
+			continue;
+		}
+		char *hidden = hidden_reason(tc);
+		if (hidden != NULL) {
+			/* no trial: it cannot see its own files in there */
+			json_object_set_new(absent, *l, json_string(hidden));
+			free(hidden);
 			al_toolchain_free(tc);
 			continue;
 		}
@@ -145,22 +183,25 @@ static int add_languages(al_sb_context *ctx, al_facts *f)
 				al_sb_obs_inside_put(ctx->cache_dir,
 						     ctx->lang_key, id);
 		}
-		int rc = 0;
 		if (ok == 1)
 			rc = al_facts_add_language(f, tc->language,
 						   tc->toolchain, tc->version,
 						   tc->path);
+		else
+			json_object_set_new(
+				absent, *l,
+				json_string("inside_failed: an empty program "
+					    "did not complete in the sandbox"));
 		free(id);
 		al_toolchain_free(tc);
-		if (rc < 0)
-			return rc;
 	}
-	return 0;
+	al_path_memo_release();
+	return rc;
 }
 
 /* ---- facts ------------------------------------------------------------ */
 
-static char *mechanism_json(const al_sb_context *ctx)
+static char *mechanism_json(const al_sb_context *ctx, json_t *absent)
 {
 	struct utsname u;
 	if (uname(&u) < 0)
@@ -178,6 +219,11 @@ static char *mechanism_json(const al_sb_context *ctx)
 		"user_namespaces", ctx->obs.mech.user_namespaces, "uid_mode",
 		ctx->privileged ? "per_run_pool" : "own_uid", "observed",
 		ctx->obs_cached ? "cached_this_boot" : "now");
+	if (o != NULL && json_object_size(absent) > 0 &&
+	    json_object_set(o, "languages_absent", absent) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
 	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	return s;
@@ -198,8 +244,13 @@ int al_sb_probe_facts(al_sb_context *ctx, al_facts **out, al_error **err)
 				      ? "uid_pool"
 				      : NULL;
 	int rc = 0;
+	json_t *absent = json_object();
+	if (absent == NULL) {
+		al_facts_free(f);
+		return -ENOMEM;
+	}
 	if (missing == NULL)
-		rc = add_languages(ctx, f);
+		rc = add_languages(ctx, f, absent);
 	if (rc == 0 && missing == NULL && f->n_languages == 0)
 		missing = "no toolchain runs inside the sandbox";
 	f->available = missing == NULL;
@@ -232,7 +283,8 @@ int al_sb_probe_facts(al_sb_context *ctx, al_facts **out, al_error **err)
 			       (1u << AL_WORKSPACE_RW);
 		f->streaming = true;
 	}
-	f->mechanism_json = mechanism_json(ctx);
+	f->mechanism_json = mechanism_json(ctx, absent);
+	json_decref(absent);
 	if (rc < 0 || f->mechanism_json == NULL ||
 	    (missing && f->unavailable_reason == NULL)) {
 		al_facts_free(f);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <linux/netlink.h>
 #include <linux/seccomp.h>
+#include <pthread.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stdint.h>
@@ -20,6 +21,9 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include "providers/builtin.h"
+#include "sandbox/filter_cache.h"
 
 enum cond {
 	ALWAYS,	  /* every call */
@@ -208,7 +212,7 @@ out:
 	return rc;
 }
 
-int al_sb_filter_compile(al_sb_filter *out, al_error **err)
+int al_sb_filter_compile_now(al_sb_filter *out, al_error **err)
 {
 	memset(out, 0, sizeof(*out));
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -237,6 +241,54 @@ int al_sb_filter_compile(al_sb_filter *out, al_error **err)
 		return al_error_set(err, AL_ERR_UNAVAILABLE, -rc, "seccomp",
 				    "compiling the seccomp policy failed");
 	return 0;
+}
+
+static int filter_copy(const al_sb_filter *src, al_sb_filter *out)
+{
+	size_t bytes = (size_t)src->len * sizeof(*src->insns);
+	if (src->insns == NULL || bytes == 0)
+		return -EINVAL;
+	out->insns = malloc(bytes);
+	if (out->insns == NULL)
+		return -ENOMEM;
+	memcpy(out->insns, src->insns, bytes);
+	out->len = src->len;
+	return 0;
+}
+
+/* The process's compiled filter: it cannot change while the process (its
+ * code, libseccomp, the kernel) lives. */
+static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
+static al_sb_filter memo;
+
+int al_sb_filter_compile(al_sb_filter *out, al_error **err)
+{
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&memo_lock);
+	int rc = 0;
+	if (memo.insns == NULL) {
+		char key[AL_SB_FILTER_KEY_LEN];
+		char *dir = al_provider_cache_dir();
+		bool keyed = dir != NULL && al_sb_filter_key(key) == 0;
+		if (!keyed || al_sb_filter_cache_load(dir, key, &memo) < 0) {
+			rc = al_sb_filter_compile_now(&memo, err);
+			if (rc == 0 && keyed)
+				al_sb_filter_cache_store(dir, key, &memo);
+		}
+		free(dir);
+	}
+	if (rc == 0 && (rc = filter_copy(&memo, out)) < 0)
+		rc = al_error_set(err, AL_ERR_INTERNAL, -rc, NULL,
+				  "copying the compiled filter failed");
+	pthread_mutex_unlock(&memo_lock);
+	return rc;
+}
+
+void al_sb_filter_reset(void)
+{
+	pthread_mutex_lock(&memo_lock);
+	al_sb_filter_clear(&memo);
+	pthread_mutex_unlock(&memo_lock);
 }
 
 void al_sb_filter_clear(al_sb_filter *f)

@@ -1,5 +1,6 @@
 /* Internal: the sandbox's seccomp policy, compiled once into a BPF program
- * that each run loads with one prctl (no libseccomp work per run). */
+ * that each run loads with one prctl (no libseccomp work per run; no
+ * libseccomp work per process either once the BPF is cached on disk). */
 #ifndef AL_SANDBOX_SECCOMP_POLICY_H
 #define AL_SANDBOX_SECCOMP_POLICY_H
 
@@ -14,8 +15,14 @@ typedef struct al_sb_filter {
 	unsigned short len;
 } al_sb_filter;
 
-/* Compiles the policy table for the native architecture. */
+/* The policy table compiled for the native architecture: the process's
+ * copy, else a verified one from the cache dir (filter_cache.h), else
+ * compiled now (and stored).  The caller owns *out. */
 int al_sb_filter_compile(al_sb_filter *out, al_error **err);
+/* Compiles the policy now with libseccomp (no cache). */
+int al_sb_filter_compile_now(al_sb_filter *out, al_error **err);
+/* Forgets the process's copy (tests). */
+void al_sb_filter_reset(void);
 void al_sb_filter_clear(al_sb_filter *f);
 /* Loads the filter into the calling thread (no_new_privs must be set).
  * Async-signal-safe: used in the child between clone and exec. */

@@ -40,19 +40,21 @@ static atomic_int n_execute;
 static atomic_int n_live;
 static atomic_int max_live;
 static atomic_int n_ensure;
+static atomic_int n_probe;
 static atomic_int n_release;
 static atomic_int fail_release;
 static void *quarantined;
 
 static void reset_counters(void)
 {
-	n_execute = n_live = max_live = n_ensure = n_release = 0;
+	n_execute = n_live = max_live = n_ensure = n_release = n_probe = 0;
 	fail_release = 0;
 }
 
 static int tp_probe(const char *config_json, al_facts **out, al_error **err)
 {
 	(void)err;
+	n_probe++;
 	json_t *c = config_json ? json_loads(config_json, 0, NULL) : NULL;
 	json_t *v;
 	al_safety_class cls = AL_SAFETY_SANDBOXED;
@@ -522,6 +524,10 @@ static void test_handles_cached_and_quarantined(void **state)
 				"\"echo:x\"}"),
 		       AL_OUTCOME_COMPLETED, NULL);
 	assert_int_equal(n_ensure, 1);
+	/* one probe per selection: the first ensure came right after its
+	 * selection probe (nothing waited between), later runs reuse the
+	 * handle */
+	assert_int_equal(n_probe, 3);
 	fail_release = 1;
 	char *m = al_host_metrics_text(f->host);
 	assert_non_null(strstr(m, "airlock_quarantined_handles 0\n"));
