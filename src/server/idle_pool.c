@@ -303,6 +303,8 @@ static int pool_targets(target **v, size_t *n, const al_cfg_candidate *c,
 		json_t *one = json_object();
 		if (narrow == NULL || mine == NULL || one == NULL ||
 		    json_object_set_new(mine, "size", json_integer(1)) < 0 ||
+		    /* it serves one run: no second member after it */
+		    json_object_set_new(mine, "refill", json_false()) < 0 ||
 		    json_object_set(one, lang, mine) < 0 ||
 		    json_object_set(narrow, "pool", one) < 0) {
 			json_decref(narrow);

@@ -8,7 +8,8 @@
  * come from the configuration: `idle_supervisors` generic ones for the
  * first candidate, and for each language in the sandbox candidate's
  * `pool` that many warm ones, each ensuring the sandbox with the pool
- * narrowed to that language and size 1 (so it holds one warm sandbox).
+ * narrowed to that language (its settings kept), size 1 and "refill": false
+ * (so it holds one warm sandbox).
  * Refilling stops while runs in flight + idle supervisors reach
  * concurrency + the number configured. */
 #ifndef AL_SERVER_IDLE_POOL_H
