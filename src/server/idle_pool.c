@@ -305,6 +305,9 @@ static int pool_targets(target **v, size_t *n, const al_cfg_candidate *c,
 		    json_object_set_new(mine, "size", json_integer(1)) < 0 ||
 		    /* it serves one run: no second member after it */
 		    json_object_set_new(mine, "refill", json_false()) < 0 ||
+		    /* every run through the daemon is durable, with an
+		     * inbox: its member must be of an inbox class */
+		    json_object_set_new(mine, "inbox", json_true()) < 0 ||
 		    json_object_set(one, lang, mine) < 0 ||
 		    json_object_set(narrow, "pool", one) < 0) {
 			json_decref(narrow);
