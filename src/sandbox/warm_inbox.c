@@ -15,7 +15,6 @@
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <airlock/json.h>
@@ -293,8 +292,9 @@ static void *fwd_main(void *arg)
 			sweep_events(f);
 		if (ev || ack)
 			sweep_acks(f);
-		struct timespec gap = {0, SWEEP_GAP_MS * 1000000L};
-		nanosleep(&gap, NULL);
+		/* the gap, cut short by the stop */
+		if (poll(p, 1, SWEEP_GAP_MS) > 0)
+			break;
 	}
 	return NULL;
 }
