@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <airlock/json.h>
@@ -24,11 +24,16 @@
 /* An event file is {"id": ..., "event": ...}: the event's bytes and a
  * little more; anything larger is not the daemon's and is not copied. */
 #define EVENT_FILE_MAX (2u * AL_MAX_INBOX_EVENT_BYTES)
-/* Without inotify (or as a safety net with it), a sweep this often. */
-#define SWEEP_IDLE_MS 1000
-/* At most one sweep per this many ms: a program creating files in
- * /inbox-acks in a loop costs the host little. */
-#define SWEEP_GAP_MS 20
+/* The thread looks at the run's inbox every TICK_MS (one fstat while
+ * nothing changes) and at the member's acks every ACK_TICKS ticks (they
+ * are read when the run ends; live, they only serve a recovery).  A
+ * poll, not inotify: closing an inotify descriptor waits for an SRCU
+ * grace period (~10 ms here), which every pooled run would pay. */
+#define TICK_MS 10
+#define ACK_TICKS 10
+/* A directory changed this recently may change again within the same
+ * timestamp tick: looked at again until it is older. */
+#define RECENT_NS (100 * 1000000LL)
 
 static int mkdir_exact(const char *root, const char *name, mode_t mode,
 		       uid_t uid, char **out)
@@ -81,7 +86,7 @@ struct al_sb_inbox_fwd {
 	int src_fd, dst_fd;	/* the run's inbox, the member's */
 	int macks_fd, hacks_fd; /* the member's acks (the program's), the run's */
 	DIR *src_dir;		/* listing of src_fd (a dup) */
-	int ino_fd, wd_src, wd_acks;
+	struct timespec src_seen, acks_seen; /* their ctimes when looked at */
 	int stop_fd;
 	pthread_t thread;
 	bool started;
@@ -252,49 +257,37 @@ static int sweep_acks(al_sb_inbox_fwd *f)
 	return rc;
 }
 
-/* Empties the inotify queue; which directories changed into *ev, *ack
- * (both on an overflow). */
-static void drain(al_sb_inbox_fwd *f, bool *ev, bool *ack)
+/* true when the directory may hold something new since *seen: its
+ * ctime moved, or is too recent to tell (coarse timestamps). */
+static bool changed(int fd, struct timespec *seen)
 {
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	for (;;) {
-		ssize_t r = read(f->ino_fd, buf, sizeof(buf));
-		if (r <= 0)
-			return;
-		for (char *p = buf; p < buf + r;) {
-			const struct inotify_event *e = (const void *)p;
-			if (e->mask & IN_Q_OVERFLOW)
-				*ev = *ack = true;
-			else if (e->wd == f->wd_src)
-				*ev = true;
-			else if (e->wd == f->wd_acks)
-				*ack = true;
-			p += sizeof(*e) + e->len;
-		}
-	}
+	struct stat st;
+	struct timespec now;
+	if (fstat(fd, &st) < 0)
+		return true;
+	bool moved = st.st_ctim.tv_sec != seen->tv_sec ||
+		     st.st_ctim.tv_nsec != seen->tv_nsec;
+	*seen = st.st_ctim;
+	if (moved || clock_gettime(CLOCK_REALTIME, &now) < 0)
+		return true;
+	long long age = (long long)(now.tv_sec - st.st_ctim.tv_sec) *
+				1000000000LL +
+			(now.tv_nsec - st.st_ctim.tv_nsec);
+	return age < RECENT_NS;
 }
 
 static void *fwd_main(void *arg)
 {
 	al_sb_inbox_fwd *f = arg;
-	struct pollfd p[2] = {{f->stop_fd, POLLIN, 0}, {f->ino_fd, POLLIN, 0}};
-	nfds_t np = f->ino_fd >= 0 ? 2 : 1;
-	for (;;) {
-		int r = poll(p, np, SWEEP_IDLE_MS);
-		if (r < 0 && errno != EINTR)
-			break;
-		if (r > 0 && (p[0].revents & POLLIN))
-			break;
-		bool ev = r == 0, ack = r == 0;
-		if (r > 0 && np == 2 && p[1].revents != 0)
-			drain(f, &ev, &ack);
-		if (ev)
+	struct pollfd p = {f->stop_fd, POLLIN, 0};
+	for (unsigned tick = 1;; tick++) {
+		int r = poll(&p, 1, TICK_MS);
+		if (r > 0 || (r < 0 && errno != EINTR))
+			break; /* stopped */
+		if (changed(f->src_fd, &f->src_seen))
 			sweep_events(f);
-		if (ev || ack)
+		if (tick % ACK_TICKS == 0 && changed(f->macks_fd, &f->acks_seen))
 			sweep_acks(f);
-		/* the gap, cut short by the stop */
-		if (poll(p, 1, SWEEP_GAP_MS) > 0)
-			break;
 	}
 	return NULL;
 }
@@ -302,7 +295,7 @@ static void *fwd_main(void *arg)
 static void fwd_free(al_sb_inbox_fwd *f)
 {
 	int *fds[] = {&f->src_fd, &f->dst_fd, &f->macks_fd, &f->hacks_fd,
-		      &f->ino_fd, &f->stop_fd};
+		      &f->stop_fd};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (*fds[i] >= 0)
 			close(*fds[i]);
@@ -328,7 +321,7 @@ int al_sb_inbox_fwd_start(const char *host_inbox, const char *host_acks,
 	al_sb_inbox_fwd *f = calloc(1, sizeof(*f));
 	if (f == NULL)
 		return -ENOMEM;
-	f->ino_fd = f->stop_fd = f->wd_src = f->wd_acks = -1;
+	f->stop_fd = -1;
 	f->src_fd = open_dir(host_inbox);
 	f->hacks_fd = open_dir(host_acks);
 	f->dst_fd = open_dir(m_inbox);
@@ -354,28 +347,14 @@ int al_sb_inbox_fwd_start(const char *host_inbox, const char *host_acks,
 		}
 	}
 	/* events already delivered are there before the program starts */
-	if (rc == 0)
+	if (rc == 0) {
+		changed(f->src_fd, &f->src_seen);
 		rc = sweep_events(f);
+	}
 	if (rc == 0 && (f->stop_fd = eventfd(0, EFD_CLOEXEC)) < 0)
 		rc = -errno;
 	if (rc < 0)
 		goto fail;
-	/* Without inotify the thread sweeps every SWEEP_IDLE_MS. */
-	f->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (f->ino_fd >= 0) {
-		f->wd_src = inotify_add_watch(f->ino_fd, host_inbox,
-					      IN_MOVED_TO | IN_CLOSE_WRITE |
-						      IN_ONLYDIR |
-						      IN_DONT_FOLLOW);
-		f->wd_acks = inotify_add_watch(f->ino_fd, m_acks,
-					       IN_CREATE | IN_MOVED_TO |
-						       IN_ONLYDIR |
-						       IN_DONT_FOLLOW);
-		if (f->wd_src < 0 || f->wd_acks < 0) {
-			close(f->ino_fd);
-			f->ino_fd = -1;
-		}
-	}
 	rc = -pthread_create(&f->thread, NULL, fwd_main, f);
 	if (rc < 0)
 		goto fail;
