@@ -456,9 +456,11 @@ class Api(Variant):
 # ---- the long-lived in-process helper -----------------------------------
 
 class InProcHelper:
-    def __init__(self, binary, state_dir, log_path):
+    def __init__(self, binary, state_dir, log_path, pool=None):
         self.log = open(log_path, "a")
-        self.p = subprocess.Popen([binary, state_dir], stdin=subprocess.PIPE,
+        extra = [json.dumps({"pool": pool})] if pool else []
+        self.p = subprocess.Popen([binary, state_dir] + extra,
+                                  stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=self.log,
                                   text=True, bufsize=1)
         ready = self.p.stdout.readline().strip()
@@ -718,7 +720,8 @@ def run(args, work, quick, warmup, tp_times, started, helpers, daemons):
 
     inproc_state = os.path.join(work, "inproc-state")
     os.makedirs(inproc_state, mode=0o700)
-    main_helper = InProcHelper(args.inproc, inproc_state, inproc_log)
+    main_helper = InProcHelper(args.inproc, inproc_state, inproc_log,
+                               POOL_CONFIG)
     helpers.append(main_helper)
     inproc_rss0 = main_helper.ask("M")
     variants.append(InProc(
@@ -729,6 +732,11 @@ def run(args, work, quick, warmup, tp_times, started, helpers, daemons):
         "airlock lib: host", "H", main_helper,
         "bench/inproc: `al_host_run` (default config, provider "
         "`sandbox`, every gate, audit to SQLite)"))
+    variants.append(InProc(
+        "airlock lib: provider, warm pool", "W", main_helper,
+        "bench/inproc: `execute` on a second `sandbox` handle ensured with "
+        f"`{json.dumps({'pool': POOL_CONFIG})}` (a member is refilled "
+        "after each pooled run, in the background)"))
 
     daemon_note = None
     daemon = None
@@ -1111,6 +1119,11 @@ def render(facts, variants, works, lat, warmup, tp, tw, dmem, daemon_info,
     if ("python", "airlock API") in heads:
         ratio_row("python hello: airlock API / bare python (median)",
                   heads.get(("python", "airlock API")),
+                  heads.get(("python", "bare")), "—")
+    if ("python", "airlock lib: provider, warm pool") in heads:
+        ratio_row("python hello: library provider path, warm pool / bare "
+                  "python (median)",
+                  heads.get(("python", "airlock lib: provider, warm pool")),
                   heads.get(("python", "bare")), "—")
     if ("python", POOL_API) in heads:
         ratio_row("python hello: airlock API, warm pool / bare python "

@@ -49,20 +49,41 @@ status=0
 	| grep -E '^(FAIL|SKIP|conformance kit|[0-9]+ passed)' || true
 "$BIN" --state-dir "$work/state" --config "$work/config.json" contract --all --json \
 	>"$work/report.json" 2>/dev/null || status=1
+# The sandbox again with warm pools on (docs/sandbox.md, "Warm pools"):
+# the kit must pass through members, and its runs must really take them.
+cat >"$work/pool.json" <<'JSON'
+{"providers": [{"provider": "sandbox",
+                "config": {"pool": {"sh": {"size": 2, "workspace": "rw"},
+                                    "python": {"size": 1, "workspace": "rw"}}}}],
+ "tenants": {"default": {"languages": "*"}}}
+JSON
+AIRLOCK_SANDBOX_POOL_STATS="$work/pool-stats" "$BIN" --state-dir "$work/pool-state" \
+	--config "$work/pool.json" contract -p sandbox --json >"$work/pool-report.json" 2>/dev/null || status=1
 if [ -n "$EXAMPLE" ]; then
 	echo "conformance kit: example third-party provider ($EXAMPLE)"
 	"$EXAMPLE" 2>/dev/null | tail -n 1
 	"$EXAMPLE" >/dev/null 2>&1 || status=1
 fi
-/usr/bin/python3 - "$work/report.json" <<'PY' || status=1
+/usr/bin/python3 - "$work/report.json" "$work/pool-report.json" "$work/pool-stats" <<'PY' || status=1
 import json, sys
 reports = json.load(open(sys.argv[1]))
+pooled = json.load(open(sys.argv[2]))
+pooled = pooled if isinstance(pooled, list) else [pooled]
+for r in pooled:
+    r["provider"] += "+pool"
 bad = 0
-for r in reports:
+for r in reports + pooled:
     cases = r["cases"]
     n = {s: sum(1 for c in cases if c["status"] == s) for s in ("pass", "fail", "skip")}
     print("contract %-9s %d passed, %d failed, %d skipped" % (r["provider"], n["pass"], n["fail"], n["skip"]))
     bad += n["fail"]
+# one line per released handle with a pool; the kit's runs took members
+stats = [json.loads(line) for line in open(sys.argv[3])]
+taken = sum(s["taken"] for s in stats)
+print("contract sandbox+pool: %d runs took warm members, %d went cold" %
+      (taken, sum(s["cold"] for s in stats)))
+if taken < 10:
+    bad += 1
 sys.exit(1 if bad else 0)
 PY
 exit $status

@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "json/base64.h"
 #include "proc/artifacts.h"
+#include "sandbox/sandbox.h"
 
 static const char run_usage[] =
 	"usage: airlock run [options] [FILE | -e CODE]\n"
@@ -576,6 +577,9 @@ int cmd_run(const cli_globals *g, int argc, char **argv)
 		.force_acknowledges_trusted = provider != NULL,
 	};
 	al_error *err = NULL;
+	/* One run per process: a warm pool would only be made and thrown
+	 * away (docs/sandbox.md, "Warm pools"). */
+	al_sandbox_pools_off();
 	if (al_host_new(cfg, &hopts, &host, &err) < 0) {
 		cli_error("cannot start: %s", al_error_get_message(err));
 		al_error_free(err);

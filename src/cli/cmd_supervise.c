@@ -2,6 +2,7 @@
  * (docs/durability.md).  Not for interactive use: it only acts on a run
  * directory whose recovery record carries the same nonce. */
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,8 @@
 static const char supervise_usage[] =
 	"usage: airlock --state-dir DIR supervise --run ID --nonce HEX\n"
 	"                [--secrets-fd N]\n"
+	"       airlock --state-dir DIR supervise --idle --nonce HEX\n"
+	"                (its daemon's socket on fd 3)\n"
 	"Supervises one airlockd run: started by the daemon, never by hand.\n"
 	"See docs/durability.md.\n";
 
@@ -21,11 +24,13 @@ int cmd_supervise(const cli_globals *g, int argc, char **argv)
 		{"run", required_argument, NULL, 'r'},
 		{"nonce", required_argument, NULL, 'n'},
 		{"secrets-fd", required_argument, NULL, 's'},
+		{"idle", no_argument, NULL, 'i'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *run = NULL, *nonce = NULL;
 	int secrets_fd = -1;
+	bool idle = false;
 	uint64_t v;
 
 	optind = 1;
@@ -46,6 +51,9 @@ int cmd_supervise(const cli_globals *g, int argc, char **argv)
 			}
 			secrets_fd = (int)v;
 			break;
+		case 'i':
+			idle = true;
+			break;
 		case 'h':
 			fputs(supervise_usage, stdout);
 			return 0;
@@ -54,7 +62,10 @@ int cmd_supervise(const cli_globals *g, int argc, char **argv)
 			return CLI_EXIT_USAGE;
 		}
 	}
-	if (optind < argc || run == NULL || nonce == NULL) {
+	if (idle && optind == argc && run == NULL && nonce != NULL &&
+	    secrets_fd < 0)
+		return al_supervisor_idle_main(g->state_dir, nonce, 3);
+	if (idle || optind < argc || run == NULL || nonce == NULL) {
 		fputs(supervise_usage, stderr);
 		return CLI_EXIT_USAGE;
 	}

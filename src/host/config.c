@@ -590,7 +590,7 @@ static int parse_root(json_t *root, al_config *cfg, al_error **err)
 		"execution_enabled", "trusted_provider_acknowledged",
 		"providers", "tenants", "concurrency", "slot_wait_ms",
 		"state_dir", "idempotency_retention_s", "audit", "secrets",
-		"grace_ms", "tokens", "retention", NULL};
+		"grace_ms", "tokens", "retention", "idle_supervisors", NULL};
 	int rc;
 	json_t *v;
 	if (!json_is_object(root))
@@ -655,6 +655,15 @@ static int parse_root(json_t *root, al_config *cfg, al_error **err)
 		if (cfg->retention_s > AL_CFG_MAX_RUN_RETENTION_S)
 			return bad(err, "retention", "integer out of range");
 	}
+	if ((v = json_object_get(root, "idle_supervisors"))) {
+		uint64_t n = 0;
+		if ((rc = get_uint(v, "idle_supervisors", 0, &n, err)) < 0)
+			return rc;
+		if (n > AL_CFG_MAX_IDLE_SUPERVISORS)
+			return bad(err, "idle_supervisors",
+				   "integer out of range");
+		cfg->idle_supervisors = (unsigned)n;
+	}
 	/* A secret a tenant may be granted must come from a store. */
 	for (size_t i = 0; i < cfg->n_tenants; i++) {
 		const al_cfg_tenant *t = &cfg->tenants[i];
@@ -698,6 +707,7 @@ int al_config_parse(const char *json, size_t len, al_config **out,
 	cfg->audit_finished_full = true;
 	cfg->audit_busy_timeout_ms = AL_CFG_DEFAULT_BUSY_TIMEOUT_MS;
 	cfg->grace_ms = AL_CFG_DEFAULT_GRACE_MS;
+	cfg->idle_supervisors = AL_CFG_DEFAULT_IDLE_SUPERVISORS;
 	cfg->retention_s = AL_CFG_DEFAULT_RUN_RETENTION_S;
 	rc = parse_root(root, cfg, err);
 out:

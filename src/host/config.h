@@ -69,6 +69,9 @@ struct al_config {
 	/* "retention": seconds a finished run's artifacts are kept
 	 * (docs/workspaces.md) */
 	uint64_t retention_s;
+	/* "idle_supervisors": the daemon's pre-started generic supervisors
+	 * (docs/durability.md, "Idle supervisors"); not used by the CLI. */
+	unsigned idle_supervisors;
 };
 
 /* Defaults of the keys a file leaves out. */
@@ -76,6 +79,8 @@ struct al_config {
 #define AL_CFG_DEFAULT_SLOT_WAIT_MS 30000u
 #define AL_CFG_DEFAULT_RETENTION_S (7u * 24u * 3600u)
 #define AL_CFG_DEFAULT_GRACE_MS 5000u
+#define AL_CFG_DEFAULT_IDLE_SUPERVISORS 2u
+#define AL_CFG_MAX_IDLE_SUPERVISORS 64u
 #define AL_CFG_DEFAULT_RUN_RETENTION_S (7u * 24u * 3600u)
 #define AL_CFG_MAX_RUN_RETENTION_S (10u * 366u * 24u * 3600u)
 #define AL_CFG_DEFAULT_BUSY_TIMEOUT_MS 5000u

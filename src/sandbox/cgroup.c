@@ -364,6 +364,39 @@ static int set_limits(const al_sb_cgroups *cg, const al_sb_cgrun *run,
 	return rc;
 }
 
+/* v1 refuses limit_in_bytes above memsw.limit_in_bytes: when raising,
+ * memsw goes first; when lowering, the plain limit does. */
+static int relimit_v1_memory(const char *d, uint64_t bytes)
+{
+	bool memsw = file_exists(d, "memory.memsw.limit_in_bytes");
+	uint64_t cur = 0;
+	bool raising = read_u64(d, "memory.limit_in_bytes", &cur) && bytes > cur;
+	int rc = 0;
+	if (memsw && raising)
+		rc = write_u64(d, "memory.memsw.limit_in_bytes", bytes);
+	if (rc == 0)
+		rc = write_u64(d, "memory.limit_in_bytes", bytes);
+	if (rc == 0 && memsw && !raising)
+		rc = write_u64(d, "memory.memsw.limit_in_bytes", bytes);
+	return rc;
+}
+
+int al_sb_cgrun_relimit(const al_sb_cgroups *cg, const al_sb_cgrun *run,
+			const al_limits *requested)
+{
+	if (cg->ver[AL_CG_MEMORY] != AL_CG_V1)
+		return set_limits(cg, run, requested);
+	al_limits bounded = *requested;
+	if (!(bounded.set & AL_LIMIT_MEMORY_BYTES) && bounded.memory_bytes == 0)
+		bounded.memory_bytes = SANDBOX_DEFAULT_MEMORY_BYTES;
+	int rc = relimit_v1_memory(run->v1_dir[AL_CG_MEMORY],
+				   bounded.memory_bytes);
+	/* memory done: "set, 0" keeps set_limits' default off it */
+	bounded.memory_bytes = 0;
+	bounded.set |= AL_LIMIT_MEMORY_BYTES;
+	return rc < 0 ? rc : set_limits(cg, run, &bounded);
+}
+
 int al_sb_cgrun_create(const al_sb_cgroups *cg, const char *name,
 		       const al_limits *limits, al_sb_cgrun *run,
 		       al_error **err)

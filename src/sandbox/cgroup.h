@@ -60,6 +60,12 @@ typedef struct al_sb_cgrun {
 int al_sb_cgrun_create(const al_sb_cgroups *cg, const char *name,
 		       const al_limits *limits, al_sb_cgrun *run,
 		       al_error **err);
+/* Writes the limits again into cgroups that hold processes already (a
+ * warm pool member taking its request's limits): the same values as
+ * al_sb_cgrun_create would have written.  Lowering memory below what is
+ * in use fails (EBUSY on v1). */
+int al_sb_cgrun_relimit(const al_sb_cgroups *cg, const al_sb_cgrun *run,
+			const al_limits *limits);
 /* Opens the `tasks` file of each distinct v1 cgroup for writing, so a
  * single-threaded child can move itself (al_sb_cgrun_join_self) instead of
  * being moved: writing a pid to cgroup.procs takes the kernel's global

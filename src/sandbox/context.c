@@ -10,6 +10,7 @@
 
 #include "providers/builtin.h"
 #include "core/util.h"
+#include "lang/languages.h"
 #include "sandbox/landlock.h"
 #include "sandbox/mechanisms.h"
 
@@ -17,6 +18,76 @@ static int bad(al_error **err, const char *key)
 {
 	return al_error_set(err, AL_ERR_INVALID_CONFIG, EINVAL, key,
 			    "invalid sandbox provider configuration");
+}
+
+/* One language's pool settings; the key path names what is wrong. */
+static int parse_pool_lang(const char *lang, json_t *obj, al_sb_pool_lang *pl,
+			   al_error **err)
+{
+	char path[96];
+	snprintf(path, sizeof(path), "pool.%s", lang);
+	if (!json_is_object(obj))
+		return bad(err, path);
+	memset(pl, 0, sizeof(*pl));
+	snprintf(pl->language, sizeof(pl->language), "%s", lang);
+	pl->refill = true;
+	const char *key;
+	json_t *v;
+	json_object_foreach(obj, key, v)
+	{
+		bool ok = false;
+		if (strcmp(key, "size") == 0) {
+			ok = json_is_integer(v) && json_integer_value(v) >= 0 &&
+			     json_integer_value(v) <= AL_SB_POOL_MAX_SIZE;
+			if (ok)
+				pl->size = (unsigned)json_integer_value(v);
+		} else if (strcmp(key, "network") == 0) {
+			ok = json_is_string(v) &&
+			     al_network_from_name(json_string_value(v),
+						  &pl->network) == 0 &&
+			     pl->network != AL_NETWORK_HOST;
+		} else if (strcmp(key, "workspace") == 0) {
+			ok = json_is_string(v) &&
+			     al_workspace_mode_from_name(json_string_value(v),
+							 &pl->workspace) == 0;
+		} else if (strcmp(key, "refill") == 0) {
+			ok = json_is_boolean(v);
+			pl->refill = json_is_true(v);
+		} else {
+			/* the unknown key's name is config, not a value */
+			snprintf(path, sizeof(path), "pool.%s", lang);
+			return bad(err, path);
+		}
+		if (!ok) {
+			snprintf(path, sizeof(path), "pool.%s.%s", lang, key);
+			return bad(err, path);
+		}
+	}
+	return 0;
+}
+
+static int parse_pool(json_t *v, al_sb_config *cfg, al_error **err)
+{
+	if (!json_is_object(v))
+		return bad(err, "pool");
+	const char *lang;
+	json_t *o;
+	json_object_foreach(v, lang, o)
+	{
+		/* never echo an unknown name: it may be anything */
+		if (!al_language_known(lang) || strlen(lang) >= 16)
+			return bad(err, "pool");
+		al_sb_pool_lang pl = {0};
+		int rc = parse_pool_lang(lang, o, &pl, err);
+		if (rc < 0)
+			return rc;
+		if (pl.size == 0)
+			continue;
+		if (cfg->n_pool >= AL_SB_POOL_MAX_LANGS)
+			return bad(err, "pool");
+		cfg->pool[cfg->n_pool++] = pl;
+	}
+	return 0;
 }
 
 int al_sb_config_parse(const char *text, al_sb_config *cfg, al_error **err)
@@ -58,7 +129,11 @@ int al_sb_config_parse(const char *text, al_sb_config *cfg, al_error **err)
 		else if (strcmp(key, "tmp_bytes") == 0 && json_is_integer(v) &&
 			 json_integer_value(v) >= 65536)
 			cfg->tmp_bytes = (uint64_t)json_integer_value(v);
-		else {
+		else if (strcmp(key, "pool") == 0) {
+			rc = parse_pool(v, cfg, err);
+			if (rc < 0)
+				break;
+		} else {
 			rc = bad(err, "sandbox.config");
 			break;
 		}

@@ -6,11 +6,24 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <airlock/contract.h>
 #include <airlock/error.h>
 
 #include "sandbox/cgroup.h"
 #include "sandbox/obs_cache.h"
 #include "sandbox/seccomp_policy.h"
+
+/* "pool": {"<language>": {"size": N, "network": "none", "workspace":
+ * "none", "refill": true}} (docs/sandbox.md, "Warm pools"). */
+#define AL_SB_POOL_MAX_SIZE 16
+#define AL_SB_POOL_MAX_LANGS 8
+typedef struct al_sb_pool_lang {
+	char language[16];
+	unsigned size;		     /* 1..AL_SB_POOL_MAX_SIZE */
+	al_network network;	     /* the members' class */
+	al_workspace_mode workspace;
+	bool refill;		     /* make a new member after each run */
+} al_sb_pool_lang;
 
 /* Provider config JSON keys (docs/sandbox.md): */
 typedef struct al_sb_config {
@@ -19,6 +32,9 @@ typedef struct al_sb_config {
 	char *run_dir;		  /* "run_dir", default: al_rundir's base */
 	bool allow_host_network;  /* "allow_host_network", default false */
 	uint64_t tmp_bytes;	  /* "tmp_bytes", default 64 MiB */
+	/* "pool": languages with a size > 0 only */
+	al_sb_pool_lang pool[AL_SB_POOL_MAX_LANGS];
+	size_t n_pool;
 } al_sb_config;
 
 #define AL_SB_DEFAULT_UID_BASE 200000u

@@ -52,6 +52,8 @@ enum stage {
 	ST_LANDLOCK,
 	ST_SECCOMP,
 	ST_EXEC,
+	ST_GO,	  /* a member's header could not be read or applied */
+	ST_READY, /* not a failure: a member waits for its header */
 	ST__N
 };
 
@@ -67,6 +69,7 @@ static const char *const stage_names[ST__N] = {
 	[ST_CHDIR] = "chdir",	     [ST_NNP] = "no_new_privs",
 	[ST_CAPS] = "capabilities",  [ST_LANDLOCK] = "landlock",
 	[ST_SECCOMP] = "seccomp",    [ST_EXEC] = "exec",
+	[ST_GO] = "warm_go",	     [ST_READY] = "ready",
 };
 
 const char *al_sb_stage_name(int stage)
@@ -143,6 +146,87 @@ static void reset_signals(void)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
+static int read_full(int fd, char *buf, size_t len)
+{
+	size_t off = 0;
+	while (off < len) {
+		ssize_t n = read(fd, buf + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+static unsigned long long parse_u(const char *s)
+{
+	unsigned long long v = 0;
+	for (; *s >= '0' && *s <= '9'; s++)
+		v = v * 10 + (unsigned long long)(*s - '0');
+	return v;
+}
+
+/* The header's next field, or a report and exit when there is none. */
+static const char *next_field(const char **p, const char *end, int ff)
+{
+	*p += strlen(*p) + 1;
+	if (*p >= end)
+		fail(ff, ST_GO, EPROTO, 1);
+	return *p;
+}
+
+/* A warm member's program: ready, then its header (launch.h), then exec.
+ * Everything after the seccomp filter: only reads, setrlimit, open of
+ * /dev/null and execve — and no allocation (the buffers are the parent's
+ * pages, copied). */
+static _Noreturn void wait_and_exec(const al_sb_launch *l, int ff)
+{
+	struct fail_msg ready = {ST_READY, 0, 0};
+	if (write(ff, &ready, sizeof(ready)) != (ssize_t)sizeof(ready))
+		_exit(126);
+	char head[11] = {0};
+	if (read_full(0, head, 10) < 0)
+		_exit(126); /* never told to go: nothing ran */
+	size_t n = (size_t)parse_u(head);
+	if (n == 0 || n >= l->go_cap || read_full(0, l->go_buf, n) < 0)
+		fail(ff, ST_GO, EPROTO, 0);
+	l->go_buf[n] = '\0';
+	const char *p = l->go_buf, *end = l->go_buf + n;
+	bool keep_stdin = p[0] == '1';
+	size_t nrl = (size_t)parse_u(next_field(&p, end, ff));
+	for (size_t i = 0; i < nrl; i++) {
+		int res = (int)parse_u(next_field(&p, end, ff));
+		rlim_t v = (rlim_t)parse_u(next_field(&p, end, ff));
+		struct rlimit rl = {v, res == RLIMIT_CPU ? v + 1 : v};
+		if (setrlimit(res, &rl) < 0)
+			fail(ff, ST_RLIMIT, errno, (int)i);
+	}
+	size_t argc = (size_t)parse_u(next_field(&p, end, ff));
+	size_t k = 0;
+	for (size_t i = 0; i < argc && k + 2 < l->go_nptrs; i++)
+		l->go_ptrs[k++] = (char *)next_field(&p, end, ff);
+	if (argc == 0 || k != argc)
+		fail(ff, ST_GO, EPROTO, 2);
+	l->go_ptrs[k++] = NULL;
+	char **envp = &l->go_ptrs[k];
+	for (p += strlen(p) + 1; p < end && k + 1 < l->go_nptrs;
+	     p += strlen(p) + 1)
+		l->go_ptrs[k++] = (char *)p;
+	if (p < end)
+		fail(ff, ST_GO, E2BIG, 3);
+	l->go_ptrs[k] = NULL;
+	if (!keep_stdin) {
+		int z = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (z < 0 || dup2(z, 0) < 0)
+			fail(ff, ST_STDIO, errno, 1);
+		close(z);
+	}
+	execve(l->go_ptrs[0], l->go_ptrs, envp);
+	fail(ff, ST_EXEC, errno, 0);
+}
+
 static _Noreturn void run_program(const al_sb_launch *l, const struct fds *f)
 {
 	int ff = f->fail[1];
@@ -180,6 +264,8 @@ static _Noreturn void run_program(const al_sb_launch *l, const struct fds *f)
 		if (rc < 0)
 			fail(ff, ST_SECCOMP, -rc, 0);
 	}
+	if (l->wait_go)
+		wait_and_exec(l, ff);
 	execve(l->argv[0], l->argv, l->envp);
 	fail(ff, ST_EXEC, errno, 0);
 }
@@ -475,7 +561,16 @@ static int wait_started(int fd, struct fail_msg *m)
 		return 0;
 	if (n != (ssize_t)sizeof(*m))
 		return -EPROTO;
-	return 1;
+	return m->stage == ST_READY ? 0 : 1;
+}
+
+int al_sb_go_failed(int fail_fd, const char **reason)
+{
+	struct fail_msg m;
+	int rc = wait_started(fail_fd, &m);
+	if (rc == 1)
+		*reason = m.stage == ST_EXEC ? "start_failed" : "sandbox_unavailable";
+	return rc;
 }
 
 int al_sb_launch_start(const al_sb_launch *l, al_child *child,
@@ -586,7 +681,10 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 		}
 		goto fail_child;
 	}
-	close(f.fail[0]);
+	if (l->wait_go && l->go_fail_fd != NULL)
+		*l->go_fail_fd = f.fail[0];
+	else
+		close(f.fail[0]);
 	f.fail[0] = -1;
 
 	ctx->pidfd = dup(pidfd);

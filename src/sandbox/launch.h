@@ -59,7 +59,35 @@ typedef struct al_sb_launch {
 	int (*ws_check)(void *ctx, int ws_fd);
 	void *ws_check_ctx;
 	int *ws_fd_out;
+	/* A warm pool member that execs later (warm.h): the program stops
+	 * after the seccomp filter, reports itself ready on the fail pipe
+	 * and reads a header from its stdin (AL_SB_GO_* below) into go_buf,
+	 * with go_ptrs for argv and envp (the parent's buffers: the copy
+	 * fills its own pages, nothing is allocated), sets the rlimits it
+	 * names, puts /dev/null on fd 0 when it says so, and execs the argv
+	 * and environment it carries (argv/envp above are unused).  The fail
+	 * pipe's read end goes to *go_fail_fd: an exec failure after go is
+	 * reported there. */
+	bool wait_go;
+	char *go_buf;
+	size_t go_cap;
+	char **go_ptrs;
+	size_t go_nptrs;
+	int *go_fail_fd;
 } al_sb_launch;
+
+/* The header a waiting member reads from fd 0: 10 decimal digits (the
+ * length of the rest), then NUL-terminated fields: stdin mode ("1": keep
+ * the pipe, else /dev/null), the number of rlimits, each as resource and
+ * value (RLIMIT_CPU: soft = value, hard = value + 1, as a cold run), argc,
+ * the argv, the environment. */
+#define AL_SB_GO_BUF (256u * 1024u)
+#define AL_SB_GO_PTRS 4096u
+
+/* After a member's go: 1 and *reason when the fail pipe reports that the
+ * exec failed ("start_failed"), 0 when the exec happened, -errno on
+ * error.  Closes nothing. */
+int al_sb_go_failed(int fail_fd, const char **reason);
 
 /* Where a start failed, for the error reason. */
 const char *al_sb_stage_name(int stage);

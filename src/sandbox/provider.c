@@ -23,6 +23,7 @@
 #include "proc/outputs.h"
 #include "proc/rundir.h"
 #include "sandbox/context.h"
+#include "sandbox/pool.h"
 #include "sandbox/probe.h"
 #include "sandbox/run.h"
 #include "sandbox/runbase.h"
@@ -37,7 +38,15 @@ struct al_provider_handle {
 	/* A run found a mechanism missing: the handle reports unhealthy
 	 * (the host retires it and probes again) and the cache is gone. */
 	atomic_bool broken;
+	al_sb_pool *pool; /* NULL: no warm pool configured */
 };
+
+static atomic_bool pools_off;
+
+void al_sandbox_pools_off(void)
+{
+	atomic_store(&pools_off, true);
+}
 
 static int sb_probe(const char *config_json, al_facts **out, al_error **err)
 {
@@ -68,6 +77,17 @@ static int sb_ensure(const char *config_json, al_provider_handle **out,
 		return rc;
 	}
 	al_run_registry_init(&h->runs);
+	/* Members start being prepared now, in the background. */
+	if (h->facts->available && !atomic_load(&pools_off)) {
+		rc = al_sb_pool_start(&h->ctx, &h->pool, err);
+		if (rc < 0) {
+			al_run_registry_destroy(&h->runs);
+			al_facts_free(h->facts);
+			al_sb_context_clear(&h->ctx);
+			free(h);
+			return rc;
+		}
+	}
 	*out = h;
 	return 0;
 }
@@ -138,6 +158,7 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 	al_sb_uid slot = {.fd = -1};
 	al_bundle_use bu = {0};
 	al_runlog log = {.fd = -1};
+	al_sb_member *member = NULL;
 	int ws_fd = -1, store_fd = -1;
 	int rc;
 
@@ -170,7 +191,22 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 		al_error_free(setup_err);
 		goto out;
 	}
-	if (h->ctx.privileged) {
+	/* A warm member of this request's class, holding its limits now:
+	 * its uid and run directory become the run's. */
+	member = al_sb_pool_take(h->pool, exec, tc->path);
+	if (member != NULL &&
+	    al_sb_member_claim(&h->ctx, member, &req->limits) < 0) {
+		al_sb_member_destroy(member);
+		member = NULL;
+		al_sb_pool_done(h->pool, req->language);
+	}
+	if (member != NULL) {
+		slot = member->slot;
+		member->slot = (al_sb_uid){.fd = -1};
+		rd = member->rd;
+		memset(&member->rd, 0, sizeof(member->rd));
+		uid = h->ctx.privileged ? slot.uid : geteuid();
+	} else if (h->ctx.privileged) {
 		rc = al_sb_uid_take(h->ctx.cfg.uid_base, h->ctx.cfg.uid_count,
 				    &slot);
 		if (rc < 0) {
@@ -188,12 +224,15 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 	}
 
 	bool bounded = al_sb_workspace_bounded(req);
-	rc = al_rundir_create(h->ctx.cfg.run_dir ? h->ctx.cfg.run_dir
-						: al_sb_run_base(req),
-			      exec->run_id, &rd, &setup_err);
+	rc = member != NULL
+		     ? 0
+		     : al_rundir_create(h->ctx.cfg.run_dir ? h->ctx.cfg.run_dir
+							 : al_sb_run_base(req),
+					exec->run_id, &rd, &setup_err);
 	/* Fresh directories no program has seen yet: handed to the run's
-	 * uid before anything is written into them. */
-	if (rc == 0 && h->ctx.privileged &&
+	 * uid before anything is written into them (a member's were at its
+	 * start; its program has not run yet). */
+	if (rc == 0 && member == NULL && h->ctx.privileged &&
 	    (chown(rd.workspace, uid, uid) < 0 || chown(rd.tmp, uid, uid) < 0 ||
 	     (exec->inbox_acks_dir != NULL &&
 	      chown(exec->inbox_acks_dir, uid, uid) < 0)))
@@ -277,7 +316,15 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 	step.on_output_ctx = &log;
 	if (bounded)
 		step.ws_fd = &ws_fd;
-	rc = al_sb_run_step(&step, res, err);
+	rc = 1;
+	if (member != NULL) {
+		/* the member is gone after this, whatever happened */
+		rc = al_sb_member_run(&h->ctx, member, &step, script, res, err);
+		member = NULL;
+		al_sb_pool_done(h->pool, req->language);
+	}
+	if (rc == 1) /* no member, or one found dead before go: cold */
+		rc = al_sb_run_step(&step, res, err);
 	al_runlog_close(&log);
 	/* Everything of the run is gone (its pid namespace with it); the
 	 * workspace — RUN/workspace, or the tmpfs held by ws_fd — is read
@@ -293,6 +340,10 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 		rc = al_outputs_collect(&os, res);
 	}
 out:
+	if (member != NULL) {
+		al_sb_member_destroy(member);
+		al_sb_pool_done(h->pool, req->language);
+	}
 	if (h->facts->available && res->outcome == AL_OUTCOME_UNAVAILABLE &&
 	    res->reason != NULL &&
 	    strcmp(res->reason, "sandbox_unavailable") == 0)
@@ -315,6 +366,40 @@ out:
 	return rc;
 }
 
+void al_sb_provider_pool_stats(al_provider_handle *h, al_sb_pool_stats *out)
+{
+	al_sb_pool_get_stats(h != NULL ? h->pool : NULL, out);
+}
+
+/* AIRLOCK_SANDBOX_POOL_STATS=<file>: one JSON line per released handle
+ * with a pool (docs/sandbox.md, "Warm pools": how the tests see that
+ * runs really went through the pool). */
+static void log_pool_stats(al_sb_pool *p)
+{
+	const char *path = getenv("AIRLOCK_SANDBOX_POOL_STATS");
+	if (p == NULL || path == NULL || path[0] != '/')
+		return;
+	al_sb_pool_stats st;
+	al_sb_pool_get_stats(p, &st);
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+		      0600);
+	if (fd < 0)
+		return;
+	char line[256];
+	int n = snprintf(line, sizeof(line),
+			 "{\"prepared\": %llu, \"failed\": %llu, \"taken\": %llu, "
+			 "\"cold\": %llu, \"idle\": %llu}\n",
+			 (unsigned long long)st.prepared,
+			 (unsigned long long)st.failed,
+			 (unsigned long long)st.taken,
+			 (unsigned long long)st.cold,
+			 (unsigned long long)st.idle);
+	/* a debugging aid: a failed write has no one to tell */
+	ssize_t w = n > 0 ? write(fd, line, (size_t)n) : 0;
+	(void)w;
+	close(fd);
+}
+
 static int sb_interrupt(al_provider_handle *h, const char *run_id,
 			al_error **err)
 {
@@ -331,10 +416,16 @@ static int sb_release(al_provider_handle *h, al_error **err)
 	if (al_run_registry_count(&h->runs) != 0)
 		return al_error_set(err, AL_ERR_INTERNAL, EBUSY, NULL,
 				    "runs are still live on this handle");
+	log_pool_stats(h->pool);
+	int rc = al_sb_pool_stop(h->pool);
+	h->pool = NULL;
 	al_run_registry_destroy(&h->runs);
 	al_facts_free(h->facts);
 	al_sb_context_clear(&h->ctx);
 	free(h);
+	if (rc < 0)
+		return al_error_set(err, AL_ERR_INTERNAL, -rc, NULL,
+				    "a warm member could not be removed");
 	return 0;
 }
 

@@ -3,6 +3,7 @@
 #include "sandbox/run.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -15,7 +16,7 @@
 #include "sandbox/launch.h"
 #include "sandbox/mounts.h"
 
-static size_t build_rlimits(const al_limits *l, al_rlimit_spec *out)
+size_t al_sb_build_rlimits(const al_limits *l, al_rlimit_spec *out)
 {
 	size_t n = 0;
 	out[n++] = (al_rlimit_spec){RLIMIT_CORE, 0};
@@ -28,13 +29,23 @@ static size_t build_rlimits(const al_limits *l, al_rlimit_spec *out)
 	return n;
 }
 
-static void apply_cgroup_usage(const al_sb_cgrun *cg, al_result *res)
+/* base: the cgroups' usage when a warm member was handed its request
+ * (the interpreter's start is not the run's), or NULL. */
+static void apply_cgroup_usage(const al_sb_cgrun *cg, const al_sb_cgusage *base,
+			       al_result *res)
 {
 	al_sb_cgusage u;
 	al_sb_cgrun_usage(cg, &u);
 	if (u.have_cpu) {
-		res->usage.cpu_user_ms = u.cpu_user_us / 1000;
-		res->usage.cpu_sys_ms = u.cpu_sys_us / 1000;
+		uint64_t bu = 0, bs = 0;
+		if (base != NULL && base->have_cpu) {
+			bu = base->cpu_user_us;
+			bs = base->cpu_sys_us;
+		}
+		res->usage.cpu_user_ms =
+			(u.cpu_user_us > bu ? u.cpu_user_us - bu : 0) / 1000;
+		res->usage.cpu_sys_ms =
+			(u.cpu_sys_us > bs ? u.cpu_sys_us - bs : 0) / 1000;
 	}
 	if (u.have_peak)
 		res->usage.peak_memory_bytes = u.peak_memory_bytes;
@@ -52,6 +63,46 @@ static int check_inputs(void *ctx, int ws_fd)
 {
 	const al_manifest *m = ctx;
 	return m != NULL ? al_bundle_verify_inputs(m, ws_fd, NULL) : 0;
+}
+
+int al_sb_step_supervise(const al_sb_step *s, al_child *child,
+			 al_sb_cgrun *cg, const al_sb_cgusage *base,
+			 al_result *res, al_error **err)
+{
+	const al_request *req = s->exec->request;
+	bool stdin_pipe = al_sb_step_stdin(s);
+	al_supervise_opts opts = {
+		.stdin_data = stdin_pipe ? &req->stdin_data : NULL,
+		.output_cap = req->limits.output_bytes,
+		.wall_ms = req->limits.wall_ms,
+		.grace_ms = AL_DEFAULT_GRACE_MS,
+		.cancel = s->exec->cancel,
+		.on_output = s->on_output,
+		.on_output_ctx = s->on_output_ctx,
+	};
+	al_supervise_result sr;
+	void *sigctx = child->signal_ctx;
+	int rc = al_supervise(child, &opts, &sr, err);
+	if (rc == 0)
+		rc = al_supervise_to_result(&sr, res);
+	al_supervise_result_clear(&sr);
+	/* The init is reaped; anything still in the cgroups is killed and
+	 * waited for before they are removed. */
+	for (int i = 0; i < 500 && !al_sb_cgrun_empty(cg); i++) {
+		al_sb_cgrun_kill(cg);
+		struct timespec ts = {0, 2 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	al_sb_signal_ctx_free(sigctx);
+	if (rc == 0)
+		apply_cgroup_usage(cg, base, res);
+	return rc;
+}
+
+bool al_sb_step_stdin(const al_sb_step *s)
+{
+	const al_request *req = s->exec->request;
+	return s->with_stdin && req->has_stdin && req->stdin_data.len > 0;
 }
 
 bool al_sb_workspace_bounded(const al_request *req)
@@ -113,9 +164,8 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 		.envp = s->envp,
 		.cwd = "/workspace",
 		.rlimits = rl,
-		.n_rlimits = build_rlimits(&req->limits, rl),
-		.stdin_pipe = s->with_stdin && req->has_stdin &&
-			      req->stdin_data.len > 0,
+		.n_rlimits = al_sb_build_rlimits(&req->limits, rl),
+		.stdin_pipe = al_sb_step_stdin(s),
 		.filter = &ctx->filter,
 		.landlock = {.abi = ctx->landlock_abi,
 			     .workspace_rw =
@@ -145,31 +195,7 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 		al_error_free(setup_err);
 		goto out;
 	}
-	al_supervise_opts opts = {
-		.stdin_data = l.stdin_pipe ? &req->stdin_data : NULL,
-		.output_cap = req->limits.output_bytes,
-		.wall_ms = req->limits.wall_ms,
-		.grace_ms = AL_DEFAULT_GRACE_MS,
-		.cancel = s->exec->cancel,
-		.on_output = s->on_output,
-		.on_output_ctx = s->on_output_ctx,
-	};
-	al_supervise_result sr;
-	void *sigctx = child.signal_ctx;
-	rc = al_supervise(&child, &opts, &sr, err);
-	if (rc == 0)
-		rc = al_supervise_to_result(&sr, res);
-	al_supervise_result_clear(&sr);
-	/* The init is reaped; anything still in the cgroups is killed and
-	 * waited for before they are removed. */
-	for (int i = 0; i < 500 && !al_sb_cgrun_empty(&cg); i++) {
-		al_sb_cgrun_kill(&cg);
-		struct timespec ts = {0, 2 * 1000 * 1000};
-		nanosleep(&ts, NULL);
-	}
-	al_sb_signal_ctx_free(sigctx);
-	if (rc == 0)
-		apply_cgroup_usage(&cg, res);
+	rc = al_sb_step_supervise(s, &child, &cg, NULL, res, err);
 out:
 	al_sb_mount_plan_clear(&plan);
 	if (al_sb_cgrun_destroy(&cg) < 0 && rc == 0)

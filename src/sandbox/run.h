@@ -8,6 +8,9 @@
 #include <airlock/provider.h>
 
 #include "proc/rundir.h"
+#include "proc/shepherd.h"
+#include "proc/supervise.h"
+#include "sandbox/cgroup.h"
 #include "sandbox/context.h"
 
 typedef struct al_sb_step {
@@ -45,5 +48,19 @@ bool al_sb_workspace_bounded(const al_request *req);
  * not be set up).  Returns 0, or a negative errno for a provider bug or a
  * cgroup that could not be removed (res still holds the outcome). */
 int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err);
+
+/* The rlimits of a run (out: room for 4); returns how many. */
+size_t al_sb_build_rlimits(const al_limits *l, al_rlimit_spec *out);
+
+/* true when the step's program gets the request's stdin through a pipe
+ * (else /dev/null). */
+bool al_sb_step_stdin(const al_sb_step *s);
+
+/* The started program until it ends: supervision (deadline, output,
+ * cancel), the cgroups emptied, usage (minus base, when not NULL) and the
+ * limit a kill came from.  The caller removes the cgroups. */
+int al_sb_step_supervise(const al_sb_step *s, al_child *child,
+			 al_sb_cgrun *cg, const al_sb_cgusage *base,
+			 al_result *res, al_error **err);
 
 #endif

@@ -16,4 +16,9 @@ extern const al_provider_ops al_sandbox_provider;
  * Returns 0 when everything the sandbox needs works, 1 otherwise. */
 int al_sandbox_doctor(FILE *out, bool json);
 
+/* Warm pools off for every sandbox handle ensured afterwards in this
+ * process, whatever its config says: a one-shot `airlock run` would make
+ * members only to throw them away (docs/sandbox.md, "Warm pools"). */
+void al_sandbox_pools_off(void);
+
 #endif

@@ -41,7 +41,8 @@ static void finished_from(finished *f, const al_result *res)
  * already finished keeps that result; a daemon that died part way
  * through finishing does not write run.finished twice. */
 static void finish(al_host *host, al_drun *dr, al_admission *adm,
-		   al_result *raw, const al_finish_options *base, finished *f)
+		   al_result *raw, const al_finish_options *base, bool recovered,
+		   finished *f)
 {
 	al_finish_options o = *base;
 	al_result *res = NULL;
@@ -72,8 +73,12 @@ static void finish(al_host *host, al_drun *dr, al_admission *adm,
 		/* An unreadable final record is replaced. */
 		free(final);
 	}
+	/* A run an earlier daemon left may have been finished up to the
+	 * audit record (the finishing marker is not synced: after a machine
+	 * crash it may be gone), so a recovered run always asks the audit
+	 * trail. */
 	int began = al_drun_mark_finishing(dr);
-	o.skip_audit = began == 1 &&
+	o.skip_audit = (began == 1 || recovered) &&
 		       al_host_audit_has(host, run_id, "run.finished") == 1;
 	if (al_host_finish(host, adm, raw, &o, &res) == 0 && res != NULL) {
 		finished_from(f, res);
@@ -159,7 +164,7 @@ static void watch_and_finish(al_srv_run *run, al_drun *dr, al_admission *adm,
 	else if (killed_deadline)
 		raw = made_result(dr, AL_OUTCOME_TIMED_OUT);
 	al_finish_options o = {.launched = true, .refusal = "lost"};
-	finish(run->gen->host, dr, adm, raw, &o, f);
+	finish(run->gen->host, dr, adm, raw, &o, false, f);
 }
 
 /* Hands the handle to the run (interrupts and inbox deliveries reach the
@@ -216,7 +221,14 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 	char run_id[40];
 
 	snprintf(run_id, sizeof(run_id), "%s", spec.run_id);
+	/* An idle supervisor ready for it (docs/durability.md). */
+	bool warm = false;
+	if (svc->idle_sups != NULL)
+		spec.idle = al_idle_pool_take(svc->idle_sups, spec.provider,
+					      spec.provider_config,
+					      req->language, &warm);
 	if (al_drun_create(svc->durable, &spec, &dr, &err) < 0) {
+		al_idle_discard(spec.idle);
 		/* Nothing persisted, nothing launched. */
 		fprintf(stderr, "airlockd: run %s: %s\n", run_id,
 			al_error_get_message(err));
@@ -237,12 +249,14 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 	al_service_announce(run, run_id);
 	int rc = al_drun_start(dr, &spec, &err);
 	free(facts);
+	if (rc == 0 && svc->idle_sups != NULL)
+		al_idle_pool_count(svc->idle_sups, al_drun_handed_off(dr), warm);
 	if (rc < 0) {
 		fprintf(stderr, "airlockd: run %s: %s\n", run_id,
 			al_error_get_message(err));
 		al_error_free(err);
 		al_finish_options o = {.refusal = "start_failed"};
-		finish(host, dr, adm, NULL, &o, &f);
+		finish(host, dr, adm, NULL, &o, false, &f);
 		retire_drun(run);
 		goto out;
 	}
@@ -356,7 +370,7 @@ static void finish_recovered(al_service *svc, al_srv_gen *gen, al_drun *dr,
 		(void)al_drun_collect(dr, &raw);
 	finished f = {NULL, 500, AL_OUTCOME_UNAVAILABLE};
 	al_finish_options o = {.launched = true, .refusal = "lost"};
-	finish(gen->host, dr, adm, raw, &o, &f);
+	finish(gen->host, dr, adm, raw, &o, true, &f);
 	if (f.json != NULL)
 		list_final(svc, gen, dr);
 	free(f.json);

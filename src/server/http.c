@@ -425,7 +425,12 @@ static enum MHD_Result metrics(al_service *svc, struct MHD_Connection *conn)
 	al_srv_gen *gen = al_service_gen_get(svc);
 	char *host_text = gen ? al_host_metrics_text(gen->host) : NULL;
 	al_service_gen_put(svc, gen);
-	char *text = al_srv_metrics_text(svc->metrics, active, host_text);
+	al_idle_stats idle;
+	if (svc->idle_sups != NULL)
+		al_idle_pool_stats(svc->idle_sups, &idle);
+	char *text = al_srv_metrics_text(svc->metrics, active,
+					 svc->idle_sups != NULL ? &idle : NULL,
+					 host_text);
 	free(host_text);
 	return queue_text(svc, conn, 200, text,
 			  "text/plain; version=0.0.4; charset=utf-8", NULL,

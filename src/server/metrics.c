@@ -82,7 +82,7 @@ __attribute__((format(printf, 2, 3))) static void tb_printf(tbuf *t,
 }
 
 char *al_srv_metrics_text(al_srv_metrics *m, unsigned runs_active,
-			  const char *host_text)
+			  const al_idle_stats *idle, const char *host_text)
 {
 	tbuf t = {0};
 	pthread_mutex_lock(&m->lock);
@@ -101,6 +101,36 @@ char *al_srv_metrics_text(al_srv_metrics *m, unsigned runs_active,
 				  "%llu\n",
 				  s, (unsigned long long)m->http[s]);
 	pthread_mutex_unlock(&m->lock);
+	if (idle != NULL)
+		tb_printf(&t,
+			  "# HELP airlock_idle_supervisors Idle supervisors "
+			  "waiting for a run (warm: holding a language's warm "
+			  "sandbox).\n"
+			  "# TYPE airlock_idle_supervisors gauge\n"
+			  "airlock_idle_supervisors{kind=\"generic\"} %u\n"
+			  "airlock_idle_supervisors{kind=\"warm\"} %u\n"
+			  "# HELP airlock_supervisor_launches_total Runs by how "
+			  "their supervisor started.\n"
+			  "# TYPE airlock_supervisor_launches_total counter\n"
+			  "airlock_supervisor_launches_total{how=\"handoff\"} "
+			  "%llu\n"
+			  "airlock_supervisor_launches_total{how="
+			  "\"handoff_warm\"} %llu\n"
+			  "airlock_supervisor_launches_total{how=\"cold\"} "
+			  "%llu\n"
+			  "# HELP airlock_idle_supervisors_started_total Idle "
+			  "supervisors started (failed: never ready).\n"
+			  "# TYPE airlock_idle_supervisors_started_total "
+			  "counter\n"
+			  "airlock_idle_supervisors_started_total %llu\n"
+			  "airlock_idle_supervisors_failed_total %llu\n",
+			  idle->ready - idle->ready_warm, idle->ready_warm,
+			  (unsigned long long)(idle->handoffs -
+					       idle->handoffs_warm),
+			  (unsigned long long)idle->handoffs_warm,
+			  (unsigned long long)idle->cold,
+			  (unsigned long long)idle->spawned,
+			  (unsigned long long)idle->failed);
 	if (host_text != NULL)
 		tb_printf(&t, "%s", host_text);
 	if (t.failed || t.s == NULL) {

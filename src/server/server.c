@@ -312,7 +312,8 @@ int al_server_run(const al_server_options *opts, al_error **err)
 	/* Runs outlive the daemon: take the next epoch, then classify what
 	 * an earlier daemon left (docs/durability.md) before serving. */
 	if ((rc = al_durable_open(o.state_dir, &svc->durable, err)) < 0 ||
-	    (rc = al_service_recover(svc)) < 0) {
+	    (rc = al_service_recover(svc)) < 0 ||
+	    (rc = al_service_idle_start(svc)) < 0) {
 		if (rc != 0 && err != NULL && *err == NULL)
 			rc = al_error_set(err, AL_ERR_IO, -rc, "state_dir",
 					  "cannot recover the runs: %s",

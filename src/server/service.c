@@ -75,8 +75,38 @@ static al_srv_gen *gen_put_locked(al_srv_gen *gen)
 	return gen;
 }
 
+static unsigned runs_in_flight(void *ctx)
+{
+	al_service *svc = ctx;
+	pthread_mutex_lock(&svc->lock);
+	unsigned n = svc->active;
+	pthread_mutex_unlock(&svc->lock);
+	return n;
+}
+
+int al_service_idle_start(al_service *svc)
+{
+	al_srv_gen *gen = al_service_gen_get(svc);
+	al_idle_pool *p = NULL;
+	int rc = gen == NULL ? -ESHUTDOWN : 0;
+	al_durable_sweep_idle(svc->durable);
+	if (rc == 0)
+		rc = al_idle_pool_new(svc->durable, runs_in_flight, svc, &p);
+	if (rc == 0 && (rc = al_idle_pool_configure(p, gen->cfg)) < 0) {
+		al_idle_pool_free(p);
+		p = NULL;
+	}
+	al_service_gen_put(svc, gen);
+	pthread_mutex_lock(&svc->lock);
+	svc->idle_sups = p;
+	pthread_mutex_unlock(&svc->lock);
+	return rc;
+}
+
 void al_service_destroy(al_service *svc)
 {
+	al_idle_pool_free(svc->idle_sups);
+	svc->idle_sups = NULL;
 	al_durable_close(svc->durable);
 	svc->durable = NULL;
 	/* Only after every worker ended: the table holds the last refs. */
@@ -116,7 +146,12 @@ void al_service_gen_set(al_service *svc, al_srv_gen *gen)
 	pthread_mutex_lock(&svc->lock);
 	al_srv_gen *dead = gen_put_locked(svc->gen);
 	svc->gen = gen;
+	al_idle_pool *idle = svc->idle_sups;
 	pthread_mutex_unlock(&svc->lock);
+	/* Idle supervisors of the old configuration are ended. */
+	if (idle != NULL && al_idle_pool_configure(idle, gen->cfg) < 0)
+		fprintf(stderr, "airlockd: cannot reconfigure the idle "
+				"supervisors\n");
 	al_srv_gen_free(dead);
 }
 

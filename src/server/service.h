@@ -14,6 +14,7 @@
 
 #include "host/admission.h"
 #include "server/auth.h"
+#include "server/idle_pool.h"
 #include "server/metrics.h"
 #include "supervisor/durable.h"
 
@@ -96,6 +97,7 @@ struct al_service {
 	bool draining;	  /* refuse new runs */
 	bool closing;	  /* wake and end every waiter */
 	al_durable *durable; /* run directories, epoch, supervisors */
+	al_idle_pool *idle_sups; /* idle supervisors; NULL until started */
 };
 
 /* Bounds of the in-memory table and event buffers. */
@@ -140,6 +142,8 @@ int al_service_interrupt(al_service *svc, al_srv_run *run, bool stop);
  * superseded, -ENOSPC inbox full, other negative errno: failure. */
 int al_service_deliver(al_service *svc, al_srv_run *run, const char *id,
 		       const char *event_json);
+/* Starts the idle supervisors (after al_service_recover). */
+int al_service_idle_start(al_service *svc);
 /* Recovery at start-up: classifies every run directory, adopts live runs
  * (each gets a watcher thread), finishes the rest.  Call before the
  * listeners open. */

@@ -34,6 +34,12 @@ static int write_all(int fd, const void *data, size_t len)
 int al_dfile_write(int dirfd, const char *name, const void *data, size_t len,
 		   mode_t mode)
 {
+	return al_dfile_write_how(dirfd, name, data, len, mode, AL_DF_DURABLE);
+}
+
+int al_dfile_write_how(int dirfd, const char *name, const void *data,
+		       size_t len, mode_t mode, al_dfile_how how)
+{
 	char tmp[128];
 	int rc, fd;
 
@@ -48,7 +54,7 @@ int al_dfile_write(int dirfd, const char *name, const void *data, size_t len,
 	rc = write_all(fd, data, len);
 	if (rc == 0 && fchmod(fd, mode) < 0)
 		rc = -errno;
-	if (rc == 0 && fsync(fd) < 0)
+	if (rc == 0 && how != AL_DF_ATOMIC && fsync(fd) < 0)
 		rc = -errno;
 	close(fd);
 	if (rc == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
@@ -57,16 +63,22 @@ int al_dfile_write(int dirfd, const char *name, const void *data, size_t len,
 		unlinkat(dirfd, tmp, 0);
 		return rc;
 	}
-	return al_dfile_sync_dir(dirfd);
+	return how == AL_DF_DURABLE ? al_dfile_sync_dir(dirfd) : 0;
 }
 
 int al_dfile_write_json(int dirfd, const char *name, const json_t *v,
 			mode_t mode)
 {
+	return al_dfile_write_json_how(dirfd, name, v, mode, AL_DF_DURABLE);
+}
+
+int al_dfile_write_json_how(int dirfd, const char *name, const json_t *v,
+			    mode_t mode, al_dfile_how how)
+{
 	char *text = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	if (text == NULL)
 		return -ENOMEM;
-	int rc = al_dfile_write(dirfd, name, text, strlen(text), mode);
+	int rc = al_dfile_write_how(dirfd, name, text, strlen(text), mode, how);
 	free(text);
 	return rc;
 }
@@ -181,9 +193,15 @@ int al_dfile_read_u64(int dirfd, const char *name, uint64_t *out)
 
 int al_dfile_write_u64(int dirfd, const char *name, uint64_t v)
 {
+	return al_dfile_write_u64_how(dirfd, name, v, AL_DF_DURABLE);
+}
+
+int al_dfile_write_u64_how(int dirfd, const char *name, uint64_t v,
+			   al_dfile_how how)
+{
 	char buf[32];
 	int n = snprintf(buf, sizeof(buf), "%" PRIu64 "\n", v);
-	return al_dfile_write(dirfd, name, buf, (size_t)n, 0600);
+	return al_dfile_write_how(dirfd, name, buf, (size_t)n, 0600, how);
 }
 
 int al_dfile_lock(int dirfd, const char *name)

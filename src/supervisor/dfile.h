@@ -20,6 +20,22 @@ int al_dfile_write(int dirfd, const char *name, const void *data, size_t len,
 /* The same for a JSON value (compact text, keys in insertion order). */
 int al_dfile_write_json(int dirfd, const char *name, const json_t *v,
 			mode_t mode);
+/* How much of that a write needs:
+ * DURABLE: file and directory synced (the default above);
+ * FILE_ONLY: the file synced, not the directory — for a batch of records
+ *   in one directory that a DURABLE write in the same directory ends (its
+ *   directory sync covers every entry);
+ * ATOMIC: neither — whole or absent for a reader, but lost with the page
+ *   cache (for records that only matter while processes live). */
+typedef enum al_dfile_how {
+	AL_DF_DURABLE = 0,
+	AL_DF_FILE_ONLY,
+	AL_DF_ATOMIC
+} al_dfile_how;
+int al_dfile_write_how(int dirfd, const char *name, const void *data,
+		       size_t len, mode_t mode, al_dfile_how how);
+int al_dfile_write_json_how(int dirfd, const char *name, const json_t *v,
+			    mode_t mode, al_dfile_how how);
 /* Reads a regular file (not a link) of at most max bytes, NUL-terminated.
  * -ENOENT when absent, -EFBIG when larger, -EINVAL when not a regular
  * file. */
@@ -37,6 +53,8 @@ int al_dfile_sync_dir(int dirfd);
 /* A text number ("123\n"); -EBADMSG when malformed. */
 int al_dfile_read_u64(int dirfd, const char *name, uint64_t *out);
 int al_dfile_write_u64(int dirfd, const char *name, uint64_t v);
+int al_dfile_write_u64_how(int dirfd, const char *name, uint64_t v,
+			   al_dfile_how how);
 
 /* Takes the exclusive lock of a directory's lock file `name` (created
  * 0600 when missing).  Returns the fd holding it (close to release). */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include <jansson.h>
+#include <linux/sched.h>
 
 #include <airlock/json.h>
 
@@ -46,6 +48,15 @@ struct al_durable {
 	char cg_tag[AL_RUNCG_TAG_LEN + 1]; /* from the state directory */
 };
 
+struct al_idle_sup {
+	pid_t pid;
+	uint64_t starttime;
+	int pidfd; /* -1 when none */
+	int sock;  /* our end of its socketpair */
+	char nonce[AL_NONCE_HEX + 1];
+	char *cgroup; /* NULL: none */
+};
+
 struct al_drun {
 	al_durable *d;
 	char run_id[40];
@@ -59,6 +70,7 @@ struct al_drun {
 	bool ended;
 	int out_fd;
 	uint64_t out_off;
+	bool handed; /* to an idle supervisor */
 };
 
 int al_durable_open(const char *state_dir, al_durable **out, al_error **err)
@@ -184,9 +196,13 @@ void al_drun_unlock(al_drun *r)
 
 /* ---- creating -------------------------------------------------------- */
 
+/* The records before recovery.json: each file synced; recovery.json's
+ * own directory sync, last, makes every entry of the run's directory
+ * durable at once. */
 static int write_text(int dirfd, const char *name, const char *text)
 {
-	return al_dfile_write(dirfd, name, text, strlen(text), 0600);
+	return al_dfile_write_how(dirfd, name, text, strlen(text), 0600,
+				  AL_DF_FILE_ONLY);
 }
 
 static int write_provider(int dirfd, const al_launch_spec *s)
@@ -199,7 +215,8 @@ static int write_provider(int dirfd, const al_launch_spec *s)
 			      cfg != NULL ? cfg : json_null());
 	if (o == NULL)
 		return -ENOMEM;
-	int rc = al_dfile_write_json(dirfd, AL_RF_PROVIDER, o, 0600);
+	int rc = al_dfile_write_json_how(dirfd, AL_RF_PROVIDER, o, 0600,
+					 AL_DF_FILE_ONLY);
 	json_decref(o);
 	return rc;
 }
@@ -223,7 +240,8 @@ int al_drun_create(al_durable *d, const al_launch_spec *s, al_drun **out,
 	    (rc = write_provider(r->dirfd, s)) < 0 ||
 	    (s->facts_json != NULL &&
 	     (rc = write_text(r->dirfd, AL_RF_FACTS, s->facts_json)) < 0) ||
-	    (rc = al_dfile_write_u64(r->dirfd, AL_RF_LEASE, d->epoch)) < 0 ||
+	    (rc = al_dfile_write_u64_how(r->dirfd, AL_RF_LEASE, d->epoch,
+					 AL_DF_FILE_ONLY)) < 0 ||
 	    (rc = al_inbox_prepare(r->dirfd)) < 0)
 		goto fail;
 	if (mkdirat(r->dirfd, AL_RF_WORK, 0700) < 0) {
@@ -231,7 +249,9 @@ int al_drun_create(al_durable *d, const al_launch_spec *s, al_drun **out,
 		goto fail;
 	}
 	snprintf(r->rec.run_id, sizeof(r->rec.run_id), "%s", s->run_id);
-	if ((rc = al_nonce_new(r->rec.nonce)) < 0)
+	if (s->idle != NULL)
+		memcpy(r->rec.nonce, s->idle->nonce, sizeof(r->rec.nonce));
+	else if ((rc = al_nonce_new(r->rec.nonce)) < 0)
 		goto fail;
 	if ((r->rec.tenant = strdup(s->tenant)) == NULL ||
 	    al_strdup_opt(s->principal, &r->rec.principal) < 0 ||
@@ -241,9 +261,18 @@ int al_drun_create(al_durable *d, const al_launch_spec *s, al_drun **out,
 	}
 	/* Without a cgroup the run still goes; the tree is then found by
 	 * the supervisor's identity only (docs/durability.md). */
-	if (d->cg_base != NULL &&
-	    al_runcg_create(d->cg_base, s->run_id, d->cg_tag, &r->rec.cgroup) < 0)
+	if (s->idle != NULL) {
+		/* The idle supervisor's own cgroup becomes the run's. */
+		if (s->idle->cgroup != NULL &&
+		    (r->rec.cgroup = strdup(s->idle->cgroup)) == NULL) {
+			rc = -ENOMEM;
+			goto fail;
+		}
+	} else if (d->cg_base != NULL &&
+		   al_runcg_create(d->cg_base, s->run_id, d->cg_tag,
+				   &r->rec.cgroup) < 0) {
 		r->rec.cgroup = NULL;
+	}
 	r->rec.epoch = d->epoch;
 	r->rec.created_ms = s->created_ms;
 	r->rec.deadline_ms = s->deadline_ms;
@@ -254,7 +283,7 @@ int al_drun_create(al_durable *d, const al_launch_spec *s, al_drun **out,
 	*out = r;
 	return 0;
 fail:
-	if (r->rec.cgroup != NULL)
+	if (r->rec.cgroup != NULL && s->idle == NULL)
 		al_runcg_remove(r->rec.cgroup);
 	if (made)
 		al_remove_tree_at(d->runs_fd, s->run_id);
@@ -310,6 +339,53 @@ out:
 	return rc < 0 ? rc : fd;
 }
 
+static void close_all(const int *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+/* fork(), but straight into the cgroup (a directory fd) when there is
+ * one: joining it afterwards through cgroup.procs is a migration, which
+ * waits for an RCU grace period while holding a lock that every fork and
+ * exit on the machine takes (milliseconds, for everyone).  *placed: the
+ * child is in it.  The child of the raw clone3 is like a vfork-less fork:
+ * child_exec makes only system calls. */
+static pid_t fork_into(int cg_dirfd, bool *placed)
+{
+	*placed = false;
+	if (cg_dirfd >= 0) {
+		struct clone_args ca;
+		memset(&ca, 0, sizeof(ca));
+		ca.flags = CLONE_INTO_CGROUP;
+		ca.exit_signal = SIGCHLD;
+		ca.cgroup = (uint64_t)cg_dirfd;
+		pid_t pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+		if (pid >= 0) {
+			*placed = true;
+			return pid;
+		}
+		if (errno == ENOMEM || errno == EAGAIN)
+			return -1;
+		/* Refused (an old kernel): join it after a plain fork. */
+	}
+	return fork();
+}
+
+/* The cgroup's directory and its cgroup.procs (for fork_into). */
+static int open_cgroup(const char *dir, int *dirfd, int *procs_fd)
+{
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >=
+	    (int)sizeof(path))
+		return -ENAMETOOLONG;
+	if ((*dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    (*procs_fd = open(path, O_WRONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	return 0;
+}
+
 /* In the forked child: only async-signal-safe calls until exec. */
 static void child_exec(char *const argv[], int cg_fd, int log_fd,
 		       int null_fd, int secrets_fd, int err_fd)
@@ -346,15 +422,14 @@ static void child_exec(char *const argv[], int cg_fd, int log_fd,
 	_exit(127);
 }
 
-int al_drun_start(al_drun *r, const al_launch_spec *s, al_error **err)
+/* fork + exec of a new supervisor for the run. */
+static int launch_cold(al_drun *r, const al_launch_spec *s)
 {
 	al_durable *d = r->d;
-	int log_fd = -1, null_fd = -1, sec_fd = -1, cg_fd = -1;
+	int log_fd = -1, null_fd = -1, sec_fd = -1, cg_fd = -1, cg_dir = -1;
 	int pipefd[2] = {-1, -1}, err_fd[2] = {-1, -1};
 	int rc = 0;
-	char *cg_procs = NULL;
 
-	al_fault_point("after_persist");
 	char *argv[] = {"airlock", "--state-dir", d->state_dir, "supervise",
 			"--run", r->run_id, "--nonce", r->rec.nonce,
 			s->n_host_env > 0 ? "--secrets-fd" : NULL, "3", NULL};
@@ -379,24 +454,18 @@ int al_drun_start(al_drun *r, const al_launch_spec *s, al_error **err)
 		rc = sec_fd;
 		goto out;
 	}
-	if (r->rec.cgroup != NULL) {
-		if ((cg_procs = al_strdup_printf("%s/cgroup.procs",
-						 r->rec.cgroup)) == NULL) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		if ((cg_fd = open(cg_procs, O_WRONLY | O_CLOEXEC)) < 0) {
-			rc = -errno;
-			goto out;
-		}
-	}
-	pid_t pid = fork();
+	if (r->rec.cgroup != NULL &&
+	    (rc = open_cgroup(r->rec.cgroup, &cg_dir, &cg_fd)) < 0)
+		goto out;
+	bool placed;
+	pid_t pid = fork_into(cg_dir, &placed);
 	if (pid < 0) {
 		rc = -errno;
 		goto out;
 	}
 	if (pid == 0)
-		child_exec(argv, cg_fd, log_fd, null_fd, sec_fd, err_fd[1]);
+		child_exec(argv, placed ? -1 : cg_fd, log_fd, null_fd, sec_fd,
+			   err_fd[1]);
 	close(err_fd[1]);
 	err_fd[1] = -1;
 	int child_errno = 0;
@@ -428,19 +497,320 @@ int al_drun_start(al_drun *r, const al_launch_spec *s, al_error **err)
 		rc = 0;
 	}
 out:
+	close_all((const int[]){log_fd, null_fd, sec_fd, cg_fd, cg_dir,
+				pipefd[0], pipefd[1], err_fd[0], err_fd[1]},
+		  9);
+	return rc;
+}
+
+/* Frees our side of an idle supervisor handed a run: it is the run's
+ * supervisor now and must not be ended. */
+static void idle_release(al_idle_sup *i)
+{
+	if (i->sock >= 0)
+		close(i->sock);
+	if (i->pidfd >= 0)
+		close(i->pidfd);
+	free(i->cgroup);
+	free(i);
+}
+
+/* Hands the run to an idle supervisor: its id and nonce, the log and the
+ * secrets (SCM_RIGHTS).  0 when the message is on its socket (it is then
+ * the run's supervisor: identity recorded, idle taken), else negative
+ * errno and nothing reached it. */
+static int handoff(al_drun *r, const al_launch_spec *s, al_idle_sup *idle)
+{
+	int log_fd = -1, sec_fd = -1, rc = 0;
+	char msg[128];
+	int n = snprintf(msg, sizeof(msg), "run %s %s", r->run_id,
+			 r->rec.nonce);
+	log_fd = openat(r->dirfd, AL_RF_LOG,
+			O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+			0600);
+	if (log_fd < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (s->n_host_env > 0 && (sec_fd = secrets_memfd(s)) < 0) {
+		rc = sec_fd;
+		goto out;
+	}
+	int fds[2] = {log_fd, sec_fd};
+	size_t nfd = sec_fd >= 0 ? 2 : 1;
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 2)];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct iovec iov = {.iov_base = msg, .iov_len = (size_t)n};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = u.buf,
+			    .msg_controllen = CMSG_SPACE(sizeof(int) * nfd)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int) * nfd);
+	memcpy(CMSG_DATA(c), fds, sizeof(int) * nfd);
+	ssize_t sent;
+	do
+		sent = sendmsg(idle->sock, &mh, MSG_NOSIGNAL);
+	while (sent < 0 && errno == EINTR);
+	if (sent != (ssize_t)n) {
+		rc = sent < 0 ? -errno : -EIO;
+		goto out;
+	}
+	/* On its socket: from here on it is the run's supervisor. */
+	r->handed = true;
+	r->own_child = true;
+	r->id.pid = idle->pid;
+	r->id.starttime = idle->starttime;
+	r->have_id = true;
+	r->pidfd = idle->pidfd;
+	idle->pidfd = -1;
+	idle_release(idle);
+	al_fault_point("after_launch");
+	int wr = al_identity_write(r->dirfd, &r->id);
+	if (wr < 0)
+		fprintf(stderr, "airlockd: run %s: cannot record the "
+				"supervisor's identity: %s\n",
+			r->run_id, strerror(-wr));
+out:
+	if (log_fd >= 0)
+		close(log_fd);
+	if (sec_fd >= 0)
+		close(sec_fd);
+	return rc;
+}
+
+/* The idle supervisor named in the record never got the run: the record
+ * gets a fresh nonce and the run's own cgroup, durably, before a cold
+ * launch (a crash in between leaves a run the next daemon finds lost). */
+static int rebind_cold(al_drun *r)
+{
+	al_durable *d = r->d;
+	int rc = al_nonce_new(r->rec.nonce);
+	if (rc < 0)
+		return rc;
+	free(r->rec.cgroup);
+	r->rec.cgroup = NULL;
+	if (d->cg_base != NULL &&
+	    al_runcg_create(d->cg_base, r->run_id, d->cg_tag, &r->rec.cgroup) <
+		    0)
+		r->rec.cgroup = NULL;
+	return al_recovery_write(r->dirfd, &r->rec);
+}
+
+int al_drun_start(al_drun *r, const al_launch_spec *s, al_error **err)
+{
+	int rc = 0;
+	al_fault_point("after_persist");
+	if (s->idle != NULL) {
+		rc = handoff(r, s, s->idle);
+		if (rc == 0)
+			goto out;
+		fprintf(stderr, "airlockd: run %s: the idle supervisor did "
+				"not take it (%s); starting one\n",
+			r->run_id, strerror(-rc));
+		al_idle_discard(s->idle);
+		if ((rc = rebind_cold(r)) < 0)
+			goto out;
+	}
+	rc = launch_cold(r, s);
+out:
 	al_drun_unlock(r);
-	int fds[] = {log_fd, null_fd, sec_fd, cg_fd, pipefd[0], pipefd[1],
-		     err_fd[0], err_fd[1]};
-	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	free(cg_procs);
 	if (rc < 0)
 		return al_error_set(err, AL_ERR_UNAVAILABLE, -rc,
 				    "start_failed",
 				    "cannot start the run's supervisor: %s",
 				    strerror(-rc));
 	return 0;
+}
+
+bool al_drun_handed_off(const al_drun *r)
+{
+	return r->handed;
+}
+
+/* ---- idle supervisors ------------------------------------------------ */
+
+void al_durable_sweep_idle(al_durable *d)
+{
+	char suffix[AL_RUNCG_TAG_LEN + 2];
+	DIR *base = d->cg_base != NULL ? opendir(d->cg_base) : NULL;
+	snprintf(suffix, sizeof(suffix), ".%s", d->cg_tag);
+	struct dirent *de;
+	while (base != NULL && (de = readdir(base)) != NULL) {
+		size_t len = strlen(de->d_name);
+		if (strncmp(de->d_name, "airlock-run-sup-", 16) != 0 ||
+		    len < sizeof(suffix) ||
+		    strcmp(de->d_name + len - (sizeof(suffix) - 1), suffix) != 0)
+			continue;
+		/* rmdir refuses a cgroup that still has a process. */
+		if (unlinkat(dirfd(base), de->d_name, AT_REMOVEDIR) == 0)
+			fprintf(stderr, "airlockd: removed the empty cgroup of "
+					"an idle supervisor that was killed\n");
+	}
+	if (base != NULL)
+		closedir(base);
+}
+
+pid_t al_idle_pid(const al_idle_sup *i)
+{
+	return i->pid;
+}
+
+bool al_idle_alive(const al_idle_sup *i)
+{
+	struct pollfd pfd[2] = {{i->sock, POLLIN, 0}, {i->pidfd, POLLIN, 0}};
+	int n = poll(pfd, i->pidfd >= 0 ? 2 : 1, 0);
+	/* It says nothing after "ready": anything readable is its end. */
+	return n == 0;
+}
+
+void al_idle_discard(al_idle_sup *i)
+{
+	if (i == NULL)
+		return;
+	if (i->sock >= 0)
+		close(i->sock);
+	i->sock = -1;
+	if (i->pid > 0) {
+		/* Its socket ended: it releases the provider and goes. */
+		bool gone = false;
+		if (i->pidfd >= 0) {
+			struct pollfd pfd = {i->pidfd, POLLIN, 0};
+			gone = poll(&pfd, 1, EXIT_WAIT_MS) == 1;
+			if (!gone)
+				(void)syscall(SYS_pidfd_send_signal, i->pidfd,
+					      SIGKILL, NULL, 0);
+		} else {
+			kill(i->pid, SIGKILL);
+		}
+		waitpid(i->pid, NULL, 0);
+	}
+	if (i->cgroup != NULL && al_runcg_kill_wait(i->cgroup, KILL_WAIT_MS) ==
+					 0)
+		(void)al_runcg_remove(i->cgroup);
+	if (i->pidfd >= 0)
+		close(i->pidfd);
+	free(i->cgroup);
+	free(i);
+}
+
+/* Sends the provider to ensure and waits for "ready". */
+static int idle_prepare(al_idle_sup *i, const char *provider,
+			const char *config_json, int ready_ms)
+{
+	json_t *cfg = NULL;
+	if (config_json != NULL &&
+	    (cfg = json_loads(config_json, 0, NULL)) == NULL)
+		return -EINVAL;
+	json_t *o = json_pack("{s:s, s:o}", "provider", provider, "config",
+			      cfg != NULL ? cfg : json_null());
+	char *text = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	if (text == NULL)
+		return -ENOMEM;
+	ssize_t n = send(i->sock, text, strlen(text), MSG_NOSIGNAL);
+	int rc = n == (ssize_t)strlen(text) ? 0 : (n < 0 ? -errno : -EIO);
+	al_explicit_free_str(text);
+	if (rc < 0)
+		return rc;
+	struct pollfd pfd = {i->sock, POLLIN, 0};
+	char buf[16];
+	int p;
+	do
+		p = poll(&pfd, 1, ready_ms);
+	while (p < 0 && errno == EINTR);
+	if (p <= 0)
+		return p == 0 ? -ETIMEDOUT : -errno;
+	n = recv(i->sock, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	return strcmp(buf, "ready") == 0 ? 0 : -EIO;
+}
+
+int al_idle_spawn(al_durable *d, const char *provider, const char *config_json,
+		  int ready_ms, al_idle_sup **out)
+{
+	al_idle_sup *i = calloc(1, sizeof(*i));
+	int sv[2] = {-1, -1}, null_fd = -1, cg_fd = -1, cg_dir = -1;
+	int pipefd[2] = {-1, -1}, err_fd[2] = {-1, -1};
+	int rc = 0;
+
+	*out = NULL;
+	if (i == NULL)
+		return -ENOMEM;
+	i->pidfd = i->sock = -1;
+	if ((rc = al_nonce_new(i->nonce)) < 0)
+		goto fail;
+	if (d->cg_base != NULL &&
+	    al_runcg_create_idle(d->cg_base, i->nonce, d->cg_tag, &i->cgroup) <
+		    0)
+		i->cgroup = NULL;
+	char *argv[] = {"airlock", "--state-dir", d->state_dir, "supervise",
+			"--idle", "--nonce", i->nonce, NULL};
+	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (null_fd < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 ||
+	    pipe2(pipefd, O_CLOEXEC) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	err_fd[0] = pipefd[0];
+	pipefd[0] = -1;
+	if ((err_fd[1] = fcntl(pipefd[1], F_DUPFD_CLOEXEC, 10)) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	close(pipefd[1]);
+	pipefd[1] = -1;
+	if (i->cgroup != NULL &&
+	    (rc = open_cgroup(i->cgroup, &cg_dir, &cg_fd)) < 0)
+		goto fail;
+	bool placed;
+	pid_t pid = fork_into(cg_dir, &placed);
+	if (pid < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	/* Its diagnostics before a run go to our stderr; the run's log
+	 * replaces them at hand-off. */
+	if (pid == 0)
+		child_exec(argv, placed ? -1 : cg_fd, 2, null_fd, sv[1],
+			   err_fd[1]);
+	close(err_fd[1]);
+	err_fd[1] = -1;
+	close(sv[1]);
+	sv[1] = -1;
+	i->sock = sv[0];
+	sv[0] = -1;
+	i->pid = pid;
+	int child_errno = 0;
+	ssize_t n;
+	do
+		n = read(err_fd[0], &child_errno, sizeof(child_errno));
+	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)sizeof(child_errno)) {
+		rc = -(child_errno ? child_errno : EIO);
+		goto fail;
+	}
+	if (al_proc_stat(pid, &i->starttime, NULL) < 0)
+		i->starttime = 0;
+	i->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if ((rc = idle_prepare(i, provider, config_json, ready_ms)) < 0)
+		goto fail;
+	*out = i;
+	goto out;
+fail:
+	al_idle_discard(i);
+out:
+	close_all((const int[]){sv[0], sv[1], null_fd, cg_fd, cg_dir,
+				pipefd[0], pipefd[1], err_fd[0], err_fd[1]},
+		  9);
+	return rc;
 }
 
 /* ---- watching -------------------------------------------------------- */
@@ -600,12 +970,28 @@ int al_drun_read_final(al_drun *r, char **json)
 
 int al_drun_mark_finishing(al_drun *r)
 {
-	return al_dfile_touch(r->dirfd, AL_RF_FINISHING);
+	/* Not synced: another daemon on this machine sees it in the page
+	 * cache; after a machine crash the recovering daemon checks the
+	 * audit trail for every run it finishes (service: finish). */
+	int fd = openat(r->dirfd, AL_RF_FINISHING,
+			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			0600);
+	if (fd < 0)
+		return errno == EEXIST ? 1 : -errno;
+	close(fd);
+	return 0;
 }
 
 int al_drun_write_final(al_drun *r, const char *json)
 {
-	return al_dfile_write(r->dirfd, AL_RF_FINAL, json, strlen(json), 0600);
+	/* With the supervisor's result.json (durable) the same final result
+	 * is made again should this one be lost in a machine crash; a
+	 * result the daemon made itself exists only here. */
+	al_dfile_how how = al_dfile_exists(r->dirfd, AL_RF_RESULT)
+				   ? AL_DF_ATOMIC
+				   : AL_DF_DURABLE;
+	return al_dfile_write_how(r->dirfd, AL_RF_FINAL, json, strlen(json),
+				  0600, how);
 }
 
 void al_drun_cleanup(al_drun *r)
@@ -718,11 +1104,79 @@ static void watch_live(al_drun *r)
 		r->ended = true;
 }
 
+/* true when pid holds the run's directory open (a supervisor does for
+ * as long as it runs). */
+static bool holds_dir(long pid, const char *want)
+{
+	char path[64], link[PATH_MAX];
+	snprintf(path, sizeof(path), "/proc/%ld/fd", pid);
+	DIR *dir = opendir(path);
+	bool found = false;
+	if (dir == NULL)
+		return false;
+	struct dirent *de;
+	while (!found && (de = readdir(dir)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		char fdp[sizeof(path) + 260];
+		snprintf(fdp, sizeof(fdp), "%s/%s", path, de->d_name);
+		ssize_t n = readlink(fdp, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		found = strcmp(link, want) == 0;
+	}
+	closedir(dir);
+	return found;
+}
+
+/* A run handed to an idle supervisor lives in the cgroup named by that
+ * supervisor's nonce, which only the (untrusted) record names: look in
+ * each of our idle-named cgroups for a process holding the run's
+ * directory open, and end that cgroup. */
+static void end_unknown_idle(al_drun *r)
+{
+	char *want = al_strdup_printf("%s/" AL_RUNS_DIR "/%s", r->d->state_dir,
+				      r->run_id);
+	char suffix[AL_RUNCG_TAG_LEN + 2];
+	DIR *base = want != NULL ? opendir(r->d->cg_base) : NULL;
+	snprintf(suffix, sizeof(suffix), ".%s", r->d->cg_tag);
+	struct dirent *de;
+	while (base != NULL && (de = readdir(base)) != NULL) {
+		size_t len = strlen(de->d_name);
+		if (strncmp(de->d_name, "airlock-run-sup-", 16) != 0 ||
+		    len < sizeof(suffix) ||
+		    strcmp(de->d_name + len - (sizeof(suffix) - 1), suffix) != 0)
+			continue;
+		char *cg = al_strdup_printf("%s/%s", r->d->cg_base, de->d_name);
+		char *procs = cg != NULL ? al_strdup_printf("%s/cgroup.procs",
+							     cg)
+					 : NULL;
+		FILE *f = procs != NULL ? fopen(procs, "re") : NULL;
+		bool ours = false;
+		long pid;
+		while (f != NULL && !ours && fscanf(f, "%ld", &pid) == 1)
+			ours = holds_dir(pid, want);
+		if (f != NULL)
+			fclose(f);
+		if (ours && al_runcg_kill_wait(cg, KILL_WAIT_MS) == 0)
+			al_runcg_remove(cg);
+		free(procs);
+		free(cg);
+	}
+	if (base != NULL)
+		closedir(base);
+	free(want);
+}
+
 /* Kills what is left of a run whose records cannot be trusted: only the
- * cgroup its id names under our own base is touched. */
+ * cgroup its id names under our own base, or the idle-named one whose
+ * supervisor holds the run's directory, is touched. */
 static void end_unknown(al_drun *r)
 {
 	char *dir = NULL;
+	if (r->d->cg_base != NULL)
+		end_unknown_idle(r);
 	if (r->d->cg_base == NULL ||
 	    (dir = al_strdup_printf("%s/airlock-run-%s.%s", r->d->cg_base,
 				    r->run_id, r->d->cg_tag)) == NULL)

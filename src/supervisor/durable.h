@@ -24,6 +24,7 @@
 
 typedef struct al_durable al_durable;
 typedef struct al_drun al_drun;
+typedef struct al_idle_sup al_idle_sup;
 
 /* Opens STATE_DIR/runs, takes the next epoch and finds the cgroup base. */
 int al_durable_open(const char *state_dir, al_durable **out, al_error **err);
@@ -44,6 +45,11 @@ typedef struct al_launch_spec {
 	size_t n_host_env;
 	int64_t created_ms;
 	int64_t deadline_ms;
+	/* An idle supervisor to hand the run to instead of starting one, or
+	 * NULL.  The run takes its nonce and cgroup; al_drun_start takes it
+	 * (whatever it returns), al_drun_create leaves it to the caller when
+	 * it fails. */
+	al_idle_sup *idle;
 } al_launch_spec;
 
 /* Creates the run directory and persists everything the supervisor and a
@@ -55,6 +61,29 @@ int al_drun_create(al_durable *d, const al_launch_spec *spec, al_drun **out,
  * The secrets go through an in-memory file, never the disk, argv or the
  * environment. */
 int al_drun_start(al_drun *r, const al_launch_spec *spec, al_error **err);
+
+/* ---- idle supervisors (docs/durability.md, "Idle supervisors") ----- */
+
+/* Starts `airlock supervise --idle --nonce N` in a cgroup of its own
+ * (airlock-run-sup-<nonce>.<tag>), asks it to ensure the provider with
+ * config_json (NULL: none) and waits up to ready_ms for it to say so.
+ * It then waits on its socket for one run; when the socket ends (this
+ * daemon gone) it exits without running anything and removes its
+ * cgroup.  -EIO when it could not ensure the provider. */
+int al_idle_spawn(al_durable *d, const char *provider, const char *config_json,
+		  int ready_ms, al_idle_sup **out);
+/* false once it ended (or its socket did). */
+bool al_idle_alive(const al_idle_sup *s);
+/* Ends an idle supervisor that was not handed a run: closes its socket,
+ * waits (bounded) for it to go, reaps it, ends its cgroup. */
+void al_idle_discard(al_idle_sup *s);
+pid_t al_idle_pid(const al_idle_sup *s);
+/* Removes the empty cgroups idle supervisors of this state directory
+ * left when they were killed (a live one's is never empty). */
+void al_durable_sweep_idle(al_durable *d);
+
+/* true when the run went to an idle supervisor. */
+bool al_drun_handed_off(const al_drun *r);
 
 /* ---- watching -------------------------------------------------------- */
 

@@ -146,6 +146,21 @@ int al_identity_signal(const al_identity *id, const char *nonce, int sig)
 	return rc;
 }
 
+/* The parent of pid, or 0. */
+static pid_t proc_ppid(pid_t pid)
+{
+	char buf[512];
+	ssize_t n = read_proc(pid, "stat", buf, sizeof(buf));
+	if (n <= 0)
+		return 0;
+	buf[n < (ssize_t)sizeof(buf) ? n : (ssize_t)sizeof(buf) - 1] = '\0';
+	const char *p = strrchr(buf, ')');
+	long ppid = 0;
+	if (p == NULL || sscanf(p + 1, " %*c %ld", &ppid) != 1)
+		return 0;
+	return (pid_t)ppid;
+}
+
 int al_identity_scan(const char *nonce, al_identity *out)
 {
 	DIR *d = opendir("/proc");
@@ -159,6 +174,11 @@ int al_identity_scan(const char *nonce, al_identity *out)
 		if (*end != '\0' || pid <= 0)
 			continue;
 		if (!al_proc_has_nonce((pid_t)pid, nonce))
+			continue;
+		/* A fork of the supervisor that did not exec (the sandbox's
+		 * init, a warm member) carries its argv too: not it. */
+		pid_t pp = proc_ppid((pid_t)pid);
+		if (pp > 0 && al_proc_has_nonce(pp, nonce))
 			continue;
 		al_identity id = {.pid = (pid_t)pid};
 		char state;

@@ -76,10 +76,10 @@ int al_runcg_base(char **out)
 	return 0;
 }
 
-int al_runcg_create(const char *base, const char *run_id, const char *tag,
-		    char **dir)
+static int create_named(const char *base, const char *name, const char *tag,
+			char **dir)
 {
-	char *d = al_strdup_printf("%s/airlock-run-%s.%s", base, run_id, tag);
+	char *d = al_strdup_printf("%s/airlock-run-%s.%s", base, name, tag);
 	*dir = NULL;
 	if (d == NULL)
 		return -ENOMEM;
@@ -96,23 +96,48 @@ int al_runcg_create(const char *base, const char *run_id, const char *tag,
 	return 0;
 }
 
-bool al_runcg_valid(const char *dir, const char *run_id)
+int al_runcg_create(const char *base, const char *run_id, const char *tag,
+		    char **dir)
+{
+	return create_named(base, run_id, tag, dir);
+}
+
+#define IDLE_PREFIX "sup-"
+
+int al_runcg_create_idle(const char *base, const char *nonce, const char *tag,
+			 char **dir)
+{
+	char name[64];
+	snprintf(name, sizeof(name), IDLE_PREFIX "%s", nonce);
+	return create_named(base, name, tag, dir);
+}
+
+/* true when the last component of dir is "airlock-run-<name>.<tag>". */
+static bool named(const char *dir, const char *name)
+{
+	char want[96];
+	int n = snprintf(want, sizeof(want), "/airlock-run-%s.", name);
+	const char *slash = strrchr(dir, '/');
+	if (slash == NULL || n <= 0 || n >= (int)sizeof(want) ||
+	    strncmp(slash, want, (size_t)n) != 0)
+		return false;
+	const char *tag = slash + n;
+	return strlen(tag) == AL_RUNCG_TAG_LEN &&
+	       strspn(tag, "0123456789abcdef") == AL_RUNCG_TAG_LEN;
+}
+
+bool al_runcg_valid(const char *dir, const char *run_id, const char *nonce)
 {
 	const char *mnt = unified_mount();
-	char want[96];
+	char idle[64];
 	if (dir == NULL || mnt == NULL || strstr(dir, "/..") != NULL ||
 	    strstr(dir, "//") != NULL)
 		return false;
 	size_t ml = strlen(mnt);
 	if (strncmp(dir, mnt, ml) != 0 || dir[ml] != '/')
 		return false;
-	int n = snprintf(want, sizeof(want), "/airlock-run-%s.", run_id);
-	const char *slash = strrchr(dir, '/');
-	if (slash == NULL || n <= 0 || strncmp(slash, want, (size_t)n) != 0)
-		return false;
-	const char *tag = slash + n;
-	return strlen(tag) == AL_RUNCG_TAG_LEN &&
-	       strspn(tag, "0123456789abcdef") == AL_RUNCG_TAG_LEN;
+	snprintf(idle, sizeof(idle), IDLE_PREFIX "%s", nonce != NULL ? nonce : "");
+	return named(dir, run_id) || (nonce != NULL && named(dir, idle));
 }
 
 static int read_small(const char *dir, const char *file, char *buf,
@@ -231,4 +256,47 @@ static int remove_tree(const char *dir, int depth)
 int al_runcg_remove(const char *dir)
 {
 	return remove_tree(dir, 0);
+}
+
+int al_runcg_leave_idle(void)
+{
+	const char *mnt = unified_mount();
+	char line[4096];
+	char *path = NULL;
+	FILE *f;
+	int rc = -ENOENT;
+
+	if (mnt == NULL || (f = fopen("/proc/self/cgroup", "re")) == NULL)
+		return -ENOENT;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "0::", 3) == 0) {
+			line[strcspn(line, "\n")] = '\0';
+			free(path);
+			path = al_strdup_printf("%s%s", mnt, line + 3);
+		}
+	fclose(f);
+	const char *slash = path != NULL ? strrchr(path, '/') : NULL;
+	/* Only our own idle cgroup: never the daemon's or a run's. */
+	if (slash == NULL || slash == path ||
+	    strncmp(slash, "/airlock-run-" IDLE_PREFIX,
+		    strlen("/airlock-run-" IDLE_PREFIX)) != 0)
+		goto out;
+	char parent[PATH_MAX];
+	if (snprintf(parent, sizeof(parent), "%.*s/cgroup.procs",
+		     (int)(slash - path), path) >= (int)sizeof(parent)) {
+		rc = -ENAMETOOLONG;
+		goto out;
+	}
+	int fd = open(parent, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		goto out;
+	}
+	rc = write(fd, "0", 1) == 1 ? 0 : -errno;
+	close(fd);
+	if (rc == 0 && (rc = al_runcg_kill_wait(path, 5000)) == 0)
+		rc = al_runcg_remove(path);
+out:
+	free(path);
+	return rc;
 }

@@ -22,9 +22,20 @@ int al_runcg_base(char **out);
 #define AL_RUNCG_TAG_LEN 8
 int al_runcg_create(const char *base, const char *run_id, const char *tag,
 		    char **dir);
-/* true when dir is exactly the run's cgroup under the unified mount (a
- * recorded path is checked before it is ever written to). */
-bool al_runcg_valid(const char *dir, const char *run_id);
+/* An idle supervisor's cgroup (docs/durability.md, "Idle supervisors"):
+ * BASE/airlock-run-sup-<nonce>.<tag>, made when it is started, before
+ * the run it will serve has an id; the run records it at hand-off. */
+int al_runcg_create_idle(const char *base, const char *nonce, const char *tag,
+			 char **dir);
+/* true when dir is exactly the run's cgroup under the unified mount: the
+ * run id's, or the idle one named by the run's nonce (a recorded path is
+ * checked before it is ever written to). */
+bool al_runcg_valid(const char *dir, const char *run_id, const char *nonce);
+/* In an idle supervisor that ends without a run: moves the calling
+ * process to the parent of its own idle cgroup, ends whatever is left in
+ * it and removes it.  0, or negative errno; a process that is not in an
+ * idle supervisor's cgroup touches nothing (-ENOENT). */
+int al_runcg_leave_idle(void);
 /* 1 when a process is left anywhere in the subtree, 0 when none (or the
  * cgroup is gone), negative errno when it cannot be told. */
 int al_runcg_populated(const char *dir);

@@ -115,7 +115,8 @@ int al_recovery_read(int dirfd, const char *run_id, al_recovery *r)
 		goto out;
 	}
 	if (version != 1 || strcmp(id, run_id) != 0 || !al_nonce_valid(nonce) ||
-	    (r->cgroup != NULL && !al_runcg_valid(r->cgroup, run_id))) {
+	    (r->cgroup != NULL &&
+	     !al_runcg_valid(r->cgroup, run_id, nonce))) {
 		rc = -EBADMSG;
 		goto out;
 	}
@@ -137,7 +138,10 @@ int al_identity_write(int dirfd, const al_identity *id)
 			      (json_int_t)id->starttime);
 	if (o == NULL)
 		return -ENOMEM;
-	int rc = al_dfile_write_json(dirfd, AL_RF_IDENTITY, o, 0600);
+	/* Only read while the supervisor may be alive: a machine crash ends
+	 * it, and a stale record never verifies (start time, nonce). */
+	int rc = al_dfile_write_json_how(dirfd, AL_RF_IDENTITY, o, 0600,
+					 AL_DF_ATOMIC);
 	json_decref(o);
 	return rc;
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -29,6 +30,7 @@
 #include "supervisor/identity.h"
 #include "supervisor/inbox.h"
 #include "supervisor/outlog.h"
+#include "supervisor/runcg.h"
 #include "supervisor/runrec.h"
 
 /* After the deadline, how long the provider gets to end the run (it sends
@@ -423,13 +425,17 @@ static const char *prepare(sup *s, const char *state_dir, int secrets_fd)
 		free(provider);
 		return why;
 	}
-	s->ops = al_provider_lookup(provider);
+	/* An idle supervisor ensured its provider before the run came: it
+	 * must be the run's. */
+	if (s->handle == NULL)
+		s->ops = al_provider_lookup(provider);
 	/* The provider's run directory goes beneath the run's own. */
 	if (setenv("AIRLOCK_RUN_BASE", s->work, 1) < 0)
 		why = "start_failed";
-	else if (s->ops == NULL)
+	else if (s->ops == NULL || strcmp(s->ops->id, provider) != 0)
 		why = "start_failed";
-	else if (s->ops->ensure(s->provider_config, &s->handle, NULL) < 0)
+	else if (s->handle == NULL &&
+		 s->ops->ensure(s->provider_config, &s->handle, NULL) < 0)
 		why = "sandbox_unavailable";
 	free(provider);
 	if (why == NULL && s->req->grant.streaming &&
@@ -439,29 +445,34 @@ static const char *prepare(sup *s, const char *state_dir, int secrets_fd)
 	return why;
 }
 
-int al_supervisor_main(const char *state_dir, const char *run_id,
-		       const char *nonce, int secrets_fd)
+/* Signals are read from a signalfd by the main thread; every thread
+ * (the provider's too) inherits the mask.  *set: the ones read. */
+static void block_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGUSR1);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, set, NULL);
+	sigdelset(set, SIGPIPE);
+}
+
+/* One run, to its recorded result.  ops/handle: the provider an idle
+ * supervisor already ensured (taken), or NULL. */
+static int run_one(const char *state_dir, const char *run_id,
+		   const char *nonce, int secrets_fd,
+		   const al_provider_ops *ops, al_provider_handle *handle)
 {
 	sup s = {.run_id = run_id, .dirfd = -1, .done_fd = -1,
-		 .out = {.fd = -1}, .store = {.dirfd = -1}};
+		 .out = {.fd = -1}, .store = {.dirfd = -1},
+		 .ops = ops, .handle = handle};
 	int runs_fd = -1, sig_fd = -1, rc = 1;
 	bool deadline_hit = false;
 	sigset_t set;
 
-	if (!al_run_id_valid(run_id) || !al_nonce_valid(nonce)) {
-		fprintf(stderr, "airlock supervise: bad run id or nonce\n");
-		return 2;
-	}
-	/* Signals are read from a signalfd by the main thread; every
-	 * thread (the provider's too) inherits the mask. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	sigdelset(&set, SIGPIPE);
+	block_signals(&set);
 	if ((sig_fd = signalfd(-1, &set, SFD_CLOEXEC)) < 0 ||
 	    al_runs_dir_open(state_dir, &runs_fd) < 0 ||
 	    al_run_dir_open(runs_fd, run_id, false, &s.dirfd) < 0 ||
@@ -531,5 +542,155 @@ out:
 		close(sig_fd);
 	if (runs_fd >= 0)
 		close(runs_fd);
+	return rc;
+}
+
+int al_supervisor_main(const char *state_dir, const char *run_id,
+		       const char *nonce, int secrets_fd)
+{
+	if (!al_run_id_valid(run_id) || !al_nonce_valid(nonce)) {
+		fprintf(stderr, "airlock supervise: bad run id or nonce\n");
+		if (secrets_fd >= 0)
+			close(secrets_fd);
+		return 2;
+	}
+	return run_one(state_dir, run_id, nonce, secrets_fd, NULL, NULL);
+}
+
+/* ---- idle ------------------------------------------------------------ */
+
+#define IDLE_MSG_MAX (AL_RF_MAX_SMALL * 4)
+
+/* Reads one message; 0 at the end of the socket (the daemon is gone). */
+static ssize_t idle_recv(int sock, char *buf, size_t len, int *fds,
+			 size_t max_fds, size_t *n_fds)
+{
+	union {
+		char b[CMSG_SPACE(sizeof(int) * 2)];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {.iov_base = buf, .iov_len = len - 1};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = u.b, .msg_controllen = sizeof(u.b)};
+	ssize_t n;
+	*n_fds = 0;
+	do
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); n >= 0 && c != NULL;
+	     c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int got[2];
+		memcpy(got, CMSG_DATA(c), sizeof(int) * (k > 2 ? 2 : k));
+		for (size_t i = 0; i < k && i < 2; i++) {
+			if (*n_fds < max_fds)
+				fds[(*n_fds)++] = got[i];
+			else
+				close(got[i]);
+		}
+	}
+	if (n > 0 && (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+		n = -EMSGSIZE;
+	else if (n < 0)
+		n = -errno;
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
+}
+
+/* The provider to ensure: {"provider": id, "config": object|null}. */
+static int idle_ensure(const char *msg, const al_provider_ops **ops,
+		       al_provider_handle **handle)
+{
+	json_t *o = json_loads(msg, 0, NULL);
+	json_t *cfg = json_object_get(o, "config");
+	const char *id = json_string_value(json_object_get(o, "provider"));
+	char *cfg_text = NULL;
+	int rc = 0;
+	if (id == NULL ||
+	    (cfg != NULL && !json_is_null(cfg) && !json_is_object(cfg)) ||
+	    (*ops = al_provider_lookup(id)) == NULL) {
+		rc = -EBADMSG;
+		goto out;
+	}
+	if (json_is_object(cfg) &&
+	    (cfg_text = json_dumps(cfg, JSON_COMPACT)) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = (*ops)->ensure(cfg_text, handle, NULL) < 0 ? -EIO : 0;
+out:
+	if (cfg_text != NULL)
+		al_explicit_free_str(cfg_text);
+	json_decref(o);
+	return rc;
+}
+
+int al_supervisor_idle_main(const char *state_dir, const char *nonce,
+			    int sock)
+{
+	const al_provider_ops *ops = NULL;
+	al_provider_handle *handle = NULL;
+	char *buf = malloc(IDLE_MSG_MAX);
+	int fds[2] = {-1, -1};
+	size_t n_fds = 0;
+	int rc = 2;
+	sigset_t set;
+
+	block_signals(&set);
+	if (buf == NULL || !al_nonce_valid(nonce))
+		goto out;
+	/* 1: the provider to ensure, then "ready" (or "failed"). */
+	ssize_t n = idle_recv(sock, buf, IDLE_MSG_MAX, fds, 0, &n_fds);
+	if (n <= 0) {
+		rc = n == 0 ? 0 : 2;
+		goto out;
+	}
+	bool ok = idle_ensure(buf, &ops, &handle) == 0;
+	explicit_bzero(buf, (size_t)n);
+	const char *word = ok ? "ready" : "failed";
+	if (send(sock, word, strlen(word), MSG_NOSIGNAL) < 0 || !ok) {
+		rc = ok ? 0 : 1;
+		goto out;
+	}
+	/* 2: "run <id> <nonce>" with the log and the secrets, or the end
+	 * of the socket (the daemon is gone: nothing runs). */
+	n = idle_recv(sock, buf, 256, fds, 2, &n_fds);
+	char run_id[64], their[64];
+	if (n <= 0 || n_fds < 1 ||
+	    sscanf(buf, "run %63s %63s", run_id, their) != 2 ||
+	    !al_run_id_valid(run_id) || strcmp(their, nonce) != 0) {
+		rc = n == 0 ? 0 : 2;
+		goto out;
+	}
+	close(sock);
+	sock = -1;
+	if (dup2(fds[0], 1) < 0 || dup2(fds[0], 2) < 0) {
+		rc = 1;
+		goto out;
+	}
+	close(fds[0]);
+	fds[0] = -1;
+	free(buf);
+	buf = NULL;
+	int sec = fds[1];
+	fds[1] = -1;
+	rc = run_one(state_dir, run_id, nonce, sec, ops, handle);
+	return rc; /* the run's cgroup is the daemon's to end and remove */
+out:
+	for (size_t i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if (handle != NULL && ops->release != NULL &&
+	    ops->release(handle, NULL) < 0)
+		fprintf(stderr, "airlock supervise: idle: the provider handle "
+				"did not release\n");
+	if (sock >= 0)
+		close(sock);
+	free(buf);
+	/* Nothing ran: leave nothing behind, our cgroup included. */
+	(void)al_runcg_leave_idle();
 	return rc;
 }

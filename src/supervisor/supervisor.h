@@ -18,4 +18,14 @@
 int al_supervisor_main(const char *state_dir, const char *run_id,
 		       const char *nonce, int secrets_fd);
 
+/* An idle supervisor (`airlock --state-dir DIR supervise --idle --nonce
+ * HEX`, docs/durability.md "Idle supervisors"): on sock (a SEQPACKET
+ * socket to the daemon) it gets the provider to ensure and answers
+ * "ready", then waits for one run ("run <id> <nonce>" with the run's log
+ * and secrets as SCM_RIGHTS) and supervises it as al_supervisor_main
+ * would.  At the end of the socket before a run it releases the provider,
+ * removes its own cgroup and exits 0 without running anything. */
+int al_supervisor_idle_main(const char *state_dir, const char *nonce,
+			    int sock);
+
 #endif

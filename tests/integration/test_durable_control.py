@@ -39,7 +39,7 @@ def start_deaf(d, pids):
     assert st == 202, body
     wait_until(lambda: len(read_lines(pids)) == 2, what="the tree")
     # The tree lives in the run's own cgroup (so "gone" below means it).
-    assert run_cgroup(body["run_id"]).exists()
+    assert run_cgroup(body["run_id"], d).exists()
     return body["run_id"]
 
 
@@ -56,7 +56,7 @@ def test_stop_answers_once_the_tree_is_gone(daemon, tmp_path):
     assert time.monotonic() - t0 < 10
     tree = [int(p) for p in read_lines(pids)]
     assert not any(alive(p) for p in tree), tree
-    assert not run_cgroup(rid).exists()
+    assert not run_cgroup(rid, daemon).exists()
     st, _, body = daemon.request("POST", "/v1/runs/%s/interrupt" % rid)
     assert st == 409 and body["error"] == "run_finished"
 
@@ -76,7 +76,7 @@ def test_stop_escalates_past_a_supervisor_that_does_not_answer(daemon,
     assert time.monotonic() - t0 < 20
     assert not alive(sup)
     assert not any(alive(int(p)) for p in read_lines(pids))
-    assert not run_cgroup(rid).exists()
+    assert not run_cgroup(rid, daemon).exists()
 
 
 def test_interrupt_is_term_then_kill_and_answers_at_once(daemon, tmp_path):

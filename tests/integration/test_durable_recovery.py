@@ -76,7 +76,7 @@ def test_a_live_run_is_adopted_and_keeps_streaming(daemon, tmp_path):
     assert [r["state"] for r in lst["runs"] if r["run_id"] == rid] == \
         ["finished"]
     assert not alive(sup)
-    assert not run_cgroup(rid).exists()
+    assert not run_cgroup(rid, daemon).exists()
 
 
 def test_a_run_that_finished_while_the_daemon_was_down(daemon, tmp_path):
@@ -129,7 +129,7 @@ def test_a_run_whose_supervisor_died_too_is_lost_and_nothing_is_left(
     assert res["exit_code"] is None and res["signal"] is None
     # Its tree was ended and verified gone before it was reported.
     assert not any(alive(p) for p in program), program
-    assert not run_cgroup(rid).exists()
+    assert not run_cgroup(rid, daemon).exists()
     assert audit_events(daemon, rid) == ["run.started", "run.finished"]
 
 

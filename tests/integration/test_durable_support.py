@@ -5,6 +5,7 @@ leaves no supervisor or run cgroup behind.
 
 No tests live here; the test_durable_* files import it.
 """
+import hashlib
 import json
 import os
 import pathlib
@@ -22,7 +23,8 @@ UNIFIED = pathlib.Path("/sys/fs/cgroup/unified")
 __all__ = ["AIRLOCK_BIN", "DurableDaemon", "local_config", "sh", "wait_until",
            "alive", "proc_state", "starttime", "run_dir", "identity",
            "audit_events", "cleanup_state", "read_lines", "supervisor_log",
-           "assert_no_sanitizer_reports", "run_cgroup"]
+           "assert_no_sanitizer_reports", "run_cgroup", "idle_cgroups",
+           "cgroup_tag"]
 
 
 class DurableDaemon(Daemon):
@@ -126,9 +128,19 @@ def supervisor_log(d, run_id):
     return p.read_text(errors="replace") if p.exists() else ""
 
 
-def run_cgroup(run_id):
-    """The run's cgroup, airlock-run-<id>.<tag> (the tag comes from the
-    daemon's state directory); a path that does not exist when none is."""
+def run_cgroup(run_id, d=None):
+    """The run's cgroup: airlock-run-<id>.<tag> (the tag comes from the
+    daemon's state directory), or, for a run handed to an idle supervisor,
+    the cgroup its recovery record names (airlock-run-sup-<nonce>.<tag>,
+    docs/durability.md); a path that does not exist when none is."""
+    if d is not None:
+        try:
+            rec = json.loads((run_dir(d, run_id) / "recovery.json")
+                             .read_text())
+            if isinstance(rec.get("cgroup"), str):
+                return pathlib.Path(rec["cgroup"])
+        except (OSError, ValueError):
+            pass
     found = sorted(UNIFIED.glob("airlock-run-%s.*" % run_id))
     return found[0] if found else UNIFIED / ("airlock-run-%s.none" % run_id)
 
@@ -199,21 +211,33 @@ def cleanup_state(d):
         except ProcessLookupError:
             pass
     runs = d.state / "runs"
-    if runs.exists():
-        for rd in runs.iterdir():
-            cg = run_cgroup(rd.name)
-            if not cg.exists():
-                continue
+    cgs = [run_cgroup(rd.name, d) for rd in runs.iterdir()] \
+        if runs.exists() else []
+    # Idle supervisors SIGKILLed above could not remove their own cgroups.
+    cgs += idle_cgroups(d)
+    for cg in cgs:
+        if not cg.exists():
+            continue
+        try:
+            (cg / "cgroup.kill").write_text("1")
+        except OSError:
+            pass
+        for _ in range(200):
             try:
-                (cg / "cgroup.kill").write_text("1")
+                for sub in sorted(cg.iterdir(), reverse=True):
+                    if sub.is_dir():
+                        sub.rmdir()
+                cg.rmdir()
+                break
             except OSError:
-                pass
-            for _ in range(200):
-                try:
-                    for sub in sorted(cg.iterdir(), reverse=True):
-                        if sub.is_dir():
-                            sub.rmdir()
-                    cg.rmdir()
-                    break
-                except OSError:
-                    time.sleep(0.01)
+                time.sleep(0.01)
+
+
+def cgroup_tag(d):
+    """The tag of the daemon's cgroups (from its state directory)."""
+    return hashlib.sha256(str(d.state.resolve()).encode()).hexdigest()[:8]
+
+
+def idle_cgroups(d):
+    """The idle supervisors' cgroups of this daemon's state directory."""
+    return sorted(UNIFIED.glob("airlock-run-sup-*.%s" % cgroup_tag(d)))

@@ -1,0 +1,92 @@
+/* Internal: one warm pool member — a sandbox made ahead of demand, its
+ * interpreter started and blocked reading its program, used for exactly
+ * one run and then destroyed.  See docs/sandbox.md, "Warm pools".
+ *
+ * A member is everything a cold run does up to the program's start (uid,
+ * run directory, cgroups, clone3 into the namespaces, mounts, pivot_root,
+ * user namespace, capabilities dropped, no_new_privs, Landlock, seccomp,
+ * exec) for one class: language, network mode and workspace grant.  What
+ * only the request knows is applied at "go": its limits (cgroup values
+ * rewritten by the host, rlimits by the loader), its code and input files (written
+ * by the host into RUN/code and RUN/workspace, which the member already
+ * has bound at /code and /workspace), and then argv, environment and the
+ * stdin mode, sent as a header on the program's stdin, which the loader
+ * reads before the program exists. */
+#ifndef AL_SANDBOX_WARM_H
+#define AL_SANDBOX_WARM_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include <airlock/contract.h>
+#include <airlock/error.h>
+#include <airlock/provider.h>
+
+#include "proc/rundir.h"
+#include "proc/supervise.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/context.h"
+#include "sandbox/run.h"
+#include "sandbox/userns.h"
+
+/* What a member can serve; anything else goes cold. */
+typedef struct al_sb_warm_class {
+	char language[16];
+	al_network network;
+	al_workspace_mode workspace;
+	const char *tc_path; /* the interpreter it started */
+} al_sb_warm_class;
+
+typedef struct al_sb_member {
+	al_sb_warm_class cls;
+	char *tc_path;
+	al_sb_uid slot; /* moved to the run at go */
+	al_rundir rd;	/* moved to the run at go */
+	al_sb_cgrun cg;
+	al_child child;
+	al_sb_cgusage base; /* cgroup usage when handed its request */
+	bool interp;	    /* python: the interpreter runs a loader; else the
+			     * program waits before its execve */
+	int fail_fd;	    /* exec kind: reports an exec failure after go */
+} al_sb_member;
+
+/* true when the language has a warm start: python's interpreter started
+ * with a loader, or (sh, bash, javascript, ruby, powershell: languages
+ * without a build step) the program prepared up to its execve. */
+bool al_sb_warm_supported(const char *language);
+
+/* NULL when a member of class c can serve exec exactly as a cold run
+ * would, else the reason it cannot (a short word, for tests and logs). */
+const char *al_sb_warm_mismatch(const al_sb_warm_class *c,
+				const al_exec *exec, const char *tc_path);
+
+/* Prepares a member; run_id names its run directory, cg_name its
+ * cgroups.  0, or a negative errno with err set (nothing left). */
+int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
+			 al_network network, al_workspace_mode workspace,
+			 const char *run_id, const char *cg_name,
+			 al_sb_member **out, al_error **err);
+
+/* The request's cgroup limits into the member, before anything of the
+ * request is written (its rlimits go with the header: the loader sets
+ * them, RLIMIT_CPU with the CPU its start used added).  0, or a negative errno: the member cannot take them (then
+ * destroy it and run cold). */
+int al_sb_member_claim(const al_sb_context *ctx, al_sb_member *m,
+		       const al_limits *limits);
+
+/* Go: the header (argv, env, stdin mode) to the loader, then the run
+ * supervised as a cold one (al_sb_step_supervise).  s->argv is the cold
+ * run's argv and script its script path.  Returns 1 when the member was
+ * found dead before the program was told to start (nothing of the
+ * request ran: run it cold), else as al_sb_run_step.  The member's
+ * cgroups are removed either way. */
+int al_sb_member_run(const al_sb_context *ctx, al_sb_member *m,
+		     const al_sb_step *s, const char *script, al_result *res,
+		     al_error **err);
+
+/* Kills an unused member and removes everything of it (processes,
+ * cgroups, run directory, uid).  NULL is fine.  0 or -EBUSY when a cgroup
+ * or the directory could not be removed. */
+int al_sb_member_destroy(al_sb_member *m);
+
+#endif

@@ -1,0 +1,432 @@
+/* The daemon's idle supervisors (see idle_pool.h). */
+#include "server/idle_pool.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "core/util.h"
+
+/* How long a new supervisor gets to ensure its provider. */
+#define READY_MS 30000
+/* After a supervisor did not become ready the next try waits this long,
+ * doubled for each failure in a row up to RETRY_MAX_MS (a configuration
+ * the provider refuses must not fork a process every moment). */
+#define RETRY_MS 1000
+#define RETRY_MAX_MS 60000
+#define POLL_MS 500
+/* A language's pool size, as the sandbox accepts it. */
+#define MAX_POOL 16
+
+typedef struct target {
+	char *lang;	     /* NULL: generic */
+	char *provider;
+	char *base_config;   /* the candidate's, as runs carry it (or NULL) */
+	char *ensure_config; /* what the supervisor ensures (or NULL) */
+	unsigned want;
+	unsigned have;	     /* ready + being started */
+} target;
+
+typedef struct entry {
+	struct entry *next;
+	al_idle_sup *sup;
+	size_t target;
+} entry;
+
+struct al_idle_pool {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t thread;
+	al_durable *d;
+	unsigned (*busy)(void *ctx);
+	void *ctx;
+	bool stop;
+	uint64_t gen; /* configuration generation */
+	target *targets;
+	size_t n_targets;
+	unsigned concurrency, total;
+	entry *ready;
+	al_idle_stats st;
+};
+
+static void targets_free(target *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(t[i].lang);
+		free(t[i].provider);
+		free(t[i].base_config);
+		free(t[i].ensure_config);
+	}
+	free(t);
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return (a == NULL && b == NULL) ||
+	       (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Ends idle supervisors outside the lock (each may take a moment). */
+static void discard_list(entry *e)
+{
+	while (e != NULL) {
+		entry *next = e->next;
+		al_idle_discard(e->sup);
+		free(e);
+		e = next;
+	}
+}
+
+/* Takes the ended ones out of the ready list (lock held). */
+static entry *reap_locked(al_idle_pool *p)
+{
+	entry *dead = NULL, **pp = &p->ready;
+	while (*pp != NULL) {
+		entry *e = *pp;
+		if (al_idle_alive(e->sup)) {
+			pp = &e->next;
+			continue;
+		}
+		*pp = e->next;
+		if (e->target < p->n_targets)
+			p->targets[e->target].have--;
+		p->st.ready--;
+		if (p->targets[e->target].lang != NULL)
+			p->st.ready_warm--;
+		e->next = dead;
+		dead = e;
+	}
+	return dead;
+}
+
+/* The target short of supervisors, within the budget, or -1. */
+static long pick_locked(al_idle_pool *p, unsigned busy)
+{
+	unsigned idle = 0;
+	for (size_t i = 0; i < p->n_targets; i++)
+		idle += p->targets[i].have;
+	if (busy + idle >= p->concurrency + p->total)
+		return -1;
+	for (size_t i = 0; i < p->n_targets; i++)
+		if (p->targets[i].have < p->targets[i].want)
+			return (long)i;
+	return -1;
+}
+
+static void *pool_main(void *arg)
+{
+	al_idle_pool *p = arg;
+	int64_t retry_at = 0, backoff = RETRY_MS;
+
+	pthread_mutex_lock(&p->lock);
+	while (!p->stop) {
+		entry *dead = reap_locked(p);
+		if (dead != NULL) {
+			pthread_mutex_unlock(&p->lock);
+			discard_list(dead);
+			pthread_mutex_lock(&p->lock);
+			continue;
+		}
+		long t = -1;
+		if (mono_ms() >= retry_at) {
+			pthread_mutex_unlock(&p->lock);
+			unsigned busy = p->busy(p->ctx);
+			pthread_mutex_lock(&p->lock);
+			if (p->stop)
+				break;
+			t = pick_locked(p, busy);
+		}
+		if (t < 0) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += POLL_MS * 1000000L;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&p->cond, &p->lock, &ts);
+			continue;
+		}
+		target *tg = &p->targets[t];
+		uint64_t gen = p->gen;
+		char *prov = strdup(tg->provider);
+		char *cfg = tg->ensure_config ? strdup(tg->ensure_config) : NULL;
+		bool warm = tg->lang != NULL;
+		if (prov == NULL || (tg->ensure_config != NULL && cfg == NULL)) {
+			free(prov);
+			free(cfg);
+			retry_at = mono_ms() + RETRY_MS;
+			continue;
+		}
+		tg->have++;
+		pthread_mutex_unlock(&p->lock);
+		al_idle_sup *sup = NULL;
+		int rc = al_idle_spawn(p->d, prov, cfg, READY_MS, &sup);
+		free(prov);
+		if (cfg != NULL)
+			al_explicit_free_str(cfg);
+		entry *e = rc == 0 ? calloc(1, sizeof(*e)) : NULL;
+		pthread_mutex_lock(&p->lock);
+		p->st.spawned++;
+		if (rc < 0) {
+			p->st.failed++;
+			retry_at = mono_ms() + backoff;
+			backoff = backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS
+							     : backoff * 2;
+		} else {
+			backoff = RETRY_MS;
+		}
+		if (e == NULL || gen != p->gen || p->stop) {
+			/* Failed, or the configuration changed meanwhile. */
+			if (gen == p->gen)
+				p->targets[t].have--;
+			pthread_mutex_unlock(&p->lock);
+			if (e != NULL)
+				e->sup = sup;
+			else
+				al_idle_discard(sup);
+			discard_list(e);
+			pthread_mutex_lock(&p->lock);
+			continue;
+		}
+		e->sup = sup;
+		e->target = (size_t)t;
+		e->next = p->ready;
+		p->ready = e;
+		p->st.ready++;
+		if (warm)
+			p->st.ready_warm++;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+int al_idle_pool_new(al_durable *d, unsigned (*busy)(void *ctx), void *ctx,
+		     al_idle_pool **out)
+{
+	al_idle_pool *p = calloc(1, sizeof(*p));
+	*out = NULL;
+	if (p == NULL)
+		return -ENOMEM;
+	p->d = d;
+	p->busy = busy;
+	p->ctx = ctx;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	/* A small stack: it only starts processes. */
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	int rc = pthread_create(&p->thread, &attr, pool_main, p);
+	pthread_attr_destroy(&attr);
+	if (rc != 0) {
+		pthread_cond_destroy(&p->cond);
+		pthread_mutex_destroy(&p->lock);
+		free(p);
+		return -rc;
+	}
+	*out = p;
+	return 0;
+}
+
+void al_idle_pool_free(al_idle_pool *p)
+{
+	if (p == NULL)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->thread, NULL);
+	discard_list(p->ready);
+	targets_free(p->targets, p->n_targets);
+	pthread_cond_destroy(&p->cond);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
+static int add_target(target **v, size_t *n, const char *lang,
+		      const char *provider, const char *base, json_t *ensure,
+		      unsigned want)
+{
+	target *nv = realloc(*v, (*n + 1) * sizeof(*nv));
+	if (nv == NULL)
+		return -ENOMEM;
+	*v = nv;
+	target *t = &nv[*n];
+	memset(t, 0, sizeof(*t));
+	(*n)++;
+	t->want = want;
+	if ((lang != NULL && (t->lang = strdup(lang)) == NULL) ||
+	    (t->provider = strdup(provider)) == NULL ||
+	    (base != NULL && (t->base_config = strdup(base)) == NULL) ||
+	    (ensure != NULL &&
+	     (t->ensure_config = json_dumps(ensure, JSON_COMPACT)) == NULL))
+		return -ENOMEM;
+	return 0;
+}
+
+/* The sandbox candidate's "pool": {"<language>": {"size": N}}; a warm
+ * target per language, each supervisor ensuring the pool narrowed to its
+ * language and size 1.  A malformed pool is the provider's to refuse:
+ * no warm targets then. */
+static int pool_targets(target **v, size_t *n, const al_cfg_candidate *c,
+			json_t *cfg)
+{
+	json_t *pool = json_object_get(cfg, "pool");
+	const char *lang;
+	json_t *spec;
+	int rc = 0;
+	if (!json_is_object(pool))
+		return 0;
+	json_object_foreach(pool, lang, spec) {
+		json_t *size = json_object_get(spec, "size");
+		if (!json_is_integer(size) || json_integer_value(size) < 0 ||
+		    json_integer_value(size) > MAX_POOL)
+			continue;
+		unsigned want = (unsigned)json_integer_value(size);
+		/* The language's own settings kept, its size 1. */
+		json_t *narrow = json_deep_copy(cfg);
+		json_t *mine = json_deep_copy(spec);
+		json_t *one = json_object();
+		if (narrow == NULL || mine == NULL || one == NULL ||
+		    json_object_set_new(mine, "size", json_integer(1)) < 0 ||
+		    /* it serves one run: no second member after it */
+		    json_object_set_new(mine, "refill", json_false()) < 0 ||
+		    json_object_set(one, lang, mine) < 0 ||
+		    json_object_set(narrow, "pool", one) < 0) {
+			json_decref(narrow);
+			json_decref(mine);
+			json_decref(one);
+			return -ENOMEM;
+		}
+		json_decref(mine);
+		json_decref(one);
+		if (want > 0)
+			rc = add_target(v, n, lang, c->provider, c->config_json,
+					narrow, want);
+		json_decref(narrow);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int al_idle_pool_configure(al_idle_pool *p, const al_config *cfg)
+{
+	target *v = NULL;
+	size_t n = 0;
+	unsigned total = 0;
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < cfg->n_candidates; i++) {
+		const al_cfg_candidate *c = &cfg->candidates[i];
+		json_t *o = c->config_json != NULL
+				    ? json_loads(c->config_json, 0, NULL)
+				    : NULL;
+		if (strcmp(c->provider, "sandbox") == 0 && json_is_object(o))
+			rc = pool_targets(&v, &n, c, o);
+		if (rc == 0 && i == 0 && cfg->idle_supervisors > 0) {
+			/* Generic ones hold no warm sandbox of their own. */
+			if (json_is_object(o))
+				json_object_del(o, "pool");
+			rc = add_target(&v, &n, NULL, c->provider,
+					c->config_json, o,
+					cfg->idle_supervisors);
+		}
+		json_decref(o);
+	}
+	if (rc < 0) {
+		targets_free(v, n);
+		return rc;
+	}
+	for (size_t i = 0; i < n; i++)
+		total += v[i].want;
+	pthread_mutex_lock(&p->lock);
+	entry *old = p->ready;
+	p->ready = NULL;
+	p->st.ready = p->st.ready_warm = 0;
+	targets_free(p->targets, p->n_targets);
+	p->targets = v;
+	p->n_targets = n;
+	p->total = total;
+	p->concurrency = cfg->concurrency;
+	p->gen++;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	discard_list(old);
+	return 0;
+}
+
+al_idle_sup *al_idle_pool_take(al_idle_pool *p, const char *provider,
+			       const char *config_json, const char *language,
+			       bool *warm)
+{
+	entry *found = NULL;
+	*warm = false;
+	pthread_mutex_lock(&p->lock);
+	for (int pass = 0; pass < 2 && found == NULL; pass++) {
+		for (entry **pp = &p->ready; *pp != NULL; pp = &(*pp)->next) {
+			const target *t = &p->targets[(*pp)->target];
+			bool lang_ok = pass == 0 ? t->lang != NULL &&
+							   language != NULL &&
+							   strcmp(t->lang,
+								  language) == 0
+						 : t->lang == NULL;
+			if (!lang_ok || strcmp(t->provider, provider) != 0 ||
+			    !same_str(t->base_config, config_json) ||
+			    !al_idle_alive((*pp)->sup))
+				continue;
+			found = *pp;
+			*pp = found->next;
+			*warm = t->lang != NULL;
+			p->targets[found->target].have--;
+			p->st.ready--;
+			if (*warm)
+				p->st.ready_warm--;
+			break;
+		}
+	}
+	/* The refill starts once the run is handed over (al_idle_pool_count):
+	 * a new supervisor's start-up beside the run's persisting slows its
+	 * fsyncs and competes for the CPU. */
+	pthread_mutex_unlock(&p->lock);
+	if (found == NULL)
+		return NULL;
+	al_idle_sup *sup = found->sup;
+	free(found);
+	return sup;
+}
+
+void al_idle_pool_count(al_idle_pool *p, bool handed, bool warm)
+{
+	pthread_mutex_lock(&p->lock);
+	if (handed) {
+		p->st.handoffs++;
+		if (warm)
+			p->st.handoffs_warm++;
+	} else {
+		p->st.cold++;
+	}
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void al_idle_pool_stats(al_idle_pool *p, al_idle_stats *st)
+{
+	pthread_mutex_lock(&p->lock);
+	*st = p->st;
+	pthread_mutex_unlock(&p->lock);
+}
