@@ -15,11 +15,17 @@ endif
 
 PKGS      = jansson libseccomp libcap sqlite3 nettle libcrypto libmicrohttpd libcurl
 CORE_PKGS = jansson libseccomp libcap sqlite3 nettle
-NET_PKGS  = jansson libcrypto libmicrohttpd libcurl
+# The runner service's module (libmicrohttpd; nettle for a constant-time
+# compare) and the remote provider's (libcurl, OpenSSL) are separate, so a
+# daemon without a remote provider never maps libcurl and its ~20
+# dependencies (idle RSS).
+NET_PKGS  = jansson nettle libmicrohttpd
+REMOTE_PKGS = jansson libcrypto libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CORE_LIBS  := $(shell pkg-config --libs $(CORE_PKGS) 2>/dev/null) -lpthread -ldl
 NET_LIBS   := $(shell pkg-config --libs $(NET_PKGS) 2>/dev/null) -lpthread
+REMOTE_LIBS := $(shell pkg-config --libs $(REMOTE_PKGS) 2>/dev/null) -lpthread
 # The CLI links the core libraries statically when their archives are
 # installed: loading and relocating five shared objects took each CLI
 # process ~0.35 ms, and each fork of it (the sandbox's init) copies fewer
@@ -46,9 +52,12 @@ LIB_SRC  = $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 # The network parts: in libairlock for embedders, but the CLI loads them
 # from libairlock-net.so only when a command needs them (fast start-up).
-NET_SRC  = $(wildcard src/server/*.c) src/providers/remote.c
+SERVER_SRC = $(wildcard src/server/*.c)
+REMOTE_SRC = src/providers/remote.c
+NET_SRC  = $(SERVER_SRC) $(REMOTE_SRC)
 NET_OBJ  = $(NET_SRC:%.c=$(BUILD)/obj/%.o)
-NETMOD_OBJ = $(NET_SRC:%.c=$(BUILD)/obj-netmod/%.o)
+NETMOD_OBJ = $(SERVER_SRC:%.c=$(BUILD)/obj-netmod/%.o)
+REMOTEMOD_OBJ = $(REMOTE_SRC:%.c=$(BUILD)/obj-netmod/%.o)
 CORE_OBJ = $(filter-out $(NET_OBJ),$(LIB_OBJ))
 KIT_SRC  = $(wildcard src/kit/*.c)
 KIT_OBJ  = $(KIT_SRC:%.c=$(BUILD)/obj/%.o)
@@ -64,9 +73,10 @@ LIBSO = $(BUILD)/libairlock.so
 KITA  = $(BUILD)/libairlock-contract.a
 CLI   = $(BUILD)/airlock
 NETSO = $(BUILD)/libairlock-net.so
+REMOTESO = $(BUILD)/libairlock-remote.so
 
 .PHONY: all deps check unit unit-san integration valgrind contract lint demo bench clean
-all: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(UNIT_BIN) $(EX_BIN)
+all: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(REMOTESO) $(UNIT_BIN) $(EX_BIN)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -94,6 +104,9 @@ $(BUILD)/obj-netmod/%.o: %.c
 $(NETSO): $(NETMOD_OBJ)
 	@echo "  LD      $@"
 	@$(CC) -shared $(LDFLAGS) -o $@ $^ $(NET_LIBS)
+$(REMOTESO): $(REMOTEMOD_OBJ)
+	@echo "  LD      $@"
+	@$(CC) -shared $(LDFLAGS) -o $@ $^ $(REMOTE_LIBS)
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(KITA) $(LIBA)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"

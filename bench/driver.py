@@ -667,7 +667,15 @@ def main():
     tp_long, tp_short = (2.0, 1.0) if quick else (10.0, 5.0)
     tp_slice = 1.0 if quick else 2.0
 
-    work = tempfile.mkdtemp(prefix="airlock-bench-")
+    # State where a service keeps it (persistent storage, not the /tmp
+    # that other jobs churn), and a cache of airlock's own observations
+    # that no other build on the machine shares or evicts.
+    work = tempfile.mkdtemp(prefix="airlock-bench-",
+                            dir="/var/tmp" if os.path.isdir("/var/tmp")
+                            else None)
+    cache = os.path.join(work, "cache")
+    os.makedirs(cache, mode=0o700)
+    os.environ["AIRLOCK_CACHE_DIR"] = cache
     # what run() starts, stopped here whatever happens
     helpers, daemons = [], []
     try:

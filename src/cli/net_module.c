@@ -1,9 +1,11 @@
-/* The CLI loads the network parts — the runner service (libmicrohttpd) and
- * the remote provider (libcurl) — only when a command needs them, from
- * libairlock-net.so beside the airlock binary (or $AIRLOCK_NET_MODULE).
+/* The CLI loads the network parts only when a command needs them: the
+ * runner service (libmicrohttpd) from libairlock-net.so, the remote
+ * provider (libcurl, OpenSSL) from libairlock-remote.so, both beside the
+ * airlock binary (or $AIRLOCK_NET_MODULE / $AIRLOCK_REMOTE_MODULE).
  * Linking them in would make every `airlock run` load some thirty more
- * shared libraries before doing anything.  The module's own references to
- * the library resolve against this executable (it is linked -rdynamic).
+ * shared libraries before doing anything, and a daemon without a remote
+ * provider never maps libcurl.  The modules' own references to the library
+ * resolve against this executable (it is linked -rdynamic).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -19,20 +21,31 @@
 
 #include "core/util.h"
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static void *module;
-static char load_error[512];
+struct module {
+	const char *file; /* beside the binary */
+	const char *env;  /* absolute path override */
+	pthread_once_t once;
+	void *handle;
+	char error[512];
+};
 
-static void load_module(void)
+static struct module server_module = {"libairlock-net.so",
+				      "AIRLOCK_NET_MODULE",
+				      PTHREAD_ONCE_INIT, NULL, ""};
+static struct module remote_module = {"libairlock-remote.so",
+				      "AIRLOCK_REMOTE_MODULE",
+				      PTHREAD_ONCE_INIT, NULL, ""};
+
+static void load(struct module *m)
 {
 	char path[PATH_MAX];
-	const char *env = getenv("AIRLOCK_NET_MODULE");
+	const char *env = getenv(m->env);
 	if (env != NULL && env[0] == '/') {
 		snprintf(path, sizeof(path), "%s", env);
 	} else {
 		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 32);
 		if (n <= 0) {
-			snprintf(load_error, sizeof(load_error),
+			snprintf(m->error, sizeof(m->error),
 				 "cannot find the airlock binary's directory");
 			return;
 		}
@@ -40,27 +53,40 @@ static void load_module(void)
 		char *slash = strrchr(path, '/');
 		snprintf(slash != NULL ? slash + 1 : path,
 			 sizeof(path) - (size_t)(slash != NULL ? slash + 1 - path : 0),
-			 "libairlock-net.so");
+			 "%s", m->file);
 	}
-	module = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (module == NULL)
-		snprintf(load_error, sizeof(load_error), "%s", dlerror());
+	m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (m->handle == NULL)
+		snprintf(m->error, sizeof(m->error), "%s", dlerror());
 }
 
-/* The module's definition of `name` (not this executable's stand-in). */
-static void *net_symbol(const char *name)
+static void load_server(void)
 {
-	pthread_once(&once, load_module);
-	return module != NULL ? dlsym(module, name) : NULL;
+	load(&server_module);
+}
+
+static void load_remote(void)
+{
+	load(&remote_module);
+}
+
+/* A module's definition of `name` (not this executable's stand-in). */
+static void *module_symbol(struct module *m, void (*loader)(void),
+			   const char *name)
+{
+	pthread_once(&m->once, loader);
+	return m->handle != NULL ? dlsym(m->handle, name) : NULL;
 }
 
 static const al_provider_ops *real_remote(al_error **err)
 {
-	const al_provider_ops *ops = net_symbol("al_remote_provider_module");
+	const al_provider_ops *ops = module_symbol(
+		&remote_module, load_remote, "al_remote_provider_module");
 	if (ops == NULL)
 		al_error_set(err, AL_ERR_UNAVAILABLE, ENOENT, "module_missing",
-			     "the network module is not available: %s",
-			     load_error[0] ? load_error : "symbol missing");
+			     "the remote provider's module is not available: %s",
+			     remote_module.error[0] ? remote_module.error
+						    : "symbol missing");
 	return ops;
 }
 
@@ -75,7 +101,8 @@ static int lazy_probe(const char *config_json, al_facts **out, al_error **err)
 		return -ENOMEM;
 	f->available = false;
 	f->unavailable_reason = al_strdup_printf(
-		"the network module (libairlock-net.so) cannot be loaded");
+		"the remote provider's module (libairlock-remote.so) cannot be "
+		"loaded");
 	if (f->unavailable_reason == NULL) {
 		al_facts_free(f);
 		return -ENOMEM;
@@ -127,11 +154,13 @@ const al_provider_ops al_remote_provider = {
 int al_server_run(const al_server_options *opts, al_error **err)
 {
 	int (*run)(const al_server_options *, al_error **);
-	*(void **)&run = net_symbol("al_server_run");
+	*(void **)&run =
+		module_symbol(&server_module, load_server, "al_server_run");
 	if (run == NULL)
 		return al_error_set(err, AL_ERR_UNAVAILABLE, ENOENT,
 				    "module_missing",
 				    "the network module is not available: %s",
-				    load_error[0] ? load_error : "symbol missing");
+				    server_module.error[0] ? server_module.error
+							   : "symbol missing");
 	return run(opts, err);
 }

@@ -2,6 +2,7 @@
  * writer; the schema makes the audit table append-only with triggers, but
  * verification never relies on them (docs/audit.md). */
 #include "host/db.h"
+#include "host/db_vfs.h"
 
 #include <errno.h>
 #include <time.h>
@@ -83,7 +84,7 @@ int al_db_open(const char *state_dir, uint64_t busy_ms, al_db **out,
 	if (sqlite3_open_v2(path, &d->db,
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 				    SQLITE_OPEN_FULLMUTEX,
-			    NULL) != SQLITE_OK) {
+			    al_db_vfs()) != SQLITE_OK) {
 		rc = al_error_set(err, AL_ERR_IO, EIO, "state_dir",
 				  "cannot open the database: %s",
 				  d->db ? sqlite3_errmsg(d->db) : "?");

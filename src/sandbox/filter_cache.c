@@ -2,7 +2,7 @@
 #include "sandbox/filter_cache.h"
 
 #include <dirent.h>
-#include <dlfcn.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -18,6 +18,7 @@
 
 #include <airlock/json.h>
 
+#include "core/code_file.h"
 #include "core/util.h"
 
 #define FORMAT 1
@@ -51,12 +52,7 @@ static void put_stat(FILE *m, const char *label, const char *path)
 /* The file that holds fn (the main program when it is not a library). */
 static void put_object(FILE *m, const char *label, const void *fn)
 {
-	Dl_info info;
-	const char *path = "/proc/self/exe";
-	if (dladdr(fn, &info) != 0 && info.dli_fname != NULL &&
-	    info.dli_fname[0] == '/')
-		path = info.dli_fname;
-	put_stat(m, label, path);
+	put_stat(m, label, al_code_file(fn));
 }
 
 int al_sb_filter_key(char key[AL_SB_FILTER_KEY_LEN])

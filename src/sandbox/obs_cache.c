@@ -2,7 +2,6 @@
  * See obs_cache.h. */
 #include "sandbox/obs_cache.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -20,6 +19,7 @@
 
 #include <airlock/json.h>
 
+#include "core/code_file.h"
 #include "core/util.h"
 
 #define CACHE_NAME "sandbox-facts.json"
@@ -60,12 +60,8 @@ static void put_stat(FILE *m, const char *label, const char *path)
 /* The file holding this code: the trials' meaning changes with it. */
 static void put_code_identity(FILE *m)
 {
-	Dl_info info;
-	const char *path = "/proc/self/exe";
-	if (dladdr((void *)(uintptr_t)al_sb_obs_key, &info) != 0 &&
-	    info.dli_fname != NULL && info.dli_fname[0] == '/')
-		path = info.dli_fname;
-	put_stat(m, "code", path);
+	put_stat(m, "code",
+		 al_code_file((const void *)(uintptr_t)al_sb_obs_key));
 }
 
 int al_sb_obs_key(const al_sb_key_input *in, char key[AL_SB_KEY_LEN])

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <openssl/crypto.h>
+#include <nettle/memops.h>
 
 #include <airlock/json.h>
 
@@ -78,7 +78,8 @@ void al_auth_free(al_auth *auth)
 		return;
 	for (size_t i = 0; i < auth->n; i++)
 		free(auth->entries[i].tenant);
-	OPENSSL_cleanse(auth->entries, auth->n * sizeof(*auth->entries));
+	if (auth->entries != NULL)
+		explicit_bzero(auth->entries, auth->n * sizeof(*auth->entries));
 	free(auth->entries);
 	free(auth);
 }
@@ -179,7 +180,7 @@ static int read_token_file(int fd, char hex[TOKEN_HEX_BYTES + 1],
 				    "the token file does not hold a token");
 	memcpy(hex, buf, TOKEN_HEX_BYTES);
 	hex[TOKEN_HEX_BYTES] = '\0';
-	OPENSSL_cleanse(buf, sizeof(buf));
+	explicit_bzero(buf, sizeof(buf));
 	for (size_t i = 0; i < TOKEN_HEX_BYTES; i++)
 		if (hex_nibble(hex[i]) < 0)
 			return al_error_set(err, AL_ERR_INVALID_CONFIG, EINVAL,
@@ -221,7 +222,7 @@ static int create_token_file(int fd, char hex[TOKEN_HEX_BYTES + 1],
 	}
 	hex[TOKEN_HEX_BYTES] = '\0';
 out:
-	OPENSSL_cleanse(raw, sizeof(raw));
+	explicit_bzero(raw, sizeof(raw));
 	return rc;
 }
 
@@ -268,7 +269,7 @@ int al_auth_default_token(const char *state_dir, al_auth **out,
 	*path_out = path;
 	path = NULL;
 out:
-	OPENSSL_cleanse(hex, sizeof(hex));
+	explicit_bzero(hex, sizeof(hex));
 	if (fd >= 0)
 		close(fd);
 	al_auth_free(a);
@@ -300,12 +301,12 @@ const char *al_auth_tenant(const al_auth *auth, const char *authorization,
 	hex_decode32(hash_hex, hash);
 	/* Every entry is compared, so timing does not tell which matched. */
 	for (size_t i = 0; i < auth->n; i++)
-		if (CRYPTO_memcmp(hash, auth->entries[i].hash, 32) == 0)
+		if (memeql_sec(hash, auth->entries[i].hash, 32))
 			found = auth->entries[i].tenant;
 	if (found != NULL && principal != NULL)
 		snprintf(principal, AL_AUTH_PRINCIPAL_LEN, "token:%.12s",
 			 hash_hex);
-	OPENSSL_cleanse(hash, sizeof(hash));
+	explicit_bzero(hash, sizeof(hash));
 	return found;
 }
 

@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 
 #include <jansson.h>
-#include <openssl/crypto.h>
 
 #include <airlock/json.h>
 
@@ -32,7 +31,7 @@ int al_service_init(al_service *svc, const al_server_options *opts)
 static void drop_headers(al_srv_run *run)
 {
 	if (run->forwarded_env != NULL) {
-		OPENSSL_cleanse(run->forwarded_env, strlen(run->forwarded_env));
+		explicit_bzero(run->forwarded_env, strlen(run->forwarded_env));
 		free(run->forwarded_env);
 		run->forwarded_env = NULL;
 	}

@@ -8,11 +8,11 @@
 #include <time.h>
 
 #include <jansson.h>
-#include <openssl/evp.h>
 
 #include <airlock/json.h>
 
 #include "core/util.h"
+#include "json/base64.h"
 #include "server/http.h"
 
 #define KEEPALIVE_S 15
@@ -36,11 +36,9 @@ static char *format_output(uint64_t seq, int stream, const unsigned char *d,
 	if (al_utf8_valid(d, len)) {
 		o = json_pack("{s:s%}", "data", (const char *)d, len);
 	} else {
-		b64 = malloc(4 * ((len + 2) / 3) + 1);
-		if (b64 != NULL) {
-			EVP_EncodeBlock((unsigned char *)b64, d, (int)len);
+		b64 = al_base64_encode(d, len);
+		if (b64 != NULL)
 			o = json_pack("{s:s}", "data_b64", b64);
-		}
 	}
 	if (o != NULL && (data = json_dumps(o, JSON_COMPACT)) != NULL)
 		out = al_strdup_printf(
