@@ -180,7 +180,7 @@ int al_drun_lock(al_drun *r)
 {
 	if (r->lock_fd >= 0)
 		return 0;
-	int fd = al_dfile_lock(r->dirfd, AL_RF_LOCK);
+	int fd = al_dfile_lock_dir(r->dirfd);
 	if (fd < 0)
 		return fd;
 	r->lock_fd = fd;
@@ -883,7 +883,7 @@ int al_drun_deliver(al_drun *r, const char *id, const char *event_json)
 		return -EPERM;
 	/* A lock of its own (HTTP threads deliver while the watcher, or the
 	 * launch, may hold the handle's). */
-	int lock = al_dfile_lock(r->dirfd, AL_RF_LOCK);
+	int lock = al_dfile_lock_dir(r->dirfd);
 	if (lock < 0)
 		return lock;
 	int rc = al_inbox_deliver(r->dirfd, id, event_json);

@@ -18,7 +18,6 @@
 
 #define AL_RUNS_DIR "runs"
 
-#define AL_RF_LOCK "lock"
 #define AL_RF_RECOVERY "recovery.json"
 #define AL_RF_IDENTITY "identity.json"
 #define AL_RF_LEASE "lease"

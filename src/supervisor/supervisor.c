@@ -211,7 +211,7 @@ static void as_timed_out(al_result *r)
  * atomically.  Never replaces a result already recorded. */
 static int record(sup *s, al_result *res)
 {
-	int lock = al_dfile_lock(s->dirfd, AL_RF_LOCK);
+	int lock = al_dfile_lock_dir(s->dirfd);
 	int rc = lock < 0 ? lock : 0;
 	char *json = NULL;
 	if (rc == 0 && al_dfile_exists(s->dirfd, AL_RF_RESULT))
