@@ -204,6 +204,23 @@ int al_dfile_write_u64_how(int dirfd, const char *name, uint64_t v,
 	return al_dfile_write_how(dirfd, name, buf, (size_t)n, 0600, how);
 }
 
+int al_dfile_lock_dir(int dirfd)
+{
+	/* Its own open file description: flock locks belong to one, and
+	 * closing it releases the lock. */
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			int e = errno;
+			close(fd);
+			return -e;
+		}
+	}
+	return fd;
+}
+
 int al_dfile_lock(int dirfd, const char *name)
 {
 	int fd = openat(dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,

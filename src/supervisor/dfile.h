@@ -59,5 +59,7 @@ int al_dfile_write_u64_how(int dirfd, const char *name, uint64_t v,
 /* Takes the exclusive lock of a directory's lock file `name` (created
  * 0600 when missing).  Returns the fd holding it (close to release). */
 int al_dfile_lock(int dirfd, const char *name);
+/* The same on the directory itself (no lock file to create). */
+int al_dfile_lock_dir(int dirfd);
 
 #endif

@@ -180,7 +180,7 @@ int al_drun_lock(al_drun *r)
 {
 	if (r->lock_fd >= 0)
 		return 0;
-	int fd = al_dfile_lock(r->dirfd, AL_RF_LOCK);
+	int fd = al_dfile_lock_dir(r->dirfd);
 	if (fd < 0)
 		return fd;
 	r->lock_fd = fd;
@@ -196,31 +196,6 @@ void al_drun_unlock(al_drun *r)
 
 /* ---- creating -------------------------------------------------------- */
 
-/* The records before recovery.json: each file synced; recovery.json's
- * own directory sync, last, makes every entry of the run's directory
- * durable at once. */
-static int write_text(int dirfd, const char *name, const char *text)
-{
-	return al_dfile_write_how(dirfd, name, text, strlen(text), 0600,
-				  AL_DF_FILE_ONLY);
-}
-
-static int write_provider(int dirfd, const al_launch_spec *s)
-{
-	json_t *cfg = NULL;
-	if (s->provider_config != NULL &&
-	    (cfg = json_loads(s->provider_config, 0, NULL)) == NULL)
-		return -EINVAL;
-	json_t *o = json_pack("{s:s, s:o}", "id", s->provider, "config",
-			      cfg != NULL ? cfg : json_null());
-	if (o == NULL)
-		return -ENOMEM;
-	int rc = al_dfile_write_json_how(dirfd, AL_RF_PROVIDER, o, 0600,
-					 AL_DF_FILE_ONLY);
-	json_decref(o);
-	return rc;
-}
-
 int al_drun_create(al_durable *d, const al_launch_spec *s, al_drun **out,
 		   al_error **err)
 {
@@ -235,14 +210,7 @@ int al_drun_create(al_durable *d, const al_launch_spec *s, al_drun **out,
 	if ((rc = al_run_dir_open(d->runs_fd, s->run_id, true, &r->dirfd)) < 0)
 		goto fail;
 	made = true;
-	if ((rc = al_drun_lock(r)) < 0 ||
-	    (rc = write_text(r->dirfd, AL_RF_REQUEST, s->request_json)) < 0 ||
-	    (rc = write_provider(r->dirfd, s)) < 0 ||
-	    (s->facts_json != NULL &&
-	     (rc = write_text(r->dirfd, AL_RF_FACTS, s->facts_json)) < 0) ||
-	    (rc = al_dfile_write_u64_how(r->dirfd, AL_RF_LEASE, d->epoch,
-					 AL_DF_FILE_ONLY)) < 0 ||
-	    (rc = al_inbox_prepare(r->dirfd)) < 0)
+	if ((rc = al_drun_lock(r)) < 0 || (rc = al_inbox_prepare(r->dirfd)) < 0)
 		goto fail;
 	if (mkdirat(r->dirfd, AL_RF_WORK, 0700) < 0) {
 		rc = -errno;
@@ -255,7 +223,10 @@ int al_drun_create(al_durable *d, const al_launch_spec *s, al_drun **out,
 		goto fail;
 	if ((r->rec.tenant = strdup(s->tenant)) == NULL ||
 	    al_strdup_opt(s->principal, &r->rec.principal) < 0 ||
-	    (r->rec.provider = strdup(s->provider)) == NULL) {
+	    (r->rec.provider = strdup(s->provider)) == NULL ||
+	    (r->rec.request = strdup(s->request_json)) == NULL ||
+	    al_strdup_opt(s->provider_config, &r->rec.config) < 0 ||
+	    al_strdup_opt(s->facts_json, &r->rec.facts) < 0) {
 		rc = -ENOMEM;
 		goto fail;
 	}
@@ -276,8 +247,9 @@ int al_drun_create(al_durable *d, const al_launch_spec *s, al_drun **out,
 	r->rec.epoch = d->epoch;
 	r->rec.created_ms = s->created_ms;
 	r->rec.deadline_ms = s->deadline_ms;
-	/* Last, and durably: from here on a crash leaves a run the next
-	 * daemon classifies. */
+	/* One record, last, and durably (file and directory synced: every
+	 * entry of the new directory with it): from here on a crash leaves
+	 * a run the next daemon classifies. */
 	if ((rc = al_recovery_write(r->dirfd, &r->rec)) < 0)
 		goto fail;
 	*out = r;
@@ -867,7 +839,7 @@ int al_drun_tail(al_drun *r, al_outlog_fn fn, void *ctx)
 bool al_drun_superseded(al_drun *r)
 {
 	uint64_t lease = 0;
-	return al_dfile_read_u64(r->dirfd, AL_RF_LEASE, &lease) == 0 &&
+	return al_lease_read(r->dirfd, &r->rec, &lease) == 0 &&
 	       lease > r->d->epoch;
 }
 
@@ -911,7 +883,7 @@ int al_drun_deliver(al_drun *r, const char *id, const char *event_json)
 		return -EPERM;
 	/* A lock of its own (HTTP threads deliver while the watcher, or the
 	 * launch, may hold the handle's). */
-	int lock = al_dfile_lock(r->dirfd, AL_RF_LOCK);
+	int lock = al_dfile_lock_dir(r->dirfd);
 	if (lock < 0)
 		return lock;
 	int rc = al_inbox_deliver(r->dirfd, id, event_json);
@@ -997,7 +969,9 @@ int al_drun_write_final(al_drun *r, const char *json)
 void al_drun_cleanup(al_drun *r)
 {
 	/* The request holds code and stdin: not kept past the run. */
-	unlinkat(r->dirfd, AL_RF_REQUEST, 0);
+	if (al_recovery_drop_request(r->dirfd, &r->rec) < 0)
+		fprintf(stderr, "airlockd: run %s: cannot drop its request\n",
+			r->run_id);
 	al_remove_tree_at(r->dirfd, AL_RF_WORK);
 	if (r->rec.cgroup != NULL && al_runcg_populated(r->rec.cgroup) == 0 &&
 	    al_runcg_remove(r->rec.cgroup) < 0)
@@ -1014,14 +988,16 @@ int al_durable_remove_run(al_durable *d, const char *run_id)
 
 int al_drun_read_request(al_drun *r, char **request_json, char **facts_json)
 {
+	*request_json = NULL;
 	*facts_json = NULL;
-	int rc = al_dfile_read(r->dirfd, AL_RF_REQUEST, AL_MAX_REQUEST_BYTES * 2,
-			       request_json, NULL);
-	if (rc < 0)
-		return rc;
-	if (al_dfile_read(r->dirfd, AL_RF_FACTS, AL_RF_MAX_SMALL * 4,
-			  facts_json, NULL) < 0)
-		*facts_json = NULL;
+	if (r->rec.request == NULL)
+		return -ENOENT;
+	if ((*request_json = strdup(r->rec.request)) == NULL ||
+	    al_strdup_opt(r->rec.facts, facts_json) < 0) {
+		free(*request_json);
+		*request_json = NULL;
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -1255,7 +1231,7 @@ int al_durable_recover(al_durable *d, const char *run_id, al_drun **out,
 	}
 	if (live && !r->ended) {
 		uint64_t lease = 0;
-		if (al_dfile_read_u64(r->dirfd, AL_RF_LEASE, &lease) == 0 &&
+		if (al_lease_read(r->dirfd, &r->rec, &lease) == 0 &&
 		    lease > d->epoch) {
 			/* A newer daemon holds it: this one is refused. */
 			*kind = AL_RECOVERED_FOREIGN;

@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "airlock/json.h"
 #include "core/util.h"
 #include "supervisor/dfile.h"
 #include "supervisor/runcg.h"
@@ -35,6 +36,9 @@ void al_recovery_clear(al_recovery *r)
 	free(r->principal);
 	free(r->provider);
 	free(r->cgroup);
+	free(r->request);
+	free(r->config);
+	free(r->facts);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -44,20 +48,49 @@ static json_t *str_or_null(const char *s)
 	return j != NULL ? j : json_null();
 }
 
-int al_recovery_write(int dirfd, const al_recovery *r)
+static int recovery_write_how(int dirfd, const al_recovery *r,
+			      al_dfile_how how)
 {
-	json_t *o = json_pack("{s:i, s:s, s:s, s:s, s:o, s:s, s:o, s:I, s:I, s:I}",
-			      "version", 1, "run_id", r->run_id, "nonce",
+	json_t *o = json_pack("{s:i, s:s, s:s, s:s, s:o, s:s, s:o, s:I, s:I, s:I, "
+			      "s:o, s:o, s:o}",
+			      "version", 2, "run_id", r->run_id, "nonce",
 			      r->nonce, "tenant", r->tenant, "principal",
 			      str_or_null(r->principal), "provider",
 			      r->provider, "cgroup", str_or_null(r->cgroup),
 			      "epoch", (json_int_t)r->epoch, "created_ms",
 			      (json_int_t)r->created_ms, "deadline_ms",
-			      (json_int_t)r->deadline_ms);
+			      (json_int_t)r->deadline_ms, "request",
+			      str_or_null(r->request), "config",
+			      str_or_null(r->config), "facts",
+			      str_or_null(r->facts));
 	if (o == NULL)
 		return -ENOMEM;
-	int rc = al_dfile_write_json(dirfd, AL_RF_RECOVERY, o, 0600);
+	int rc = al_dfile_write_json_how(dirfd, AL_RF_RECOVERY, o, 0600, how);
 	json_decref(o);
+	return rc;
+}
+
+int al_recovery_write(int dirfd, const al_recovery *r)
+{
+	return recovery_write_how(dirfd, r, AL_DF_DURABLE);
+}
+
+int al_recovery_drop_request(int dirfd, al_recovery *r)
+{
+	if (r->request == NULL)
+		return 0;
+	free(r->request);
+	r->request = NULL;
+	return recovery_write_how(dirfd, r, AL_DF_ATOMIC);
+}
+
+int al_lease_read(int dirfd, const al_recovery *r, uint64_t *lease)
+{
+	int rc = al_dfile_read_u64(dirfd, AL_RF_LEASE, lease);
+	if (rc == -ENOENT) {
+		*lease = r->epoch;
+		rc = 0;
+	}
 	return rc;
 }
 
@@ -81,6 +114,22 @@ static int take_str(json_t *o, const char *key, bool nullable, size_t max,
 	return (*out = strdup(s)) != NULL ? 0 : -ENOMEM;
 }
 
+/* A text carried whole (JSON, not shown): bounded, without NUL. */
+static int take_text(json_t *o, const char *key, size_t max, char **out)
+{
+	json_t *v = json_object_get(o, key);
+	*out = NULL;
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if (!json_is_string(v))
+		return -EBADMSG;
+	const char *s = json_string_value(v);
+	size_t n = json_string_length(v);
+	if (n > max || strlen(s) != n)
+		return -EBADMSG;
+	return (*out = strdup(s)) != NULL ? 0 : -ENOMEM;
+}
+
 static int take_int(json_t *o, const char *key, int64_t *out)
 {
 	json_t *v = json_object_get(o, key);
@@ -98,10 +147,10 @@ int al_recovery_read(int dirfd, const char *run_id, al_recovery *r)
 	int rc;
 
 	memset(r, 0, sizeof(*r));
-	if ((rc = al_dfile_read_json(dirfd, AL_RF_RECOVERY, AL_RF_MAX_SMALL,
+	if ((rc = al_dfile_read_json(dirfd, AL_RF_RECOVERY, AL_RF_MAX_RUNREC,
 				     &o)) < 0)
-		return rc == -ENOENT ? rc : -EBADMSG;
-	if ((rc = take_int(o, "version", &version)) < 0 || version != 1 ||
+		return rc == -ENOENT || rc == -ENOMEM ? rc : -EBADMSG;
+	if ((rc = take_int(o, "version", &version)) < 0 || version != 2 ||
 	    (rc = take_str(o, "run_id", false, 39, &id)) < 0 ||
 	    (rc = take_str(o, "nonce", false, AL_NONCE_HEX, &nonce)) < 0 ||
 	    (rc = take_str(o, "tenant", false, 256, &r->tenant)) < 0 ||
@@ -110,11 +159,16 @@ int al_recovery_read(int dirfd, const char *run_id, al_recovery *r)
 	    (rc = take_str(o, "cgroup", true, 4096, &r->cgroup)) < 0 ||
 	    (rc = take_int(o, "epoch", &epoch)) < 0 ||
 	    (rc = take_int(o, "created_ms", &r->created_ms)) < 0 ||
-	    (rc = take_int(o, "deadline_ms", &r->deadline_ms)) < 0) {
+	    (rc = take_int(o, "deadline_ms", &r->deadline_ms)) < 0 ||
+	    (rc = take_text(o, "request", 2u * AL_MAX_REQUEST_BYTES,
+			    &r->request)) < 0 ||
+	    (rc = take_text(o, "config", 4u * AL_RF_MAX_SMALL, &r->config)) <
+		    0 ||
+	    (rc = take_text(o, "facts", 4u * AL_RF_MAX_SMALL, &r->facts)) < 0) {
 		rc = rc == -ENOMEM ? rc : -EBADMSG;
 		goto out;
 	}
-	if (version != 1 || strcmp(id, run_id) != 0 || !al_nonce_valid(nonce) ||
+	if (version != 2 || strcmp(id, run_id) != 0 || !al_nonce_valid(nonce) ||
 	    (r->cgroup != NULL &&
 	     !al_runcg_valid(r->cgroup, run_id, nonce))) {
 		rc = -EBADMSG;

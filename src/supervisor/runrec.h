@@ -1,10 +1,12 @@
 /* Internal: a durable run's directory, STATE_DIR/runs/<id>/ (mode 0700),
  * and the records in it (docs/durability.md, "The run directory").
  *
- * recovery.json is written (fsync, rename, fsync dir) before the
- * supervisor is launched and never changed after; identity.json once the
- * launch is known; lease holds the epoch of the daemon that owns the run
- * now.  Everything a daemon reads back is validated: a record that does
+ * recovery.json, the one record before the launch, is written (fsync,
+ * rename, fsync dir) before the supervisor is launched; it is rewritten
+ * only to rebind an idle supervisor's run cold and, once the run is
+ * finished, without its request.  identity.json once the launch is
+ * known; lease, written on adoption, the epoch of the daemon that owns
+ * the run now.  Everything a daemon reads back is validated: a record that does
  * not parse, names another run or carries a malformed nonce is tampered. */
 #ifndef AL_SUPERVISOR_RUNREC_H
 #define AL_SUPERVISOR_RUNREC_H
@@ -16,11 +18,7 @@
 
 #define AL_RUNS_DIR "runs"
 
-#define AL_RF_LOCK "lock"
 #define AL_RF_RECOVERY "recovery.json"
-#define AL_RF_REQUEST "request.json"
-#define AL_RF_PROVIDER "provider.json"
-#define AL_RF_FACTS "facts.json"
 #define AL_RF_IDENTITY "identity.json"
 #define AL_RF_LEASE "lease"
 #define AL_RF_CONTROL "control.json"
@@ -34,9 +32,16 @@
 #define AL_RF_WORK "work"
 
 /* Bound for records read back (results carry captured output). */
+#define AL_RF_MAX_RUNREC (4u * 16u * 1024u * 1024u + 256u * 1024u)
 #define AL_RF_MAX_RECORD (512u * 1024u * 1024u)
 #define AL_RF_MAX_SMALL (64u * 1024u)
 
+/* The run's one record before the launch (docs/durability.md): the
+ * recovery fields, and what the supervisor and a resuming daemon need —
+ * the canonical request (dropped once the run is finished), the
+ * provider's configuration and facts at selection.  The lease is not in
+ * it: the launching daemon's epoch is the lease until an adopting daemon
+ * writes RUN/lease. */
 typedef struct al_recovery {
 	char run_id[40];
 	char nonce[AL_NONCE_HEX + 1];
@@ -47,12 +52,24 @@ typedef struct al_recovery {
 	uint64_t epoch;	     /* of the daemon that launched it */
 	int64_t created_ms;  /* when the request was admitted */
 	int64_t deadline_ms; /* absolute CLOCK_REALTIME ms */
+	char *request;	     /* canonical text; NULL once finished */
+	char *config;	     /* the provider's configuration text, or NULL */
+	char *facts;	     /* the provider's facts text, or NULL */
 } al_recovery;
 
 void al_recovery_clear(al_recovery *r);
+/* Temp file, fsync, rename, directory sync: whole or absent for a reader
+ * (a rename replaces a rebound record atomically too). */
 int al_recovery_write(int dirfd, const al_recovery *r);
+/* The record without its request, atomically, not synced (a machine
+ * crash may keep the request, as an unlink would). */
+int al_recovery_drop_request(int dirfd, al_recovery *r);
 /* -ENOENT when absent, -EBADMSG when malformed or not this run's. */
 int al_recovery_read(int dirfd, const char *run_id, al_recovery *r);
+
+/* The epoch that owns the run: RUN/lease when an adopting daemon wrote
+ * one, else the launching daemon's (r->epoch). */
+int al_lease_read(int dirfd, const al_recovery *r, uint64_t *lease);
 
 int al_identity_write(int dirfd, const al_identity *id);
 int al_identity_read(int dirfd, al_identity *id);

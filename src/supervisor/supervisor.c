@@ -47,7 +47,6 @@ typedef struct sup {
 	char *run_dir;	/* absolute */
 	char *inbox, *acks, *work;
 	al_request *req;
-	char *provider_config; /* compact JSON text or NULL */
 	char **host_env;
 	size_t n_host_env;
 	const al_provider_ops *ops;
@@ -113,29 +112,6 @@ static void *exec_main(void *arg)
 }
 
 /* ---- reading what the daemon persisted ------------------------------ */
-
-static int read_provider(sup *s, char **id)
-{
-	json_t *o = NULL;
-	int rc = al_dfile_read_json(s->dirfd, AL_RF_PROVIDER, AL_RF_MAX_SMALL * 4,
-				    &o);
-	*id = NULL;
-	if (rc < 0)
-		return rc;
-	json_t *idv = json_object_get(o, "id"), *cfg = json_object_get(o, "config");
-	if (!json_is_string(idv) || (cfg != NULL && !json_is_null(cfg) &&
-				     !json_is_object(cfg))) {
-		rc = -EBADMSG;
-	} else {
-		*id = strdup(json_string_value(idv));
-		if (cfg != NULL && json_is_object(cfg))
-			s->provider_config = json_dumps(cfg, JSON_COMPACT);
-		if (*id == NULL || (json_is_object(cfg) && !s->provider_config))
-			rc = -ENOMEM;
-	}
-	json_decref(o);
-	return rc;
-}
 
 /* The secrets come on an in-memory file: a JSON array of "NAME=value". */
 static int read_secrets(sup *s, int fd)
@@ -235,7 +211,7 @@ static void as_timed_out(al_result *r)
  * atomically.  Never replaces a result already recorded. */
 static int record(sup *s, al_result *res)
 {
-	int lock = al_dfile_lock(s->dirfd, AL_RF_LOCK);
+	int lock = al_dfile_lock_dir(s->dirfd);
 	int rc = lock < 0 ? lock : 0;
 	char *json = NULL;
 	if (rc == 0 && al_dfile_exists(s->dirfd, AL_RF_RESULT))
@@ -267,7 +243,7 @@ static void on_doorbell(sup *s)
 	uint64_t epoch = 0, lease = 0;
 	al_control_action action;
 	if (al_control_read(s->dirfd, &epoch, &action) < 0 ||
-	    al_dfile_read_u64(s->dirfd, AL_RF_LEASE, &lease) < 0) {
+	    al_lease_read(s->dirfd, &s->rec, &lease) < 0) {
 		say(s, "%s", "a control request without a readable record: "
 			     "ignored");
 		return;
@@ -369,7 +345,6 @@ static void sup_clear(sup *s)
 		al_explicit_free_str(s->host_env[i]);
 	free(s->host_env);
 	al_request_free(s->req);
-	free(s->provider_config);
 	al_manifest_free(s->manifest);
 	al_bundle_free(s->bundle);
 	al_artifacts_close(&s->store);
@@ -386,8 +361,8 @@ static void sup_clear(sup *s)
  * for an `unavailable` result (NULL: ready to execute). */
 static const char *prepare(sup *s, const char *state_dir, int secrets_fd)
 {
-	char *text = NULL, *provider = NULL;
-	size_t len = 0;
+	/* The request and the provider come from the run's record. */
+	const char *provider = s->rec.provider;
 	const char *why = NULL;
 	int rc;
 
@@ -399,17 +374,10 @@ static const char *prepare(sup *s, const char *state_dir, int secrets_fd)
 	}
 	if (setup_paths(s, state_dir) < 0)
 		return "start_failed";
-	if (al_dfile_read(s->dirfd, AL_RF_REQUEST, AL_MAX_REQUEST_BYTES * 2,
-			  &text, &len) < 0 ||
-	    al_request_from_json(text, len, &s->req, NULL) < 0) {
-		free(text);
+	if (s->rec.request == NULL ||
+	    al_request_from_json(s->rec.request, strlen(s->rec.request),
+				 &s->req, NULL) < 0)
 		return "start_failed";
-	}
-	free(text);
-	if (read_provider(s, &provider) < 0) {
-		free(provider);
-		return "start_failed";
-	}
 	/* The immutable bundle the provider materialises, and the store its
 	 * artifacts go to. */
 	char *abs = realpath(state_dir, NULL);
@@ -421,10 +389,8 @@ static const char *prepare(sup *s, const char *state_dir, int secrets_fd)
 	else if (brc < 0)
 		why = "start_failed";
 	free(abs);
-	if (why != NULL) {
-		free(provider);
+	if (why != NULL)
 		return why;
-	}
 	/* An idle supervisor ensured its provider before the run came: it
 	 * must be the run's. */
 	if (s->handle == NULL)
@@ -435,9 +401,8 @@ static const char *prepare(sup *s, const char *state_dir, int secrets_fd)
 	else if (s->ops == NULL || strcmp(s->ops->id, provider) != 0)
 		why = "start_failed";
 	else if (s->handle == NULL &&
-		 s->ops->ensure(s->provider_config, &s->handle, NULL) < 0)
+		 s->ops->ensure(s->rec.config, &s->handle, NULL) < 0)
 		why = "sandbox_unavailable";
-	free(provider);
 	if (why == NULL && s->req->grant.streaming &&
 	    (rc = al_outlog_open(s->dirfd, s->req->limits.output_bytes,
 				 &s->out)) < 0)

@@ -272,3 +272,29 @@ def test_an_interrupt_reaches_an_adopted_run(daemon):
     assert st == 202, body
     res = daemon.wait_finished(rid)
     assert res["outcome"] == "interrupted", res
+
+
+def test_one_record_before_the_launch_and_no_request_once_finished(daemon):
+    """The run's one record carries the request, the provider and the
+    epoch (no request/provider/facts/lease/lock files); once finished it
+    keeps the recovery fields but not the request (code, stdin)."""
+    rid = submit(daemon, sh('sleep 0.5; echo secret-ish-code-output',
+                            limits={"wall_ms": 30000}))
+    d = run_dir(daemon, rid)
+    wait_until(lambda: (d / "identity.json").exists(), what="the launch")
+    rec = json.loads((d / "recovery.json").read_text())
+    assert rec["version"] == 2 and rec["run_id"] == rid
+    assert json.loads(rec["request"])["code"] == \
+        'sleep 0.5; echo secret-ish-code-output'
+    assert rec["provider"] == "local" and rec["epoch"] >= 1
+    for gone in ("request.json", "provider.json", "facts.json", "lease",
+                 "lock"):
+        assert not (d / gone).exists(), gone
+    res = daemon.wait_finished(rid)
+    assert res["stdout"] == "secret-ish-code-output\n"
+    wait_until(lambda: json.loads((d / "recovery.json").read_text())
+               .get("request", "x") is None, what="the request dropped")
+    rec2 = json.loads((d / "recovery.json").read_text())
+    assert rec2["nonce"] == rec["nonce"] and rec2["tenant"] == rec["tenant"]
+    assert "secret-ish" not in (d / "recovery.json").read_text()
+    assert not any(p.name.startswith(".") for p in d.iterdir())
