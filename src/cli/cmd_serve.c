@@ -6,6 +6,7 @@
 #include <airlock/server.h>
 
 #include "cli/cli.h"
+#include "sandbox/sandbox.h"
 
 static const char serve_usage[] =
 	"usage: airlock serve [--listen ADDR:PORT] [--unix-socket PATH]\n"
@@ -78,6 +79,10 @@ int cmd_serve(const cli_globals *g, int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	al_error *err = NULL;
+	/* The daemon's own sandbox handle only probes and selects; runs go to
+	 * supervisors, and the idle ones hold the warm sandboxes
+	 * (docs/durability.md, "Idle supervisors"). */
+	al_sandbox_pools_off();
 	if (al_server_run(&so, &err) < 0) {
 		cli_error("serve: %s%s%s", al_error_get_message(err),
 			  al_error_get_reason(err)[0] ? " at " : "",

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "supervisor/supervisor.h"
+#include "sandbox/sandbox.h"
 
 static const char supervise_usage[] =
 	"usage: airlock --state-dir DIR supervise --run ID --nonce HEX\n"
@@ -69,5 +70,10 @@ int cmd_supervise(const cli_globals *g, int argc, char **argv)
 		fputs(supervise_usage, stderr);
 		return CLI_EXIT_USAGE;
 	}
+	/* A supervisor launched cold serves the one run it was started for:
+	 * members of a warm pool would be made only to be thrown away (and
+	 * would take the CPU the run needs).  Only idle supervisors, started
+	 * ahead of a run, hold a warm sandbox. */
+	al_sandbox_pools_off();
 	return al_supervisor_main(g->state_dir, run, nonce, secrets_fd);
 }

@@ -368,6 +368,45 @@ def test_a_language_pool_keeps_warm_supervisors_and_routes_to_them(
     assert_no_sanitizer_reports(d)
 
 
+def test_only_idle_supervisors_hold_warm_sandboxes(tmp_path):
+    """The daemon's own sandbox handle only probes: with a pool configured
+    it must not prepare members itself (they would never serve a run).  A
+    member's init is a fork of the process that made it, carrying that
+    process's argv: none of the daemon's children may be one."""
+    d = DurableDaemon(tmp_path, pool_config(0, 2))
+    try:
+        d.start()
+        st, _, caps = d.request("GET", "/v1/capabilities")
+        sb = caps["providers"][0]
+        if not sb["available"]:
+            pytest.skip("the sandbox with a pool configured is unavailable "
+                        "here (probe: %s)" % sb["unavailable_reason"])
+        if "python" not in [lang["language"] for lang in sb["languages"]]:
+            pytest.skip("the sandbox found no python toolchain")
+        wait_idle(d, 2, kind="warm")
+        # a run makes the daemon ensure its own handle (selection)
+        st, _, res = d.run({"language": "sh", "code": "echo sh"})
+        assert st == 200 and res["stdout"] == "sh\n", res
+        time.sleep(1.0)  # time for a pool in the daemon to have started
+        kids = []
+        for p in pathlib.Path("/proc").iterdir():
+            if not p.name.isdigit():
+                continue
+            try:
+                stat = (p / "stat").read_text()
+                args = (p / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if int(stat[stat.rindex(")") + 2:].split()[1]) == d.proc.pid:
+                kids.append(args)
+        assert kids, "no idle supervisors among the daemon's children"
+        assert all(b"supervise" in a for a in kids), kids
+    finally:
+        d.stop() if d.proc is not None else None
+        cleanup_state(d)
+    assert_no_sanitizer_reports(d)
+
+
 def test_idle_supervisors_count_against_concurrency(tmp_path):
     """Refilling stops while runs in flight + idle supervisors reach
     concurrency + the number configured (docs/configuration.md)."""
