@@ -105,11 +105,11 @@ def tree_rss_kb(root):
             continue
         ppid = int(st[st.rindex(")") + 2:].split()[1])
         kids.setdefault(ppid, []).append(int(d))
-    total, todo = 0, [root]
-    while todo:
-        pid = todo.pop()
+    total, pending = 0, [root]
+    while pending:
+        pid = pending.pop()
         total += vm_kb(pid) or 0
-        todo.extend(kids.get(pid, []))
+        pending.extend(kids.get(pid, []))
     return total
 
 

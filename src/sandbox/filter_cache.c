@@ -20,6 +20,7 @@
 
 #include "core/code_file.h"
 #include "core/util.h"
+#include "sandbox/obs_cache.h"
 
 #define FORMAT 1
 #define MAGIC "airlock-bpf-1\n"
@@ -36,23 +37,10 @@ typedef struct header {
 
 /* ---- key ------------------------------------------------------------- */
 
-static void put_stat(FILE *m, const char *label, const char *path)
-{
-	struct stat st;
-	if (path == NULL || stat(path, &st) < 0) {
-		fprintf(m, "%s=-\n", label);
-		return;
-	}
-	fprintf(m, "%s=%s %ju %ju %ju %jd.%09ld\n", label, path,
-		(uintmax_t)st.st_dev, (uintmax_t)st.st_ino,
-		(uintmax_t)st.st_size, (intmax_t)st.st_mtim.tv_sec,
-		st.st_mtim.tv_nsec);
-}
-
 /* The file that holds fn (the main program when it is not a library). */
 static void put_object(FILE *m, const char *label, const void *fn)
 {
-	put_stat(m, label, al_code_file(fn));
+	al_sb_key_put_stat(m, label, al_code_file(fn));
 }
 
 int al_sb_filter_key(char key[AL_SB_FILTER_KEY_LEN])

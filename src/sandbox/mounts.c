@@ -535,16 +535,7 @@ static int ws_write(const al_bundle_item *f, uid_t uid, gid_t gid)
 		      (mode_t)(f->mode & 0777));
 	if (fd < 0)
 		return -errno;
-	size_t off = 0;
-	while (rc == 0 && off < f->len) {
-		ssize_t w = write(fd, f->data + off, f->len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			rc = w < 0 ? -errno : -ENOSPC;
-		else
-			off += (size_t)w;
-	}
+	rc = al_write_all(fd, f->data, f->len);
 	/* the exact mode asked for, whatever the umask */
 	if (rc == 0 && (fchown(fd, uid, gid) < 0 ||
 			fchmod(fd, (mode_t)(f->mode & 0777)) < 0))

@@ -42,7 +42,7 @@ static void put_file(FILE *m, const char *label, const char *path)
 	fprintf(m, "%s=%s\n", label, n >= 0 ? buf : "-");
 }
 
-static void put_stat(FILE *m, const char *label, const char *path)
+void al_sb_key_put_stat(FILE *m, const char *label, const char *path)
 {
 	struct stat st;
 	if (path == NULL || stat(path, &st) < 0) {
@@ -60,7 +60,7 @@ static void put_stat(FILE *m, const char *label, const char *path)
 /* The file holding this code: the trials' meaning changes with it. */
 static void put_code_identity(FILE *m)
 {
-	put_stat(m, "code",
+	al_sb_key_put_stat(m, "code",
 		 al_code_file((const void *)(uintptr_t)al_sb_obs_key));
 }
 
@@ -92,10 +92,10 @@ int al_sb_obs_key_for(const al_sb_key_input *in, bool languages,
 	 * language on every run. */
 	if (!languages) {
 		put_file(m, "self_cgroup", "/proc/self/cgroup");
-		put_stat(m, "cg_v2", in->cg->v2_base);
+		al_sb_key_put_stat(m, "cg_v2", in->cg->v2_base);
 		fprintf(m, "cg_v2_enabled=%s\n", in->cg->v2_enabled);
 		for (int i = 0; i < AL_CG__N; i++)
-			put_stat(m, "cg_v1", in->cg->v1_base[i]);
+			al_sb_key_put_stat(m, "cg_v1", in->cg->v1_base[i]);
 	}
 	fprintf(m, "config=%s\n", in->config);
 	fprintf(m, "landlock_abi=%d cap_last=%d\n", in->landlock_abi,

@@ -19,6 +19,7 @@
 #define AL_SANDBOX_OBS_CACHE_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "sandbox/cgroup.h"
 
@@ -49,6 +50,9 @@ typedef struct al_sb_key_input {
 
 /* Hashes every input the observations depend on into key (hex). */
 int al_sb_obs_key(const al_sb_key_input *in, char key[AL_SB_KEY_LEN]);
+/* Appends "label=path dev ino size uid:gid mode mtime" (or "label=-") to a
+ * cache key's text: the identity of a file the cached verdicts depend on. */
+void al_sb_key_put_stat(FILE *m, const char *label, const char *path);
 /* languages: the key for the languages' inside observations, which leaves
  * out the cgroup inputs (they do not change what an interpreter does). */
 int al_sb_obs_key_for(const al_sb_key_input *in, bool languages,

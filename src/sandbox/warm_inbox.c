@@ -112,20 +112,6 @@ static bool event_name(const char *name, inbox_id id)
 	return al_inbox_id_valid(id);
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t w = write(fd, buf, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		buf += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 static int read_event(int fd, const struct stat *st, char **out)
 {
 	size_t len = (size_t)st->st_size, got = 0;
@@ -177,7 +163,7 @@ static int copy_event(al_sb_inbox_fwd *f, const char *name)
 		rc = -errno;
 		goto out;
 	}
-	rc = write_all(out, data, (size_t)st.st_size);
+	rc = al_write_all(out, data, (size_t)st.st_size);
 	if (rc == 0 && fchmod(out, 0444) < 0)
 		rc = -errno;
 	if (rc == 0 && geteuid() == 0 && fchown(out, st.st_uid, st.st_gid) < 0)

@@ -1,5 +1,6 @@
 /* Durable-file helpers (see dfile.h). */
 #include "supervisor/dfile.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,21 +15,6 @@
 int al_dfile_sync_dir(int dirfd)
 {
 	return fsync(dirfd) == 0 ? 0 : -errno;
-}
-
-static int write_all(int fd, const void *data, size_t len)
-{
-	const unsigned char *p = data;
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 int al_dfile_write(int dirfd, const char *name, const void *data, size_t len,
@@ -51,7 +37,7 @@ int al_dfile_write_how(int dirfd, const char *name, const void *data,
 		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0)
 		return -errno;
-	rc = write_all(fd, data, len);
+	rc = al_write_all(fd, data, len);
 	if (rc == 0 && fchmod(fd, mode) < 0)
 		rc = -errno;
 	if (rc == 0 && how != AL_DF_ATOMIC && fsync(fd) < 0)
@@ -204,13 +190,10 @@ int al_dfile_write_u64_how(int dirfd, const char *name, uint64_t v,
 	return al_dfile_write_how(dirfd, name, buf, (size_t)n, 0600, how);
 }
 
-int al_dfile_lock_dir(int dirfd)
+/* Takes fd's exclusive flock; the fd on success, else closes it and
+ * returns -errno. */
+static int lock_or_close(int fd)
 {
-	/* Its own open file description: flock locks belong to one, and
-	 * closing it releases the lock. */
-	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	while (flock(fd, LOCK_EX) < 0) {
 		if (errno != EINTR) {
 			int e = errno;
@@ -221,18 +204,21 @@ int al_dfile_lock_dir(int dirfd)
 	return fd;
 }
 
+int al_dfile_lock_dir(int dirfd)
+{
+	/* Its own open file description: flock locks belong to one, and
+	 * closing it releases the lock. */
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	return lock_or_close(fd);
+}
+
 int al_dfile_lock(int dirfd, const char *name)
 {
 	int fd = openat(dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
 			0600);
 	if (fd < 0)
 		return -errno;
-	while (flock(fd, LOCK_EX) < 0) {
-		if (errno != EINTR) {
-			int e = errno;
-			close(fd);
-			return -e;
-		}
-	}
-	return fd;
+	return lock_or_close(fd);
 }

@@ -269,6 +269,26 @@ fail:
 /* ---- launching ------------------------------------------------------- */
 
 /* The secrets as a JSON array of "NAME=value" in a sealed memory file. */
+/* The pipe a starting child reports a failed set-up on (closed by its
+ * exec when all went well); the write end sits above every fd the child
+ * rearranges.  0 or -errno; on failure nothing is left open. */
+static int error_pipe(int err_fd[2])
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	int hi = fcntl(p[1], F_DUPFD_CLOEXEC, 10);
+	int rc = hi < 0 ? -errno : 0;
+	close(p[1]);
+	if (rc < 0) {
+		close(p[0]);
+		return rc;
+	}
+	err_fd[0] = p[0];
+	err_fd[1] = hi;
+	return 0;
+}
+
 static int secrets_memfd(const al_launch_spec *s)
 {
 	json_t *arr = json_array();
@@ -399,7 +419,7 @@ static int launch_cold(al_drun *r, const al_launch_spec *s)
 {
 	al_durable *d = r->d;
 	int log_fd = -1, null_fd = -1, sec_fd = -1, cg_fd = -1, cg_dir = -1;
-	int pipefd[2] = {-1, -1}, err_fd[2] = {-1, -1};
+	int err_fd[2] = {-1, -1};
 	int rc = 0;
 
 	char *argv[] = {"airlock", "--state-dir", d->state_dir, "supervise",
@@ -409,19 +429,12 @@ static int launch_cold(al_drun *r, const al_launch_spec *s)
 			O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
 			0600);
 	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (log_fd < 0 || null_fd < 0 || pipe2(pipefd, O_CLOEXEC) < 0) {
+	if (log_fd < 0 || null_fd < 0) {
 		rc = -errno;
 		goto out;
 	}
-	/* The child's error pipe sits above every fd it rearranges. */
-	err_fd[0] = pipefd[0];
-	pipefd[0] = -1;
-	if ((err_fd[1] = fcntl(pipefd[1], F_DUPFD_CLOEXEC, 10)) < 0) {
-		rc = -errno;
+	if ((rc = error_pipe(err_fd)) < 0)
 		goto out;
-	}
-	close(pipefd[1]);
-	pipefd[1] = -1;
 	if (s->n_host_env > 0 && (sec_fd = secrets_memfd(s)) < 0) {
 		rc = sec_fd;
 		goto out;
@@ -470,8 +483,8 @@ static int launch_cold(al_drun *r, const al_launch_spec *s)
 	}
 out:
 	close_all((const int[]){log_fd, null_fd, sec_fd, cg_fd, cg_dir,
-				pipefd[0], pipefd[1], err_fd[0], err_fd[1]},
-		  9);
+				err_fd[0], err_fd[1]},
+		  7);
 	return rc;
 }
 
@@ -709,7 +722,7 @@ int al_idle_spawn(al_durable *d, const char *provider, const char *config_json,
 {
 	al_idle_sup *i = calloc(1, sizeof(*i));
 	int sv[2] = {-1, -1}, null_fd = -1, cg_fd = -1, cg_dir = -1;
-	int pipefd[2] = {-1, -1}, err_fd[2] = {-1, -1};
+	int err_fd[2] = {-1, -1};
 	int rc = 0;
 
 	*out = NULL;
@@ -726,19 +739,12 @@ int al_idle_spawn(al_durable *d, const char *provider, const char *config_json,
 			"--idle", "--nonce", i->nonce, NULL};
 	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (null_fd < 0 ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 ||
-	    pipe2(pipefd, O_CLOEXEC) < 0) {
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		rc = -errno;
 		goto fail;
 	}
-	err_fd[0] = pipefd[0];
-	pipefd[0] = -1;
-	if ((err_fd[1] = fcntl(pipefd[1], F_DUPFD_CLOEXEC, 10)) < 0) {
-		rc = -errno;
+	if ((rc = error_pipe(err_fd)) < 0)
 		goto fail;
-	}
-	close(pipefd[1]);
-	pipefd[1] = -1;
 	if (i->cgroup != NULL &&
 	    (rc = open_cgroup(i->cgroup, &cg_dir, &cg_fd)) < 0)
 		goto fail;
@@ -780,8 +786,8 @@ fail:
 	al_idle_discard(i);
 out:
 	close_all((const int[]){sv[0], sv[1], null_fd, cg_fd, cg_dir,
-				pipefd[0], pipefd[1], err_fd[0], err_fd[1]},
-		  9);
+				err_fd[0], err_fd[1]},
+		  7);
 	return rc;
 }
 
