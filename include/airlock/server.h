@@ -18,8 +18,8 @@ extern "C" {
 
 #define AL_SERVER_DEFAULT_LISTEN "127.0.0.1:7878"
 #define AL_SERVER_DEFAULT_MAX_BODY (16u * 1024u * 1024u)
-#define AL_SERVER_DEFAULT_MAX_CONNECTIONS 512u
-#define AL_SERVER_DEFAULT_MAX_CONNECTIONS_PER_CLIENT 64u
+#define AL_SERVER_DEFAULT_MAX_CONNECTIONS 1024u
+#define AL_SERVER_DEFAULT_MAX_CONNECTIONS_PER_CLIENT 256u
 #define AL_SERVER_DEFAULT_HEADER_TIMEOUT_MS 20000u
 #define AL_SERVER_DEFAULT_BODY_TIMEOUT_MS 60000u
 #define AL_SERVER_DEFAULT_GRACE_MS 10000u
@@ -35,10 +35,10 @@ typedef struct al_server_options {
 	const char *listen_addr;
 	const char *unix_socket; /* path; NULL: none */
 	size_t max_body_bytes;	 /* 0: 16 MiB */
-	/* Connections per listener; 0: 512, and never more than half the
+	/* Connections per listener; 0: 1024, and never more than half the
 	 * descriptor limit (RLIMIT_NOFILE). */
 	unsigned max_connections;
-	/* Connections per client IP address; 0: 64. */
+	/* Connections per client IP address; 0: 256. */
 	unsigned max_connections_per_client;
 	/* A request's headers must have arrived this long after the
 	 * connection opened or its previous answer was sent; 0: 20 s. */
