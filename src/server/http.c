@@ -242,7 +242,7 @@ static const char *const single_headers[] = {
 typedef struct head_scan {
 	unsigned seen[N_SINGLE];
 	const char *allowed[2]; /* query names this route takes */
-	bool repeated_header, repeated_query, unknown_query, nul;
+	bool repeated_header, repeated_query, unknown_query, no_value, nul;
 	char names[4][16]; /* query names seen (the allowed ones only) */
 	unsigned n_names;
 } head_scan;
@@ -279,6 +279,8 @@ static enum MHD_Result scan_query(void *cls, enum MHD_ValueKind kind,
 		h->unknown_query = true;
 		return MHD_YES;
 	}
+	if (value == NULL)
+		h->no_value = true;
 	for (unsigned i = 0; i < h->n_names; i++)
 		if (strcmp(h->names[i], key) == 0)
 			h->repeated_query = true;
@@ -348,6 +350,9 @@ static bool head_ok(al_service *svc, struct MHD_Connection *conn,
 	if (h.unknown_query)
 		return refuse(why, 400, "invalid_query",
 			      "unknown query parameter");
+	if (h.no_value)
+		return refuse(why, 400, "invalid_query",
+			      "a query parameter has no value");
 
 	const char *te = MHD_lookup_connection_value(
 		conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
@@ -447,6 +452,12 @@ static enum MHD_Result post_run(al_service *svc, struct MHD_Connection *conn,
 	al_service_wait(svc, run, wait == 1);
 
 	pthread_mutex_lock(&svc->lock);
+	/* A refusal names its run before it is published: wait=false
+	 * answers once the run is persisted (admitted) or finished, so a
+	 * refusal is answered as such. */
+	while (run->state != AL_SRV_RUN_DONE && !run->has_dir &&
+	       !svc->closing)
+		pthread_cond_wait(&run->changed, &svc->lock);
 	bool done = run->state == AL_SRV_RUN_DONE, named = run->run_id[0];
 	/* A refusal (invalid JSON, denied, busy...) is decided before the
 	 * run starts: it is the answer even when the caller did not wait. */
