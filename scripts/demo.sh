@@ -90,9 +90,10 @@ done
 cat "$svc/log"
 post() {
 	local title=$1 body=$2
-	printf '\n-- %s\n$ curl -H "Authorization: Bearer $TOKEN" -d %s http://127.0.0.1:%s/v1/runs\n' \
+	printf '\n-- %s\n$ curl -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" -d %s http://127.0.0.1:%s/v1/runs\n' \
 		"$title" "'$body'" "$port"
-	curl -s -w '\n' -H "Authorization: Bearer $token" -d "$body" \
+	curl -s -w '\n' -H "Authorization: Bearer $token" \
+		-H "Content-Type: application/json" -d "$body" \
 		"http://127.0.0.1:$port/v1/runs" | /usr/bin/python3 -c '
 import json, sys
 r = json.load(sys.stdin)

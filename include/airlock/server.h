@@ -18,7 +18,10 @@ extern "C" {
 
 #define AL_SERVER_DEFAULT_LISTEN "127.0.0.1:7878"
 #define AL_SERVER_DEFAULT_MAX_BODY (16u * 1024u * 1024u)
-#define AL_SERVER_DEFAULT_MAX_CONNECTIONS 256u
+#define AL_SERVER_DEFAULT_MAX_CONNECTIONS 1024u
+#define AL_SERVER_DEFAULT_MAX_CONNECTIONS_PER_CLIENT 256u
+#define AL_SERVER_DEFAULT_HEADER_TIMEOUT_MS 20000u
+#define AL_SERVER_DEFAULT_BODY_TIMEOUT_MS 60000u
 #define AL_SERVER_DEFAULT_GRACE_MS 10000u
 
 typedef struct al_server_options {
@@ -32,7 +35,17 @@ typedef struct al_server_options {
 	const char *listen_addr;
 	const char *unix_socket; /* path; NULL: none */
 	size_t max_body_bytes;	 /* 0: 16 MiB */
-	unsigned max_connections; /* 0: 256 */
+	/* Connections per listener; 0: 1024, and never more than half the
+	 * descriptor limit (RLIMIT_NOFILE). */
+	unsigned max_connections;
+	/* Connections per client IP address; 0: 256. */
+	unsigned max_connections_per_client;
+	/* A request's headers must have arrived this long after the
+	 * connection opened or its previous answer was sent; 0: 20 s. */
+	unsigned header_timeout_ms;
+	/* A request's body must have arrived this long after its headers;
+	 * 0: 60 s. */
+	unsigned body_timeout_ms;
 	unsigned shutdown_grace_ms; /* running runs get this long; 0: 10 s */
 } al_server_options;
 

@@ -11,6 +11,8 @@
 static const char serve_usage[] =
 	"usage: airlock serve [--listen ADDR:PORT] [--unix-socket PATH]\n"
 	"                     [--max-body-bytes N] [--max-connections N]\n"
+	"                     [--max-connections-per-client N]\n"
+	"                     [--header-timeout-ms N] [--body-timeout-ms N]\n"
 	"                     [--shutdown-grace-ms N]\n"
 	"Starts the runner service on the configuration (global --config) and\n"
 	"the state directory (global --state-dir).  Default: 127.0.0.1:7878\n"
@@ -26,6 +28,9 @@ int cmd_serve(const cli_globals *g, int argc, char **argv)
 		{"max-body-bytes", required_argument, NULL, 'b'},
 		{"max-connections", required_argument, NULL, 'c'},
 		{"shutdown-grace-ms", required_argument, NULL, 'g'},
+		{"max-connections-per-client", required_argument, NULL, 'p'},
+		{"header-timeout-ms", required_argument, NULL, 'H'},
+		{"body-timeout-ms", required_argument, NULL, 'B'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -58,6 +63,27 @@ int cmd_serve(const cli_globals *g, int argc, char **argv)
 				return CLI_EXIT_USAGE;
 			}
 			so.max_connections = (unsigned)v;
+			break;
+		case 'p':
+			if (cli_parse_count(optarg, &v) < 0 || v == 0 || v > 65536) {
+				cli_error("serve: --max-connections-per-client "
+					  "expects 1..65536");
+				return CLI_EXIT_USAGE;
+			}
+			so.max_connections_per_client = (unsigned)v;
+			break;
+		case 'H':
+		case 'B':
+			if (cli_parse_count(optarg, &v) < 0 || v < 100 ||
+			    v > 3600000) {
+				cli_error("serve: --%s-timeout-ms expects 100..3600000",
+					  c == 'H' ? "header" : "body");
+				return CLI_EXIT_USAGE;
+			}
+			if (c == 'H')
+				so.header_timeout_ms = (unsigned)v;
+			else
+				so.body_timeout_ms = (unsigned)v;
 			break;
 		case 'g':
 			if (cli_parse_count(optarg, &v) < 0 || v > 86400000) {

@@ -1,12 +1,15 @@
 /* The HTTP routes of airlockd (docs/api.md).  Every answer is typed JSON;
  * unknown paths answer 404 and known paths with a wrong method 405.  The
- * tenant comes from the bearer token only. */
+ * tenant comes from the bearer token only.  Everything decidable from the
+ * headers (route, method, body size and type, query, token) is decided
+ * before a byte of the body is read. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -15,6 +18,7 @@
 
 #include "core/util.h"
 #include "proc/artifacts.h"
+#include "server/conns.h"
 #include "server/http.h"
 
 #define DEFAULT_LIST_LIMIT 50u
@@ -23,6 +27,8 @@
 typedef struct req_ctx {
 	char *body;
 	size_t len, cap;
+	size_t expected; /* Content-Length, 0 when absent (chunked) */
+	size_t dropped;	 /* bytes discarded past the bound */
 	bool too_large;
 	bool oom;
 } req_ctx;
@@ -172,29 +178,203 @@ static const char *allowed_methods(enum route r)
 {
 	switch (r) {
 	case R_RUNS:
-		return "GET, POST";
+		return "GET, HEAD, POST";
 	case R_RUN_INTERRUPT:
 	case R_RUN_INBOX:
 		return "POST";
 	default:
-		return "GET";
+		return "GET, HEAD";
 	}
+}
+
+/* HEAD is GET without the body (libmicrohttpd sends the headers only). */
+static bool is_get(const char *method)
+{
+	return strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
 }
 
 static bool method_allowed(enum route r, const char *method)
 {
 	bool post_only = r == R_RUN_INTERRUPT || r == R_RUN_INBOX;
-	if (strcmp(method, "GET") == 0)
+	if (is_get(method))
 		return !post_only;
 	if (strcmp(method, "POST") == 0)
 		return r == R_RUNS || post_only;
 	return false;
 }
 
+/* The routes that read a body: its text is JSON. */
+static bool takes_body(enum route r, const char *method)
+{
+	return (r == R_RUNS || r == R_RUN_INBOX) &&
+	       strcmp(method, "POST") == 0;
+}
+
 /* The body bound of a route. */
 static size_t body_limit(const al_service *svc, enum route r)
 {
 	return r == R_RUN_INBOX ? MAX_INBOX_BODY : svc->opts.max_body_bytes;
+}
+
+/* A refusal decided from the request's head. */
+typedef struct refusal {
+	unsigned status;
+	const char *code, *message;
+} refusal;
+
+static bool refuse(refusal *out, unsigned status, const char *code,
+		   const char *message)
+{
+	*out = (refusal){status, code, message};
+	return false;
+}
+
+/* Headers whose meaning is ambiguous when repeated: which one would a
+ * proxy in front have checked? */
+static const char *const single_headers[] = {
+	MHD_HTTP_HEADER_AUTHORIZATION,	   MHD_HTTP_HEADER_CONTENT_LENGTH,
+	MHD_HTTP_HEADER_CONTENT_TYPE,	   MHD_HTTP_HEADER_TRANSFER_ENCODING,
+	MHD_HTTP_HEADER_HOST,		   "X-Airlock-Run-Id",
+	"X-Airlock-Forwarded-Env",	   "Last-Event-ID",
+};
+#define N_SINGLE (sizeof(single_headers) / sizeof(single_headers[0]))
+
+typedef struct head_scan {
+	unsigned seen[N_SINGLE];
+	const char *allowed[2]; /* query names this route takes */
+	bool repeated_header, repeated_query, unknown_query, no_value, nul;
+	char names[4][16]; /* query names seen (the allowed ones only) */
+	unsigned n_names;
+} head_scan;
+
+static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind,
+				   const char *key, size_t key_size,
+				   const char *value, size_t value_size)
+{
+	head_scan *h = cls;
+	(void)kind;
+	if (strlen(key) != key_size ||
+	    (value != NULL && strlen(value) != value_size))
+		h->nul = true;
+	for (size_t i = 0; i < N_SINGLE; i++)
+		if (strcasecmp(key, single_headers[i]) == 0 &&
+		    ++h->seen[i] > 1)
+			h->repeated_header = true;
+	return MHD_YES;
+}
+
+static enum MHD_Result scan_query(void *cls, enum MHD_ValueKind kind,
+				  const char *key, size_t key_size,
+				  const char *value, size_t value_size)
+{
+	head_scan *h = cls;
+	(void)kind;
+	if (strlen(key) != key_size ||
+	    (value != NULL && strlen(value) != value_size))
+		h->nul = true;
+	bool known = false;
+	for (size_t i = 0; i < 2 && h->allowed[i] != NULL; i++)
+		known = known || strcmp(key, h->allowed[i]) == 0;
+	if (!known) {
+		h->unknown_query = true;
+		return MHD_YES;
+	}
+	if (value == NULL)
+		h->no_value = true;
+	for (unsigned i = 0; i < h->n_names; i++)
+		if (strcmp(h->names[i], key) == 0)
+			h->repeated_query = true;
+	if (h->n_names < 4)
+		snprintf(h->names[h->n_names++], sizeof(h->names[0]), "%s",
+			 key);
+	return MHD_YES;
+}
+
+/* Content-Type: application/json, optionally with parameters; a charset
+ * must be UTF-8 (RFC 8259). */
+static bool json_content_type(const char *ct)
+{
+	static const char mt[] = "application/json";
+	char buf[256], *save = NULL;
+	if (ct == NULL || strlen(ct) >= sizeof(buf) ||
+	    strncasecmp(ct, mt, sizeof(mt) - 1) != 0)
+		return false;
+	snprintf(buf, sizeof(buf), "%s", ct + sizeof(mt) - 1);
+	char *rest = buf + strspn(buf, " \t");
+	if (*rest == '\0')
+		return true;
+	if (*rest != ';')
+		return false;
+	for (char *p = strtok_r(rest, ";", &save); p != NULL;
+	     p = strtok_r(NULL, ";", &save)) {
+		p += strspn(p, " \t");
+		if (strncasecmp(p, "charset=", 8) != 0)
+			continue;
+		p += 8;
+		size_t n = strcspn(p, " \t");
+		if (!((n == 5 && strncasecmp(p, "utf-8", 5) == 0) ||
+		      (n == 7 && strncasecmp(p, "\"utf-8\"", 7) == 0)))
+			return false;
+		if (p[n + strspn(p + n, " \t")] != '\0')
+			return false;
+	}
+	return true;
+}
+
+/* Checks what the request's head says about its body and query; false
+ * with *why filled when the request must be refused before the body is
+ * read. */
+static bool head_ok(al_service *svc, struct MHD_Connection *conn,
+		    enum route r, const char *method, refusal *why)
+{
+	head_scan h = {0};
+	bool post = strcmp(method, "POST") == 0;
+	if (r == R_RUNS && !post) {
+		h.allowed[0] = "limit";
+		h.allowed[1] = "after";
+	} else if ((r == R_RUNS && post) || r == R_RUN_INTERRUPT) {
+		h.allowed[0] = "wait";
+	}
+	MHD_get_connection_values_n(conn, MHD_HEADER_KIND, scan_header, &h);
+	MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, scan_query,
+				    &h);
+	if (h.nul)
+		return refuse(why, 400, "invalid_request",
+			      "a header or query parameter holds a NUL");
+	if (h.repeated_header)
+		return refuse(why, 400, "invalid_header",
+			      "a header that must appear once is repeated");
+	if (h.repeated_query)
+		return refuse(why, 400, "invalid_query",
+			      "a query parameter is repeated");
+	if (h.unknown_query)
+		return refuse(why, 400, "invalid_query",
+			      "unknown query parameter");
+	if (h.no_value)
+		return refuse(why, 400, "invalid_query",
+			      "a query parameter has no value");
+
+	const char *te = MHD_lookup_connection_value(
+		conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	const char *cl = MHD_lookup_connection_value(
+		conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (te != NULL && strcasecmp(te, "chunked") != 0)
+		return refuse(why, 400, "invalid_header",
+			      "Transfer-Encoding: only chunked is accepted");
+	if (te != NULL && cl != NULL)
+		return refuse(why, 400, "invalid_header",
+			      "both Content-Length and Transfer-Encoding");
+	/* libmicrohttpd has checked that cl is digits. */
+	unsigned long long len = cl != NULL ? strtoull(cl, NULL, 10) : 0;
+	if (!takes_body(r, method)) {
+		if (te != NULL || len > 0)
+			return refuse(why, 413, "body_not_allowed",
+				      "this endpoint takes no request body");
+		return true;
+	}
+	if (len > body_limit(svc, r))
+		return refuse(why, 413, "body_too_large", NULL);
+	return true;
 }
 
 /* "true"/"false" (also 1/0); absent: dflt.  -1 when malformed. */
@@ -272,12 +452,21 @@ static enum MHD_Result post_run(al_service *svc, struct MHD_Connection *conn,
 	al_service_wait(svc, run, wait == 1);
 
 	pthread_mutex_lock(&svc->lock);
+	/* A refusal names its run before it is published: wait=false
+	 * answers once the run is persisted (admitted) or finished, so a
+	 * refusal is answered as such. */
+	while (run->state != AL_SRV_RUN_DONE && !run->has_dir &&
+	       !svc->closing)
+		pthread_cond_wait(&run->changed, &svc->lock);
 	bool done = run->state == AL_SRV_RUN_DONE, named = run->run_id[0];
+	/* A refusal (invalid JSON, denied, busy...) is decided before the
+	 * run starts: it is the answer even when the caller did not wait. */
+	bool refused = done && run->status != 200;
 	char run_id[40];
 	memcpy(run_id, run->run_id, sizeof(run_id));
 	pthread_mutex_unlock(&svc->lock);
 
-	if (wait == 0 && named) {
+	if (wait == 0 && named && !refused) {
 		json_t *o = json_pack("{s:s, s:s}", "run_id", run_id, "state",
 				      done ? "finished" : "running");
 		char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
@@ -385,8 +574,25 @@ static bool storage_writable(const char *state_dir)
 	return ok;
 }
 
-static enum MHD_Result health(al_service *svc, struct MHD_Connection *conn)
+static void process_stats(const al_http *h, al_srv_process_stats *ps)
 {
+	al_conns_stats cs = {0};
+	if (h->conns != NULL)
+		al_conns_stats_get(h->conns, &cs);
+	*ps = (al_srv_process_stats){
+		.connections = cs.open,
+		.max_connections = h->max_connections,
+		.header_timeouts = cs.header_timeouts,
+		.body_timeouts = cs.body_timeouts,
+	};
+	al_srv_fd_usage(&ps->open_fds, &ps->max_fds);
+}
+
+static enum MHD_Result health(const al_http *h, struct MHD_Connection *conn)
+{
+	al_service *svc = h->svc;
+	al_srv_process_stats ps;
+	process_stats(h, &ps);
 	bool storage = storage_writable(svc->opts.state_dir), provider = false;
 	al_srv_gen *gen = al_service_gen_get(svc);
 	pthread_mutex_lock(&svc->lock);
@@ -407,18 +613,26 @@ static enum MHD_Result health(al_service *svc, struct MHD_Connection *conn)
 	}
 	al_service_gen_put(svc, gen);
 	bool ready = storage && provider && !draining;
-	json_t *o = json_pack("{s:s, s:b, s:b, s:{s:b, s:b, s:b}}", "status",
-			      ready ? "ok" : "unavailable", "live", 1, "ready",
-			      ready, "checks", "storage_writable", storage,
-			      "provider_available", provider, "accepting_runs",
-			      !draining);
+	json_t *o = json_pack("{s:s, s:b, s:b, s:{s:b, s:b, s:b}, "
+			      "s:{s:I, s:I, s:I, s:I}}",
+			      "status", ready ? "ok" : "unavailable", "live", 1,
+			      "ready", ready, "checks", "storage_writable",
+			      storage, "provider_available", provider,
+			      "accepting_runs", !draining, "resources",
+			      "open_fds", (json_int_t)ps.open_fds, "max_fds",
+			      (json_int_t)ps.max_fds, "connections",
+			      (json_int_t)ps.connections, "max_connections",
+			      (json_int_t)ps.max_connections);
 	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	return al_http_json(svc, conn, ready ? 200 : 503, text);
 }
 
-static enum MHD_Result metrics(al_service *svc, struct MHD_Connection *conn)
+static enum MHD_Result metrics(const al_http *h, struct MHD_Connection *conn)
 {
+	al_service *svc = h->svc;
+	al_srv_process_stats ps;
+	process_stats(h, &ps);
 	pthread_mutex_lock(&svc->lock);
 	unsigned active = svc->active;
 	pthread_mutex_unlock(&svc->lock);
@@ -430,7 +644,7 @@ static enum MHD_Result metrics(al_service *svc, struct MHD_Connection *conn)
 		al_idle_pool_stats(svc->idle_sups, &idle);
 	char *text = al_srv_metrics_text(svc->metrics, active,
 					 svc->idle_sups != NULL ? &idle : NULL,
-					 host_text);
+					 &ps, host_text);
 	free(host_text);
 	return queue_text(svc, conn, 200, text,
 			  "text/plain; version=0.0.4; charset=utf-8", NULL,
@@ -638,13 +852,17 @@ static enum MHD_Result run_route(al_service *svc, struct MHD_Connection *conn,
 	return ret;
 }
 
-/* Appends an upload chunk, keeping at most max bytes. */
+/* Appends an upload chunk, keeping at most max bytes.  The buffer is
+ * sized from Content-Length when there is one (no doubling past it). */
 static void take_chunk(req_ctx *rc, const char *data, size_t len, size_t max)
 {
-	if (rc->too_large || rc->oom)
+	if (rc->too_large || rc->oom) {
+		rc->dropped += len;
 		return;
+	}
 	if (len > max - rc->len) {
 		rc->too_large = true;
+		rc->dropped = rc->len + len;
 		free(rc->body);
 		rc->body = NULL;
 		rc->len = rc->cap = 0;
@@ -652,6 +870,8 @@ static void take_chunk(req_ctx *rc, const char *data, size_t len, size_t max)
 	}
 	if (rc->len + len + 1 > rc->cap) {
 		size_t cap = rc->cap ? rc->cap : 4096;
+		if (rc->expected >= rc->len + len && rc->expected < max)
+			cap = rc->expected + 1;
 		while (cap < rc->len + len + 1)
 			cap *= 2;
 		char *p = realloc(rc->body, cap);
@@ -676,76 +896,13 @@ static enum MHD_Result too_large(al_service *svc, struct MHD_Connection *conn,
 	return al_http_error(svc, conn, 413, "body_too_large", msg);
 }
 
-enum MHD_Result al_http_handle(void *cls, struct MHD_Connection *conn,
-			       const char *url, const char *method,
-			       const char *version, const char *upload_data,
-			       size_t *upload_data_size, void **con_cls)
+/* The tenant of the request's token, or NULL. */
+static const char *token_tenant(al_service *svc, struct MHD_Connection *conn,
+				char principal[AL_AUTH_PRINCIPAL_LEN],
+				char *buf, size_t len)
 {
-	al_service *svc = cls;
-	req_ctx *rc = *con_cls;
-	char run_id[40] = "", principal[AL_AUTH_PRINCIPAL_LEN] = "";
-	char artifact_id[33] = "";
-	enum route r = route_of(url, run_id, artifact_id);
-	(void)version;
-
-	if (rc == NULL) {
-		/* First call: headers only.  Refuse early what needs no
-		 * body, so a refused upload is never read. */
-		if (r == R_NONE)
-			return al_http_error(svc, conn, 404, "not_found",
-					     "no such endpoint");
-		if (!method_allowed(r, method))
-			return error_with_header(
-				svc, conn, 405, "method_not_allowed",
-				"method not allowed on this endpoint",
-				MHD_HTTP_HEADER_ALLOW, allowed_methods(r));
-		if (r != R_HEALTH) {
-			al_srv_gen *gen = al_service_gen_get(svc);
-			const char *t = gen ? al_auth_tenant(
-						      gen->auth,
-						      MHD_lookup_connection_value(
-							      conn,
-							      MHD_HEADER_KIND,
-							      MHD_HTTP_HEADER_AUTHORIZATION),
-						      NULL)
-					    : NULL;
-			al_service_gen_put(svc, gen);
-			if (t == NULL)
-				return error_with_header(
-					svc, conn, 401, "unauthorized",
-					"a valid bearer token is required",
-					MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-					"Bearer");
-		}
-		if ((r == R_RUNS || r == R_RUN_INBOX) &&
-		    strcmp(method, "POST") == 0) {
-			const char *cl = MHD_lookup_connection_value(
-				conn, MHD_HEADER_KIND,
-				MHD_HTTP_HEADER_CONTENT_LENGTH);
-			if (cl != NULL &&
-			    strtoull(cl, NULL, 10) > body_limit(svc, r))
-				return too_large(svc, conn, r);
-		}
-		if ((rc = calloc(1, sizeof(*rc))) == NULL)
-			return MHD_NO;
-		*con_cls = rc;
-		pthread_mutex_lock(&svc->lock);
-		svc->requests++;
-		pthread_mutex_unlock(&svc->lock);
-		return MHD_YES;
-	}
-	if (*upload_data_size > 0) {
-		take_chunk(rc, upload_data, *upload_data_size,
-			   body_limit(svc, r));
-		*upload_data_size = 0;
-		return MHD_YES;
-	}
-
-	/* The whole request is in.  The token is checked again: a reload
-	 * between the calls may have revoked it. */
 	const char *tenant = NULL;
 	al_srv_gen *gen = al_service_gen_get(svc);
-	char tenant_buf[256] = "";
 	if (gen != NULL) {
 		tenant = al_auth_tenant(
 			gen->auth,
@@ -754,23 +911,109 @@ enum MHD_Result al_http_handle(void *cls, struct MHD_Connection *conn,
 				MHD_HTTP_HEADER_AUTHORIZATION),
 			principal);
 		if (tenant != NULL)
-			snprintf(tenant_buf, sizeof(tenant_buf), "%s", tenant);
+			snprintf(buf, len, "%s", tenant);
 	}
 	al_service_gen_put(svc, gen);
+	return tenant != NULL ? buf : NULL;
+}
+
+static enum MHD_Result unauthorized(al_service *svc,
+				    struct MHD_Connection *conn)
+{
+	return error_with_header(svc, conn, 401, "unauthorized",
+				 "a valid bearer token is required",
+				 MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+}
+
+/* The first call, with the request's head only: everything refused here
+ * is refused without reading the body. */
+static enum MHD_Result first_call(const al_http *h,
+				  struct MHD_Connection *conn, enum route r,
+				  const char *method, void **con_cls)
+{
+	al_service *svc = h->svc;
+	refusal why;
+	char principal[AL_AUTH_PRINCIPAL_LEN] = "", tenant[256];
+
+	/* Answering from here on, unless a body is to be read. */
+	al_conns_phase(h->conns, conn, AL_CONN_ANSWERING);
+	if (r == R_NONE)
+		return al_http_error(svc, conn, 404, "not_found",
+				     "no such endpoint");
+	if (!method_allowed(r, method))
+		return error_with_header(svc, conn, 405, "method_not_allowed",
+					 "method not allowed on this endpoint",
+					 MHD_HTTP_HEADER_ALLOW,
+					 allowed_methods(r));
+	if (!head_ok(svc, conn, r, method, &why))
+		return why.message == NULL
+			       ? too_large(svc, conn, r)
+			       : al_http_error(svc, conn, why.status, why.code,
+					       why.message);
+	if (r != R_HEALTH && token_tenant(svc, conn, principal, tenant,
+					  sizeof(tenant)) == NULL)
+		return unauthorized(svc, conn);
+	if (takes_body(r, method) &&
+	    !json_content_type(MHD_lookup_connection_value(
+		    conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE)))
+		return al_http_error(svc, conn, 415, "unsupported_media_type",
+				     "the body must be application/json");
+	req_ctx *rc = calloc(1, sizeof(*rc));
+	if (rc == NULL)
+		return MHD_NO;
+	const char *cl = MHD_lookup_connection_value(
+		conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	rc->expected = cl != NULL ? (size_t)strtoull(cl, NULL, 10) : 0;
+	*con_cls = rc;
+	if (takes_body(r, method))
+		al_conns_phase(h->conns, conn, AL_CONN_BODY);
+	pthread_mutex_lock(&svc->lock);
+	svc->requests++;
+	pthread_mutex_unlock(&svc->lock);
+	return MHD_YES;
+}
+
+enum MHD_Result al_http_handle(void *cls, struct MHD_Connection *conn,
+			       const char *url, const char *method,
+			       const char *version, const char *upload_data,
+			       size_t *upload_data_size, void **con_cls)
+{
+	const al_http *h = cls;
+	al_service *svc = h->svc;
+	req_ctx *rc = *con_cls;
+	char run_id[40] = "", principal[AL_AUTH_PRINCIPAL_LEN] = "";
+	char artifact_id[33] = "";
+	enum route r = route_of(url, run_id, artifact_id);
+	(void)version;
+
+	if (rc == NULL)
+		return first_call(h, conn, r, method, con_cls);
+	if (*upload_data_size > 0) {
+		size_t max = body_limit(svc, r);
+		take_chunk(rc, upload_data, *upload_data_size, max);
+		*upload_data_size = 0;
+		/* A chunked body past twice the bound is not worth reading
+		 * to its end for a 413: the connection is dropped. */
+		return rc->dropped > 2 * (uint64_t)max ? MHD_NO : MHD_YES;
+	}
+	al_conns_phase(h->conns, conn, AL_CONN_ANSWERING);
+
+	/* The whole request is in.  The token is checked again: a reload
+	 * between the calls may have revoked it. */
+	char tenant_buf[256] = "";
+	const char *tenant = token_tenant(svc, conn, principal, tenant_buf,
+					  sizeof(tenant_buf));
 	if (r != R_HEALTH && tenant == NULL)
-		return error_with_header(svc, conn, 401, "unauthorized",
-					 "a valid bearer token is required",
-					 MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-					 "Bearer");
+		return unauthorized(svc, conn);
 	switch (r) {
 	case R_HEALTH:
-		return health(svc, conn);
+		return health(h, conn);
 	case R_METRICS:
-		return metrics(svc, conn);
+		return metrics(h, conn);
 	case R_CAPABILITIES:
 		return capabilities(svc, conn, tenant_buf);
 	case R_RUNS:
-		if (strcmp(method, "GET") == 0)
+		if (is_get(method))
 			return list_runs(svc, conn, tenant_buf);
 		if (rc->too_large)
 			return too_large(svc, conn, r);
@@ -789,10 +1032,13 @@ enum MHD_Result al_http_handle(void *cls, struct MHD_Connection *conn,
 void al_http_completed(void *cls, struct MHD_Connection *conn,
 		       void **con_cls, enum MHD_RequestTerminationCode toe)
 {
-	al_service *svc = cls;
+	const al_http *h = cls;
+	al_service *svc = h->svc;
 	req_ctx *rc = *con_cls;
-	(void)conn;
 	(void)toe;
+	/* A kept-alive connection's next request has the header deadline
+	 * from now. */
+	al_conns_phase(h->conns, conn, AL_CONN_HEADERS);
 	if (rc != NULL) {
 		free(rc->body);
 		free(rc);
@@ -803,4 +1049,34 @@ void al_http_completed(void *cls, struct MHD_Connection *conn,
 		pthread_cond_broadcast(&svc->idle);
 		pthread_mutex_unlock(&svc->lock);
 	}
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+size_t al_http_unescape(void *cls, struct MHD_Connection *conn, char *s)
+{
+	char *w = s;
+	(void)cls;
+	(void)conn;
+	for (const char *p = s; *p != '\0';) {
+		int hi = p[0] == '%' ? hex_digit(p[1]) : -1;
+		int lo = hi >= 0 ? hex_digit(p[2]) : -1;
+		if (lo >= 0 && (hi | lo) != 0) {
+			*w++ = (char)(hi * 16 + lo);
+			p += 3;
+		} else {
+			*w++ = *p++; /* "%00", a stray '%', any other byte */
+		}
+	}
+	*w = '\0';
+	return (size_t)(w - s);
 }

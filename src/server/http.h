@@ -5,16 +5,29 @@
 
 #include <microhttpd.h>
 
+#include "server/conns.h"
 #include "server/service.h"
 
+/* What the HTTP front needs besides the service: the cls of every
+ * callback below. */
+typedef struct al_http {
+	al_service *svc;
+	al_conns *conns;
+	unsigned max_connections; /* per listener, as enforced */
+} al_http;
+
 /* The access handler and completion callback to install with
- * MHD_start_daemon (cls: the al_service). */
+ * MHD_start_daemon (cls: the al_http). */
 enum MHD_Result al_http_handle(void *cls, struct MHD_Connection *conn,
 			       const char *url, const char *method,
 			       const char *version, const char *upload_data,
 			       size_t *upload_data_size, void **con_cls);
 void al_http_completed(void *cls, struct MHD_Connection *conn,
 		       void **con_cls, enum MHD_RequestTerminationCode toe);
+/* The MHD_OPTION_UNESCAPE_CALLBACK: percent-decoding that leaves "%00" as
+ * it is, so a decoded NUL can never cut a path or a query value short
+ * ("/v1/runs/ID%00x" is not "/v1/runs/ID"). */
+size_t al_http_unescape(void *cls, struct MHD_Connection *conn, char *s);
 
 /* Answers with a JSON body (text owned by the callee) and counts it. */
 enum MHD_Result al_http_json(al_service *svc, struct MHD_Connection *conn,

@@ -1,8 +1,10 @@
 /* The service's own Prometheus series (HTTP answers by status, runs in
- * flight); the run counters, duration histogram, slots and audit failures
+ * flight, descriptors and connections); the run counters, duration histogram, slots and audit failures
  * come from the host (al_host_metrics_text) and are appended as is. */
+#include <dirent.h>
 #include <stdarg.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +43,28 @@ void al_srv_metrics_http(al_srv_metrics *m, unsigned status)
 	pthread_mutex_lock(&m->lock);
 	m->http[status]++;
 	pthread_mutex_unlock(&m->lock);
+}
+
+void al_srv_fd_usage(unsigned *open, unsigned *limit)
+{
+	struct rlimit rl;
+	unsigned n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	if (d != NULL) {
+		const struct dirent *de;
+		while ((de = readdir(d)) != NULL)
+			if (de->d_name[0] != '.')
+				n++;
+		closedir(d);
+		if (n > 0)
+			n--; /* the directory's own descriptor */
+	}
+	*open = n;
+	*limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+				 rl.rlim_cur != RLIM_INFINITY &&
+				 rl.rlim_cur <= UINT32_MAX
+			 ? (unsigned)rl.rlim_cur
+			 : 0;
 }
 
 /* A growable text buffer; on allocation failure it stays failed. */
@@ -82,7 +106,9 @@ __attribute__((format(printf, 2, 3))) static void tb_printf(tbuf *t,
 }
 
 char *al_srv_metrics_text(al_srv_metrics *m, unsigned runs_active,
-			  const al_idle_stats *idle, const char *host_text)
+			  const al_idle_stats *idle,
+			  const al_srv_process_stats *ps,
+			  const char *host_text)
 {
 	tbuf t = {0};
 	pthread_mutex_lock(&m->lock);
@@ -131,6 +157,37 @@ char *al_srv_metrics_text(al_srv_metrics *m, unsigned runs_active,
 			  (unsigned long long)idle->cold,
 			  (unsigned long long)idle->spawned,
 			  (unsigned long long)idle->failed);
+	if (ps != NULL)
+		tb_printf(&t,
+			  "# HELP airlock_api_open_fds Descriptors the daemon "
+			  "holds open.\n"
+			  "# TYPE airlock_api_open_fds gauge\n"
+			  "airlock_api_open_fds %u\n"
+			  "# HELP airlock_api_max_fds The daemon's descriptor "
+			  "limit (RLIMIT_NOFILE).\n"
+			  "# TYPE airlock_api_max_fds gauge\n"
+			  "airlock_api_max_fds %u\n"
+			  "# HELP airlock_api_connections Open HTTP "
+			  "connections.\n"
+			  "# TYPE airlock_api_connections gauge\n"
+			  "airlock_api_connections %u\n"
+			  "# HELP airlock_api_max_connections Connections "
+			  "accepted at most, per listener.\n"
+			  "# TYPE airlock_api_max_connections gauge\n"
+			  "airlock_api_max_connections %u\n"
+			  "# HELP airlock_api_connection_timeouts_total "
+			  "Connections closed for a request too slow to "
+			  "arrive.\n"
+			  "# TYPE airlock_api_connection_timeouts_total "
+			  "counter\n"
+			  "airlock_api_connection_timeouts_total{phase="
+			  "\"headers\"} %llu\n"
+			  "airlock_api_connection_timeouts_total{phase="
+			  "\"body\"} %llu\n",
+			  ps->open_fds, ps->max_fds, ps->connections,
+			  ps->max_connections,
+			  (unsigned long long)ps->header_timeouts,
+			  (unsigned long long)ps->body_timeouts);
 	if (host_text != NULL)
 		tb_printf(&t, "%s", host_text);
 	if (t.failed || t.s == NULL) {

@@ -2,6 +2,8 @@
 #ifndef AL_SERVER_METRICS_H
 #define AL_SERVER_METRICS_H
 
+#include <stdint.h>
+
 #include "server/idle_pool.h"
 
 typedef struct al_srv_metrics al_srv_metrics;
@@ -9,11 +11,26 @@ typedef struct al_srv_metrics al_srv_metrics;
 al_srv_metrics *al_srv_metrics_new(void);
 void al_srv_metrics_free(al_srv_metrics *m);
 void al_srv_metrics_http(al_srv_metrics *m, unsigned status);
+
+/* The daemon's descriptors and connections (docs/serve.md, "Metrics"). */
+typedef struct al_srv_process_stats {
+	unsigned open_fds, max_fds; /* now; RLIMIT_NOFILE (soft) */
+	unsigned connections, max_connections; /* open; the bound */
+	uint64_t header_timeouts, body_timeouts;
+} al_srv_process_stats;
+
+/* Counts the process's open descriptors (its /proc/self/fd entries) and
+ * reads its descriptor limit; 0 for what cannot be read. */
+void al_srv_fd_usage(unsigned *open, unsigned *limit);
+
 /* Prometheus text exposition.  runs_active: runs not yet finished.
  * idle: the idle supervisors' figures (NULL: none).
+ * ps: descriptors and connections (NULL: none).
  * host_text: the host's own metrics text appended as is (may be NULL).
  * Caller frees; NULL on allocation failure. */
 char *al_srv_metrics_text(al_srv_metrics *m, unsigned runs_active,
-			  const al_idle_stats *idle, const char *host_text);
+			  const al_idle_stats *idle,
+			  const al_srv_process_stats *ps,
+			  const char *host_text);
 
 #endif

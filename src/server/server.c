@@ -2,11 +2,13 @@
  * and stop), and the graceful shutdown of airlockd (docs/serve.md). */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +25,9 @@
 
 #define MAX_CONFIG_BYTES (4u * 1024u * 1024u)
 #define IDLE_TIMEOUT_S 120u
+/* glibc's default mmap threshold, fixed (setting it turns off the
+ * adaptive one). */
+#define BODY_MMAP_THRESHOLD (128 * 1024)
 /* After interrupting, how long runs get to report before we stop anyway. */
 #define INTERRUPT_WAIT_MS 30000u
 /* How long answers already decided get to reach their clients. */
@@ -153,17 +158,44 @@ out:
 	return rc;
 }
 
-static struct MHD_Daemon *start_mhd(al_service *svc, int fd)
+/* poll(), not select(): select() cannot watch a descriptor numbered past
+ * 1023, and libmicrohttpd closes such connections at once.  A thread per
+ * connection, because a run's answer or an event stream blocks its
+ * handler.  The idle timeout catches a peer gone silent; the guard
+ * (conns.c) the one that trickles. */
+static struct MHD_Daemon *start_mhd(al_http *h, int fd)
 {
+	const al_server_options *o = &h->svc->opts;
 	return MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD |
-			MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ITC,
-		0, NULL, NULL, al_http_handle, svc, MHD_OPTION_LISTEN_SOCKET,
-		fd, MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned)svc->opts.max_connections,
-		MHD_OPTION_CONNECTION_TIMEOUT, IDLE_TIMEOUT_S,
-		MHD_OPTION_NOTIFY_COMPLETED, al_http_completed, svc,
+		MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+			MHD_USE_ITC,
+		0, NULL, NULL, al_http_handle, h, MHD_OPTION_LISTEN_SOCKET, fd,
+		MHD_OPTION_CONNECTION_LIMIT, h->max_connections,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		o->max_connections_per_client, MHD_OPTION_CONNECTION_TIMEOUT,
+		IDLE_TIMEOUT_S, MHD_OPTION_NOTIFY_CONNECTION, al_conns_notify,
+		h->conns, MHD_OPTION_NOTIFY_COMPLETED, al_http_completed, h,
+		MHD_OPTION_UNESCAPE_CALLBACK, al_http_unescape, NULL,
 		MHD_OPTION_END);
+}
+
+/* The connection bound as enforced: half the descriptor limit at most,
+ * the other half for runs, supervisors, the database and the logs. */
+static unsigned connection_bound(unsigned asked)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return asked;
+	rlim_t half = rl.rlim_cur / 2;
+	if (half < 1)
+		half = 1;
+	if ((rlim_t)asked <= half)
+		return asked;
+	fprintf(stderr,
+		"airlockd: at most %u connections per listener (half the "
+		"descriptor limit of %llu)\n",
+		(unsigned)half, (unsigned long long)rl.rlim_cur);
+	return (unsigned)half;
 }
 
 static void reload(al_service *svc)
@@ -272,6 +304,13 @@ static void fill_defaults(al_server_options *o)
 		o->max_body_bytes = AL_SERVER_DEFAULT_MAX_BODY;
 	if (o->max_connections == 0)
 		o->max_connections = AL_SERVER_DEFAULT_MAX_CONNECTIONS;
+	if (o->max_connections_per_client == 0)
+		o->max_connections_per_client =
+			AL_SERVER_DEFAULT_MAX_CONNECTIONS_PER_CLIENT;
+	if (o->header_timeout_ms == 0)
+		o->header_timeout_ms = AL_SERVER_DEFAULT_HEADER_TIMEOUT_MS;
+	if (o->body_timeout_ms == 0)
+		o->body_timeout_ms = AL_SERVER_DEFAULT_BODY_TIMEOUT_MS;
 	if (o->shutdown_grace_ms == 0)
 		o->shutdown_grace_ms = AL_SERVER_DEFAULT_GRACE_MS;
 }
@@ -284,6 +323,7 @@ int al_server_run(const al_server_options *opts, al_error **err)
 	al_service *svc = calloc(1, sizeof(*svc));
 	al_srv_gen *gen = NULL;
 	struct MHD_Daemon *d[2] = {NULL, NULL};
+	al_http front = {.svc = svc};
 	int fds[2] = {-1, -1}, n = 0, rc;
 	char *token_path = NULL, shown[128] = "";
 	bool handlers = false, svc_ok = false, clean = true, unix_bound = false;
@@ -343,8 +383,19 @@ int al_server_run(const al_server_options *opts, al_error **err)
 		sigaction(sigs[i], &sa, &old[i]);
 	handlers = true;
 
+	/* Large request bodies are served from their own mappings, given
+	 * back when freed: glibc's adaptive threshold would otherwise move
+	 * them into arenas whose memory stays with the process. */
+	mallopt(M_MMAP_THRESHOLD, BODY_MMAP_THRESHOLD);
+	front.max_connections = connection_bound(o.max_connections);
+	if ((rc = al_conns_new(o.header_timeout_ms, o.body_timeout_ms,
+			       &front.conns)) < 0) {
+		rc = al_error_set(err, AL_ERR_IO, -rc, "listen",
+				  "cannot start the connection guard");
+		goto out;
+	}
 	for (int i = 0; i < n; i++)
-		if ((d[i] = start_mhd(svc, fds[i])) == NULL) {
+		if ((d[i] = start_mhd(&front, fds[i])) == NULL) {
 			rc = al_error_set(err, AL_ERR_IO, EIO, "listen",
 					  "cannot start the HTTP server");
 			goto out;
@@ -388,6 +439,7 @@ out:
 		if (fds[i] >= 0)
 			close(fds[i]);
 	}
+	al_conns_free(front.conns);
 	if (unix_bound)
 		unlink(o.unix_socket);
 	if (handlers)

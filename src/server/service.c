@@ -318,6 +318,11 @@ void al_service_publish(al_service *svc, al_srv_run *run, char *json,
 	run->state = AL_SRV_RUN_DONE;
 	free(run->body);
 	run->body = NULL;
+	/* A finished run keeps no descriptor: the table remembers 4096
+	 * runs, and a cancel token per remembered run exhausted the
+	 * descriptor limit. */
+	al_cancel *cancel = run->cancel;
+	run->cancel = NULL;
 	al_srv_gen *dead_gen = gen_put_locked(run->gen);
 	run->gen = NULL;
 	svc->active--;
@@ -326,6 +331,7 @@ void al_service_publish(al_service *svc, al_srv_run *run, char *json,
 	svc->workers--;
 	pthread_cond_broadcast(&svc->idle);
 	pthread_mutex_unlock(&svc->lock);
+	al_cancel_free(cancel);
 	al_srv_gen_free(dead_gen);
 	if (dead)
 		run_free(run);
@@ -467,8 +473,9 @@ al_srv_run *al_service_insert(al_service *svc, al_srv_gen *gen,
 	snprintf(run->principal, sizeof(run->principal), "%s",
 		 principal ? principal : "");
 	run->tenant = strdup(tenant);
-	run->cancel = al_cancel_new();
-	if (run->tenant == NULL || run->cancel == NULL) {
+	/* Only a live run can be interrupted. */
+	run->cancel = running ? al_cancel_new() : NULL;
+	if (run->tenant == NULL || (running && run->cancel == NULL)) {
 		run_free(run);
 		return NULL;
 	}
@@ -545,6 +552,14 @@ static void drun_put(al_service *svc, al_srv_run *run)
 	pthread_mutex_unlock(&svc->lock);
 }
 
+/* Fires a live run's cancel token (a finished run has none). */
+static void fire_cancel(al_service *svc, al_srv_run *run)
+{
+	pthread_mutex_lock(&svc->lock);
+	al_cancel_fire(run->cancel, AL_CANCEL_INTERRUPTED);
+	pthread_mutex_unlock(&svc->lock);
+}
+
 int al_service_interrupt(al_service *svc, al_srv_run *run, bool stop)
 {
 	pthread_mutex_lock(&svc->lock);
@@ -576,8 +591,9 @@ int al_service_interrupt(al_service *svc, al_srv_run *run, bool stop)
 		rc = 0;
 	}
 	/* The token also stops one still waiting for a slot, and one whose
-	 * supervisor is being launched (checked right after). */
-	al_cancel_fire(run->cancel, AL_CANCEL_INTERRUPTED);
+	 * supervisor is being launched (checked right after).  Under the
+	 * lock: the run may have finished meanwhile, its token freed. */
+	fire_cancel(svc, run);
 	return rc;
 }
 
@@ -616,7 +632,7 @@ void al_service_interrupt_all(al_service *svc)
 			return;
 		/* A run a newer daemon owns is not ours to interrupt. */
 		if (al_service_interrupt(svc, run, false) == -EPERM)
-			al_cancel_fire(run->cancel, AL_CANCEL_INTERRUPTED);
+			fire_cancel(svc, run);
 		al_service_run_put(svc, run);
 	}
 }

@@ -1,7 +1,10 @@
 /* GET /v1/runs/{id}/events: server-sent events.  A subscriber gets the
  * run's buffered output from the start (or after Last-Event-ID), then live
- * output, then one `result` event, and the stream ends. */
+ * output, then one `result` event, and the stream ends.  The result event
+ * has an id too: a client that reconnects after it (as EventSource does
+ * whenever a stream ends) is answered 204, which tells it to stop. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,8 +85,10 @@ static bool next_chunk_locked(sse *s)
 			return s->pend != NULL;
 		}
 		if (run->state == AL_SRV_RUN_DONE) {
-			s->pend = al_strdup_printf("event: result\ndata: %s\n\n",
-						   run->result_json);
+			s->pend = al_strdup_printf(
+				"event: result\nid: %llu\ndata: %s\n\n",
+				(unsigned long long)run->next_seq,
+				run->result_json);
 			s->finished = true;
 			return s->pend != NULL;
 		}
@@ -133,6 +138,21 @@ static void sse_free(void *cls)
 	free(s);
 }
 
+static enum MHD_Result no_content(al_service *svc,
+				  struct MHD_Connection *conn)
+{
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+	if (resp == NULL)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+				"no-store");
+	enum MHD_Result ret = MHD_queue_response(conn, 204, resp);
+	MHD_destroy_response(resp);
+	al_srv_metrics_http(svc->metrics, 204);
+	return ret;
+}
+
 enum MHD_Result al_http_events(al_service *svc, struct MHD_Connection *conn,
 			       al_srv_run *run)
 {
@@ -148,12 +168,26 @@ enum MHD_Result al_http_events(al_service *svc, struct MHD_Connection *conn,
 	/* A reconnecting client resumes after the last event it saw. */
 	const char *last = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 						       "Last-Event-ID");
-	if (last != NULL) {
+	if (last != NULL && last[0] != '\0') {
 		char *end;
 		errno = 0;
 		unsigned long long v = strtoull(last, &end, 10);
-		if (errno == 0 && end != last && *end == '\0')
-			s->next = v + 1;
+		if (errno != 0 || last[0] < '0' || last[0] > '9' ||
+		    *end != '\0' || v == UINT64_MAX) {
+			sse_free(s);
+			return al_http_error(svc, conn, 400, "invalid_header",
+					     "Last-Event-ID: expected an event "
+					     "id of this stream");
+		}
+		s->next = v + 1;
+		pthread_mutex_lock(&svc->lock);
+		/* The result (id next_seq) was delivered: nothing more. */
+		bool over = run->state == AL_SRV_RUN_DONE && v >= run->next_seq;
+		pthread_mutex_unlock(&svc->lock);
+		if (over) {
+			sse_free(s);
+			return no_content(svc, conn);
+		}
 	}
 	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024,
 						 sse_read, s, sse_free);

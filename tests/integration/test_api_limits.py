@@ -31,6 +31,7 @@ def test_oversized_body_with_length_is_413_before_reading(daemon):
     s = socket.create_connection(("127.0.0.1", daemon.port), timeout=10)
     s.sendall(b"POST /v1/runs HTTP/1.1\r\nHost: x\r\n"
               b"Authorization: Bearer " + daemon.token.encode() +
+              b"\r\nContent-Type: application/json"
               b"\r\nContent-Length: %d\r\n\r\n" % (MAX_BODY + 1))
     resp = http.client.HTTPResponse(s)
     resp.begin()
@@ -51,6 +52,7 @@ def test_oversized_chunked_body_is_413(daemon):
             yield chunk
     conn.request("POST", "/v1/runs", body=gen(), encode_chunked=True,
                  headers={"Authorization": "Bearer " + daemon.token,
+                          "Content-Type": "application/json",
                           "Transfer-Encoding": "chunked"})
     resp = conn.getresponse()
     res = json.loads(resp.read())

@@ -182,6 +182,7 @@ def test_oversized_body_is_documented(spec, daemon):
     conn.request("POST", "/v1/runs",
                  body=iter([b"z" * (1 << 20)] * 17), encode_chunked=True,
                  headers={"Authorization": "Bearer " + daemon.token,
+                          "Content-Type": "application/json",
                           "Transfer-Encoding": "chunked"})
     resp = conn.getresponse()
     body = json.loads(resp.read())

@@ -101,12 +101,12 @@ def test_unknown_run_and_path_are_json_404(daemon):
 
 def test_wrong_method_is_json_405_with_allow(daemon):
     st, h, body = daemon.request("DELETE", "/v1/runs")
-    assert st == 405 and h["allow"] == "GET, POST"
+    assert st == 405 and h["allow"] == "GET, HEAD, POST"
     error_shape(body, 405, "method_not_allowed")
     st, h, body = daemon.request("GET", "/v1/runs/x/interrupt")
     assert st == 405 and h["allow"] == "POST"
     st, h, body = daemon.request("POST", "/v1/health")
-    assert st == 405 and h["allow"] == "GET"
+    assert st == 405 and h["allow"] == "GET, HEAD"
 
 
 def test_interrupt_a_live_run(daemon):

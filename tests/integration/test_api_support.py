@@ -131,6 +131,7 @@ class Daemon:
             h["Authorization"] = "Bearer " + token
         if body is not None and not isinstance(body, (bytes, str)):
             body = json.dumps(body)
+        if body is not None:
             h.setdefault("Content-Type", "application/json")
         try:
             conn.request(method, path, body=body, headers=h)

@@ -86,7 +86,7 @@ def test_artifacts_of_a_run(two_tenants):
         assert st == 404, path
     st, h, _ = d.request("POST", "/v1/runs/%s/artifacts/log"
                          % res["run_id"], body=b"", token=TOKEN_A)
-    assert st == 405 and h["allow"] == "GET"
+    assert st == 405 and h["allow"] == "GET, HEAD"
     st, _, _ = d.request("GET", "/v1/runs/%s/artifacts/log" % res["run_id"],
                          token=None)
     assert st == 401
