@@ -256,12 +256,24 @@ static int fx_teardown(void **state)
 	return 0;
 }
 
+/* The test providers are third-party ones: the fixture acknowledges them
+ * (docs/host.md, step 6) unless the test's configuration says otherwise. */
 static void fx_host(fx *f, const char *config)
 {
 	al_config *cfg = NULL;
 	al_error *err = NULL;
+	char *text = NULL;
+	if (strstr(config, "acknowledged_providers") == NULL) {
+		assert_true(config[0] == '{');
+		assert_true(asprintf(&text,
+				     "{\"acknowledged_providers\": [\"tp\", "
+				     "\"tp2\", \"tp3\", \"tp4\"], %s",
+				     config + 1) > 0);
+		config = text;
+	}
 	if (al_config_parse(config, strlen(config), &cfg, &err) < 0)
 		fail_msg("config: %s", al_error_get_message(err));
+	free(text);
 	al_host_options o = {.state_dir = f->state,
 			     .providers = test_providers};
 	if (al_host_new(cfg, &o, &f->host, &err) < 0)
@@ -274,7 +286,7 @@ static const char base_cfg[] =
 	" \"tenants\": {\"acme\": {\"languages\": [\"python\"],"
 	"  \"grant\": {\"network\": [\"none\"], \"workspace\": [\"none\", "
 	"\"ro\"]},"
-	"  \"pins\": [{\"code_sha256\": "
+	"  \"pins\": [{\"language\": \"python\", \"code_sha256\": "
 	"\"ccf1a5fa5ec4e2e3c6f4bfca3d5a1d7a4a77d7ec0a8b52b1b06d0fc0f3ac2f5f\","
 	"   \"grant\": {\"network\": [\"loopback\"]}}],"
 	"  \"ceilings\": {\"memory_bytes\": 1000000, \"wall_ms\": 5000}},"
@@ -398,7 +410,8 @@ static void test_pin_widens_grant_for_that_content(void **state)
 	char cfg[1024];
 	snprintf(cfg, sizeof(cfg),
 		 "{\"providers\": [\"tp\"], \"tenants\": {\"acme\": "
-		 "{\"languages\": \"*\", \"pins\": [{\"code_sha256\": \"%s\", "
+		 "{\"languages\": \"*\", \"pins\": [{\"language\": "
+		 "\"python\", \"code_sha256\": \"%s\", "
 		 "\"grant\": {\"network\": [\"loopback\"]}}]}}}",
 		 hex);
 	fx_host(f, cfg);
@@ -999,7 +1012,8 @@ static void test_secrets_delivered_never_recorded(void **state)
 	snprintf(sfile, sizeof(sfile), "%s/TEST_TOKEN", sdir);
 	write_file(sfile, "hunter2-s3cr3t\n", 0600);
 	snprintf(cfg, sizeof(cfg),
-		 "{\"providers\": [\"tp\"], \"secrets\": {\"dir\": \"%s\"},"
+		 "{\"providers\": [\"tp\"], \"acknowledged_providers\": "
+		 "[\"tp\"], \"secrets\": {\"dir\": \"%s\"},"
 		 " \"tenants\": {\"acme\": {\"languages\": \"*\", \"grant\": "
 		 "{\"secrets\": [\"TEST_TOKEN\", \"MISSING\"]}}}}",
 		 sdir);
