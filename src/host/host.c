@@ -788,10 +788,11 @@ static bool run_id_canonical(const char *s)
 static int settle_limits(run_state *rs, unsigned lowered, unsigned soft)
 {
 	al_limits *l = &rs->req->limits;
+	unsigned enforced = rs->sel.facts ? rs->sel.facts->limits : 0;
 	for (unsigned bit = 1; bit & AL_LIMIT__ALL; bit <<= 1) {
 		if (!(lowered & bit))
 			continue;
-		if ((soft & bit) && !(rs->sel.facts->limits & bit))
+		if ((soft & bit) && !(enforced & bit))
 			*al_limits_field(l, bit) = 0;
 		else
 			l->set |= bit;

@@ -54,12 +54,12 @@ int al_plan_sha256(const al_request *req, char hex[65])
 	const al_file **files = NULL;
 
 	if (req->n_files &&
-	    (files = malloc(req->n_files * sizeof(*files))) == NULL)
+	    (files = calloc(req->n_files, sizeof(const al_file *))) == NULL)
 		return -ENOMEM;
 	for (size_t i = 0; i < req->n_files; i++)
 		files[i] = &req->files[i];
 	if (files)
-		qsort(files, req->n_files, sizeof(*files), cmp_file);
+		qsort(files, req->n_files, sizeof(const al_file *), cmp_file);
 	sha256_init(&c);
 	sha256_update(&c, sizeof(magic) - 1, (const uint8_t *)magic);
 	str_item(&c, "language", req->language ? req->language : "");
