@@ -24,9 +24,10 @@ static const al_env_rule rules[] = {
 	{"BASH_FUNC_*", "sh", false}, /* exported functions */
 	{"SHELLOPTS", "sh", false},   /* options at start: xtrace, ... */
 	{"BASHOPTS", "sh", false},
-	{"PS4", "sh", false}, /* expanded (and run) on every traced line */
+	/* expanded (and run) on every traced line; bash ignores it from the
+	 * environment only as root, and runs are not root */
+	{"PS4", "sh", false},
 	{"PROMPT_COMMAND", "sh", false},
-	{"IFS", "sh", false},	 /* how the script's own words split */
 	{"CDPATH", "sh", false}, /* where cd goes */
 	{"GLOBIGNORE", "sh", false},
 	{"EXECIGNORE", "sh", false}, /* which commands PATH lookup skips */
