@@ -157,7 +157,13 @@ def test_loader_variable_cannot_ride_a_code_pin(pinned, language, code, var,
     assert r["outcome"] == "denied", r
     assert r["reason"] == "gate:env:" + var
     no_secret(r)
-    assert value not in json.dumps(r)  # the value is never echoed
+    # the value is never echoed: not in the answer, the log or the audit
+    assert value not in json.dumps(r)
+    assert value not in pinned.log()
+    audit = subprocess.run([AIRLOCK_BIN, "--state-dir", str(pinned.state),
+                            "audit", "tail", "--json"], capture_output=True,
+                           timeout=30).stdout.decode()
+    assert r["run_id"] in audit and value not in audit
 
 
 @pytest.mark.parametrize("language,code,var,value", [
