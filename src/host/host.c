@@ -783,17 +783,19 @@ static bool run_id_canonical(const char *s)
  * explicit ones — the canonical JSON (what a supervisor executes, what
  * the idempotency key is bound to) carries only explicit limits, so a
  * lowered default would otherwise be lost on the way.  A limit from a
- * built-in ceiling the chosen provider does not enforce is dropped for
- * it (docs/host.md, step 5). */
+ * built-in ceiling the chosen provider does not enforce goes back to the
+ * contract's default for it (docs/host.md, step 5). */
 static int settle_limits(run_state *rs, unsigned lowered, unsigned soft)
 {
 	al_limits *l = &rs->req->limits;
+	al_limits def = {0};
 	unsigned enforced = rs->sel.facts ? rs->sel.facts->limits : 0;
+	al_limits_apply_defaults(&def);
 	for (unsigned bit = 1; bit & AL_LIMIT__ALL; bit <<= 1) {
 		if (!(lowered & bit))
 			continue;
 		if ((soft & bit) && !(enforced & bit))
-			*al_limits_field(l, bit) = 0;
+			*al_limits_field(l, bit) = *al_limits_field(&def, bit);
 		else
 			l->set |= bit;
 	}
