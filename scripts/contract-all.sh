@@ -36,6 +36,8 @@ if [ -z "$port" ]; then
 	cat "$work/serve.log" >&2
 	exit 1
 fi
+# The kit calls each provider directly, so `remote` needs no entry in
+# acknowledged_providers here; a host running code on it would.
 cat >"$work/config.json" <<JSON
 {"providers": ["sandbox",
                {"provider": "remote",

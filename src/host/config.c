@@ -11,6 +11,8 @@
 
 #include <jansson.h>
 
+#include "host/env_policy.h"
+
 #define PATH_MAX_LEN 512
 
 /* Key paths are built into a fixed buffer; a config nested deeper than this
@@ -111,11 +113,15 @@ void al_config_free(al_config *cfg)
 		free(t->name);
 		free_strv(t->languages, t->n_languages);
 		grant_free(&t->grant);
-		for (size_t j = 0; j < t->n_pins; j++)
+		for (size_t j = 0; j < t->n_pins; j++) {
 			grant_free(&t->pins[j].grant);
+			free(t->pins[j].language);
+		}
 		free(t->pins);
+		free_strv(t->env_allow, t->n_env_allow);
 	}
 	free(cfg->tenants);
+	free_strv(cfg->acknowledged, cfg->n_acknowledged);
 	free(cfg->state_dir);
 	free(cfg->secrets_path);
 	free(cfg->source);
@@ -334,27 +340,120 @@ static int parse_grant(json_t *g, const char *path, al_cfg_grant *out,
 	return 0;
 }
 
-static int parse_ceilings(json_t *c, const char *path, al_limits *out,
+/* The built-in ceiling of each limit (0: none, docs/configuration.md). */
+static uint64_t builtin_ceiling(unsigned bit)
+{
+	switch (bit) {
+	case AL_LIMIT_WALL_MS: return AL_CFG_CEIL_WALL_MS;
+	case AL_LIMIT_CPU_MS: return AL_CFG_CEIL_CPU_MS;
+	case AL_LIMIT_MEMORY_BYTES: return AL_CFG_CEIL_MEMORY_BYTES;
+	case AL_LIMIT_PIDS: return AL_CFG_CEIL_PIDS;
+	case AL_LIMIT_OUTPUT_BYTES: return AL_CFG_CEIL_OUTPUT_BYTES;
+	case AL_LIMIT_FILE_BYTES: return AL_CFG_CEIL_FILE_BYTES;
+	case AL_LIMIT_OPEN_FILES: return AL_CFG_CEIL_OPEN_FILES;
+	default: return 0;
+	}
+}
+
+/* Configured ceilings first; then every limit the file leaves out gets its
+ * built-in one, so a fresh install is bounded without tuning. */
+static int parse_ceilings(json_t *c, const char *path, al_cfg_tenant *t,
 			  al_error **err)
 {
-	if (!json_is_object(c))
-		return bad(err, path, "expected an object");
+	al_limits *out = &t->ceilings;
 	const char *key;
 	json_t *v;
+	if (c && !json_is_object(c))
+		return bad(err, path, "expected an object");
 	json_object_foreach(c, key, v) {
 		kpath kp;
 		unsigned bit;
+		uint64_t val;
+		int rc;
 		kp_join(&kp, path, ident_ok(key) ? key : "?");
+		if (strcmp(key, "argv_bytes") == 0 ||
+		    strcmp(key, "env_bytes") == 0) {
+			if ((rc = get_uint(v, kp.buf, 1, &val, err)) < 0)
+				return rc;
+			if (key[0] == 'a')
+				t->argv_bytes_max = val;
+			else
+				t->env_bytes_max = val;
+			continue;
+		}
 		if (al_limit_from_name(key, &bit) < 0)
 			return bad(err, kp.buf, "unknown limit");
-		uint64_t val;
-		int rc = get_uint(v, kp.buf, 1, &val, err);
-		if (rc < 0)
+		if ((rc = get_uint(v, kp.buf, 1, &val, err)) < 0)
 			return rc;
 		*al_limits_field(out, bit) = val;
 		out->set |= bit;
 	}
+	t->ceilings_configured = out->set;
+	for (unsigned bit = 1; bit & AL_LIMIT__ALL; bit <<= 1) {
+		uint64_t def = builtin_ceiling(bit);
+		if ((out->set & bit) || def == 0)
+			continue;
+		*al_limits_field(out, bit) = def;
+		out->set |= bit;
+	}
+	if (t->argv_bytes_max == 0)
+		t->argv_bytes_max = AL_CFG_CEIL_ARGV_BYTES;
+	if (t->env_bytes_max == 0)
+		t->env_bytes_max = AL_CFG_CEIL_ENV_BYTES;
 	return 0;
+}
+
+/* env_allow: only names the env policy refuses (anything else needs no
+ * allowing), never a name the contract reserves. */
+static bool env_allow_ok(const char *s)
+{
+	return al_env_policy_match(s) != NULL && !al_env_policy_reserved(s);
+}
+
+static int parse_pin(json_t *p, const char *path, al_cfg_pin *pin,
+		     al_error **err)
+{
+	static const char *const pkeys[] = {"plan_sha256", "code_sha256",
+					    "language", "grant", NULL};
+	kpath sub;
+	int rc;
+	if (!json_is_object(p))
+		return bad(err, path, "expected an object");
+	if ((rc = only_keys(p, path, pkeys, err)) < 0)
+		return rc;
+	json_t *plan = json_object_get(p, "plan_sha256");
+	json_t *code = json_object_get(p, "code_sha256");
+	json_t *lang = json_object_get(p, "language");
+	if ((plan != NULL) == (code != NULL))
+		return bad(err, path,
+			   "expected exactly one of plan_sha256 and "
+			   "code_sha256");
+	pin->kind = plan ? AL_PIN_PLAN : AL_PIN_CODE;
+	kp_join(&sub, path, plan ? "plan_sha256" : "code_sha256");
+	json_t *h = plan ? plan : code;
+	if (!json_is_string(h) || !hex64_ok(json_string_value(h)))
+		return bad(err, sub.buf, "expected 64 lower-case hex digits");
+	memcpy(pin->sha256, json_string_value(h), 65);
+	kp_join(&sub, path, "language");
+	if (plan && lang)
+		return bad(err, sub.buf,
+			   "a plan pin's plan already names the language");
+	/* A code pin without its language would let the same bytes run as
+	 * another language (a polyglot): the language is part of the plan. */
+	if (code && !lang)
+		return bad(err, sub.buf, "missing: a code pin names its "
+					 "language");
+	if (lang) {
+		if ((rc = get_str(lang, sub.buf, 32, &pin->language, err)) < 0)
+			return rc;
+		if (!ident_ok(pin->language))
+			return bad(err, sub.buf, "not a valid language name");
+	}
+	kp_join(&sub, path, "grant");
+	json_t *g = json_object_get(p, "grant");
+	if (!g)
+		return bad(err, sub.buf, "missing");
+	return parse_grant(g, sub.buf, &pin->grant, err);
 }
 
 static int parse_tenant(json_t *t, const char *path, al_cfg_tenant *out,
@@ -362,7 +461,8 @@ static int parse_tenant(json_t *t, const char *path, al_cfg_tenant *out,
 {
 	static const char *const keys[] = {"languages", "grant", "pins",
 					   "ceilings", "concurrency",
-					   "accept_forwarded_env", NULL};
+					   "accept_forwarded_env", "env_allow",
+					   NULL};
 	kpath kp;
 	int rc;
 	json_t *v;
@@ -401,35 +501,21 @@ static int parse_tenant(json_t *t, const char *path, al_cfg_tenant *out,
 		size_t i;
 		json_t *p;
 		json_array_foreach(v, i, p) {
-			static const char *const pkeys[] = {"code_sha256",
-							    "grant", NULL};
-			kpath pk, sub;
+			kpath pk;
 			kp_index(&pk, kp.buf, i);
-			al_cfg_pin *pin = &out->pins[i];
 			out->n_pins = i + 1;
-			if (!json_is_object(p))
-				return bad(err, pk.buf, "expected an object");
-			if ((rc = only_keys(p, pk.buf, pkeys, err)) < 0)
-				return rc;
-			json_t *h = json_object_get(p, "code_sha256");
-			kp_join(&sub, pk.buf, "code_sha256");
-			if (!json_is_string(h) ||
-			    !hex64_ok(json_string_value(h)))
-				return bad(err, sub.buf,
-					   "expected 64 lower-case hex digits");
-			memcpy(pin->code_sha256, json_string_value(h), 65);
-			kp_join(&sub, pk.buf, "grant");
-			json_t *g = json_object_get(p, "grant");
-			if (!g)
-				return bad(err, sub.buf, "missing");
-			if ((rc = parse_grant(g, sub.buf, &pin->grant, err)) <
-			    0)
+			if ((rc = parse_pin(p, pk.buf, &out->pins[i], err)) < 0)
 				return rc;
 		}
 	}
-	if ((v = json_object_get(t, "ceilings"))) {
-		kp_join(&kp, path, "ceilings");
-		if ((rc = parse_ceilings(v, kp.buf, &out->ceilings, err)) < 0)
+	kp_join(&kp, path, "ceilings");
+	if ((rc = parse_ceilings(json_object_get(t, "ceilings"), kp.buf, out,
+				 err)) < 0)
+		return rc;
+	if ((v = json_object_get(t, "env_allow"))) {
+		kp_join(&kp, path, "env_allow");
+		if ((rc = get_strv(v, kp.buf, env_allow_ok, &out->env_allow,
+				   &out->n_env_allow, err)) < 0)
 			return rc;
 	}
 	if ((v = json_object_get(t, "concurrency"))) {
@@ -590,7 +676,8 @@ static int parse_root(json_t *root, al_config *cfg, al_error **err)
 		"execution_enabled", "trusted_provider_acknowledged",
 		"providers", "tenants", "concurrency", "slot_wait_ms",
 		"state_dir", "idempotency_retention_s", "audit", "secrets",
-		"grace_ms", "tokens", "retention", "idle_supervisors", NULL};
+		"grace_ms", "tokens", "retention", "idle_supervisors",
+		"acknowledged_providers", NULL};
 	int rc;
 	json_t *v;
 	if (!json_is_object(root))
@@ -604,6 +691,10 @@ static int parse_root(json_t *root, al_config *cfg, al_error **err)
 	if ((v = json_object_get(root, "trusted_provider_acknowledged")) &&
 	    (rc = get_bool(v, "trusted_provider_acknowledged",
 			   &cfg->trusted_acknowledged, err)) < 0)
+		return rc;
+	if ((v = json_object_get(root, "acknowledged_providers")) &&
+	    (rc = get_strv(v, "acknowledged_providers", ident_ok,
+			   &cfg->acknowledged, &cfg->n_acknowledged, err)) < 0)
 		return rc;
 	if (!(v = json_object_get(root, "providers")))
 		return bad(err, "providers", "missing");
@@ -797,6 +888,22 @@ const al_cfg_tenant *al_config_tenant(const al_config *cfg, const char *name)
 		if (strcmp(cfg->tenants[i].name, name) == 0)
 			return &cfg->tenants[i];
 	return NULL;
+}
+
+bool al_cfg_tenant_allows_env(const al_cfg_tenant *t, const char *name)
+{
+	for (size_t i = 0; i < t->n_env_allow; i++)
+		if (strcmp(t->env_allow[i], name) == 0)
+			return true;
+	return false;
+}
+
+bool al_cfg_acknowledged(const al_config *cfg, const char *provider)
+{
+	for (size_t i = 0; i < cfg->n_acknowledged; i++)
+		if (strcmp(cfg->acknowledged[i], provider) == 0)
+			return true;
+	return false;
 }
 
 bool al_cfg_tenant_allows_language(const al_cfg_tenant *t, const char *lang)

@@ -18,8 +18,15 @@ typedef struct al_cfg_grant {
 	bool streaming;
 } al_cfg_grant;
 
+/* A grant pinned to one execution plan (host/plan.h): either the plan's
+ * SHA-256, or a code pin — a language and the code's SHA-256, which names
+ * the plan of that code alone (no argv, env, stdin, files, toolchain). */
+typedef enum al_pin_kind { AL_PIN_PLAN = 0, AL_PIN_CODE } al_pin_kind;
+
 typedef struct al_cfg_pin {
-	char code_sha256[65]; /* lower-case hex */
+	al_pin_kind kind;
+	char sha256[65]; /* lower-case hex: the plan's, or the code's */
+	char *language;	 /* AL_PIN_CODE only */
 	al_cfg_grant grant;
 } al_cfg_pin;
 
@@ -31,7 +38,16 @@ typedef struct al_cfg_tenant {
 	al_cfg_grant grant;
 	al_cfg_pin *pins;
 	size_t n_pins;
-	al_limits ceilings; /* .set: the limits that have a ceiling */
+	/* Every limit has a ceiling: the configured one, else the built-in
+	 * default (AL_CFG_CEIL_*); .set marks those that have one. */
+	al_limits ceilings;
+	unsigned ceilings_configured; /* AL_LIMIT_* bits the file named */
+	uint64_t argv_bytes_max;      /* ceilings.argv_bytes */
+	uint64_t env_bytes_max;	      /* ceilings.env_bytes */
+	/* Variables of the env policy (host/env_policy.h) this tenant's
+	 * requests may set. */
+	char **env_allow;
+	size_t n_env_allow;
 	unsigned concurrency; /* 0: only the global quota applies */
 	/* airlockd: may a caller's host forward the environment it resolved
 	 * (X-Airlock-Forwarded-Env, docs/api.md)? */
@@ -53,6 +69,10 @@ struct al_config {
 	char *source; /* the JSON text it was parsed from (for copies) */
 	bool execution_enabled;
 	bool trusted_acknowledged;
+	/* "acknowledged_providers": providers the deployment takes on their
+	 * word (every one but airlock's own sandbox needs it, docs/host.md). */
+	char **acknowledged;
+	size_t n_acknowledged;
 	al_cfg_candidate *candidates;
 	size_t n_candidates;
 	al_cfg_tenant *tenants;
@@ -85,10 +105,29 @@ struct al_config {
 #define AL_CFG_MAX_RUN_RETENTION_S (10u * 366u * 24u * 3600u)
 #define AL_CFG_DEFAULT_BUSY_TIMEOUT_MS 5000u
 
+/* Built-in ceilings of a tenant whose configuration names none for that
+ * limit (docs/configuration.md).  workspace_bytes has none: a bounded
+ * workspace changes how the sandbox mounts it. */
+#define AL_CFG_CEIL_WALL_MS (15u * 60u * 1000u)
+#define AL_CFG_CEIL_CPU_MS (15u * 60u * 1000u)
+#define AL_CFG_CEIL_MEMORY_BYTES (2ull << 30)
+#define AL_CFG_CEIL_PIDS 1024u
+#define AL_CFG_CEIL_OUTPUT_BYTES (16u << 20)
+#define AL_CFG_CEIL_FILE_BYTES (1ull << 30)
+#define AL_CFG_CEIL_OPEN_FILES 4096u
+#define AL_CFG_CEIL_ARGV_BYTES (256u << 10)
+#define AL_CFG_CEIL_ENV_BYTES (256u << 10)
+/* What a memory or pids limit the request leaves unset becomes under a
+ * built-in ceiling (the contract's default is "none"). */
+#define AL_CFG_UNSET_MEMORY_BYTES (512u << 20)
+#define AL_CFG_UNSET_PIDS 256u
+
 const al_cfg_tenant *al_config_tenant(const al_config *cfg, const char *name);
 bool al_cfg_tenant_allows_language(const al_cfg_tenant *t, const char *lang);
 /* Pointer to the field of `l` named by one AL_LIMIT_* bit, or NULL. */
 uint64_t *al_limits_field(al_limits *l, unsigned bit);
+bool al_cfg_tenant_allows_env(const al_cfg_tenant *t, const char *name);
+bool al_cfg_acknowledged(const al_config *cfg, const char *provider);
 /* Deep copy through the source text. */
 int al_config_copy(const al_config *cfg, al_config **out, al_error **err);
 

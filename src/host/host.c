@@ -23,6 +23,7 @@
 #include "host/audit.h"
 #include "host/forwarded_env.h"
 #include "host/gates.h"
+#include "host/plan.h"
 #include "host/secrets.h"
 
 #include "core/util.h"
@@ -154,6 +155,7 @@ typedef struct run_state {
 					left the configuration */
 	const char *tenant_name;     /* slots and idempotency scope */
 	char code_sha256[65];
+	char plan_sha256[65]; /* host/plan.h: what content pins name */
 	char *canonical; /* canonical request JSON */
 	char canonical_sha256[65];
 	al_selection sel;
@@ -196,6 +198,8 @@ static json_t *audit_record(const run_state *rs, const char *event)
 			    jstr_or_null(req ? req->language : NULL));
 	json_object_set_new(r, "code_sha256",
 			    jstr_or_null(req ? rs->code_sha256 : NULL));
+	json_object_set_new(r, "plan_sha256",
+			    jstr_or_null(req ? rs->plan_sha256 : NULL));
 	json_object_set_new(r, "purpose",
 			    jstr_or_null(req ? al_purpose_name(req->purpose)
 					     : NULL));
@@ -775,6 +779,38 @@ static bool run_id_canonical(const char *s)
 	return true;
 }
 
+/* After selection: the limits the ceilings gate set become the request's
+ * explicit ones — the canonical JSON (what a supervisor executes, what
+ * the idempotency key is bound to) carries only explicit limits, so a
+ * lowered default would otherwise be lost on the way.  A limit from a
+ * built-in ceiling the chosen provider does not enforce goes back to the
+ * contract's default for it (docs/host.md, step 5). */
+static int settle_limits(run_state *rs, unsigned lowered, unsigned soft)
+{
+	al_limits *l = &rs->req->limits;
+	al_limits def = {0};
+	unsigned enforced = rs->sel.facts ? rs->sel.facts->limits : 0;
+	al_limits_apply_defaults(&def);
+	for (unsigned bit = 1; bit & AL_LIMIT__ALL; bit <<= 1) {
+		if (!(lowered & bit))
+			continue;
+		if ((soft & bit) && !(enforced & bit))
+			*al_limits_field(l, bit) = *al_limits_field(&def, bit);
+		else
+			l->set |= bit;
+	}
+	if (lowered) {
+		char *text = al_request_to_json(rs->req);
+		if (!text)
+			return -ENOMEM;
+		free(rs->canonical);
+		rs->canonical = text;
+	}
+	al_sha256_hex(rs->canonical, strlen(rs->canonical),
+		      rs->canonical_sha256);
+	return 0;
+}
+
 static int pipeline(al_host *h, const al_host_context *ctx,
 		    const al_request *in, const char *invalid_reason,
 		    const al_run_options *opts, const al_admit_options *aopts,
@@ -835,10 +871,12 @@ static int pipeline(al_host *h, const al_host_context *ctx,
 			al_error_free(perr);
 			goto done;
 		}
-		al_sha256_hex(rs->canonical, strlen(rs->canonical),
-			      rs->canonical_sha256);
 		al_sha256_hex(rs->req->code.data, rs->req->code.len,
 			      rs->code_sha256);
+		if (al_plan_sha256(rs->req, rs->plan_sha256) < 0) {
+			rc = -ENOMEM;
+			goto out;
+		}
 	} else {
 		rc = deny(rs, AL_OUTCOME_INVALID_REQUEST,
 			  invalid_reason ? invalid_reason : "request");
@@ -893,19 +931,27 @@ static int pipeline(al_host *h, const al_host_context *ctx,
 		rc = deny(rs, AL_OUTCOME_DENIED, why);
 		goto done;
 	}
-	/* 4. grant (or a grant pinned to this exact content) */
-	if ((why = al_gate_grant(rs->tenant, rs->req, rs->code_sha256))) {
+	/* 3c. variables that load code, unless the tenant allows them */
+	if ((why = al_gate_env(rs->tenant, rs->req, rs->fwd_env, rs->n_fwd_env,
+			       ceil_buf, sizeof(ceil_buf)))) {
+		rc = deny(rs, AL_OUTCOME_DENIED, why);
+		goto done;
+	}
+	/* 4. grant (or a grant pinned to this exact plan) */
+	if ((why = al_gate_grant(rs->tenant, rs->req, rs->code_sha256,
+				 rs->plan_sha256))) {
 		rc = deny(rs, AL_OUTCOME_DENIED, why);
 		goto done;
 	}
 	/* 5. ceilings */
-	if ((why = al_gate_ceilings(rs->tenant, &rs->req->limits, ceil_buf,
-				    sizeof(ceil_buf)))) {
+	unsigned lowered, soft;
+	if ((why = al_gate_ceilings(rs->tenant, rs->req, &lowered, &soft,
+				    ceil_buf, sizeof(ceil_buf)))) {
 		rc = deny(rs, AL_OUTCOME_DENIED, why);
 		goto done;
 	}
 	/* 6. provider */
-	int sr = al_select(&h->sel, rs->req, &rs->sel);
+	int sr = al_select(&h->sel, rs->req, soft, &rs->sel);
 	if (sr < 0) {
 		rc = sr;
 		goto out;
@@ -919,6 +965,8 @@ static int pipeline(al_host *h, const al_host_context *ctx,
 		goto done;
 	}
 	rs->selected = true;
+	if ((rc = settle_limits(rs, lowered, soft)) < 0)
+		goto out;
 	if (!adm) {
 		rc = run_selected(rs);
 		goto counted;
@@ -1109,6 +1157,11 @@ int al_host_resume(al_host *h, const al_resume_info *info,
 	al_sha256_hex(rs->canonical, strlen(rs->canonical),
 		      rs->canonical_sha256);
 	al_sha256_hex(rs->req->code.data, rs->req->code.len, rs->code_sha256);
+	if (al_plan_sha256(rs->req, rs->plan_sha256) < 0) {
+		rc = al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				  "out of memory");
+		goto fail;
+	}
 	if (info->facts_json &&
 	    al_facts_from_json(info->facts_json, strlen(info->facts_json),
 			       &rs->own_facts, NULL) < 0)
@@ -1258,13 +1311,22 @@ int al_host_capabilities(al_host *h, const al_host_context *ctx,
 		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
 				    "out of memory");
 	for (size_t i = 0; i < h->sel.n; i++) {
-		al_facts *f = al_selector_probe(&h->sel, i);
+		/* A provider the deployment has not acknowledged is not
+		 * probed (its code does not run) and cannot be chosen. */
+		bool acked = al_selector_acknowledged(&h->sel, i);
+		al_facts *f = acked ? al_selector_probe(&h->sel, i) : NULL;
 		if (!f) {
 			f = al_facts_new(h->sel.cands[i].ops->id,
 					 AL_SAFETY_DISABLED);
 			if (f) {
 				f->available = false;
-				f->unavailable_reason = strdup("probe_failed");
+				f->unavailable_reason = strdup(
+					acked ? "probe_failed"
+					      : "not_acknowledged");
+				if (!f->unavailable_reason) {
+					al_facts_free(f);
+					f = NULL;
+				}
 			}
 		}
 		if (!f) {

@@ -24,6 +24,7 @@ static const char *const skip_names[] = {
 	[AL_SKIP_LANGUAGE_ABSENT] = "language_absent",
 	[AL_SKIP_VERSION_INELIGIBLE] = "version_ineligible",
 	[AL_SKIP_CAPABILITY_INELIGIBLE] = "capability_ineligible",
+	[AL_SKIP_NOT_ACKNOWLEDGED] = "not_acknowledged",
 };
 
 const char *al_skip_name(al_skip_kind k)
@@ -73,6 +74,12 @@ int al_selector_init(al_selector *s, const al_config *cfg,
 					    ENOENT, force ? "provider" : key,
 					    "unknown provider");
 		}
+		/* By the table itself, not the name: a registered provider
+		 * that calls itself "sandbox" is not airlock's. */
+		c->own = c->ops == al_provider_lookup("sandbox") ||
+			 c->ops == al_provider_lookup("disabled");
+		c->acknowledged = al_cfg_acknowledged(cfg, id) ||
+				  (force && force_acknowledges);
 	}
 	if (force && force_acknowledges)
 		s->trusted_acknowledged = true;
@@ -150,14 +157,27 @@ static void set_skip(al_skip *sk, const char *provider, al_skip_kind kind,
 	snprintf(sk->detail, sizeof(sk->detail), "%s", detail ? detail : "");
 }
 
-/* true when the candidate can run the request; else fills *sk. */
-static bool eligible(const al_selector *s, const al_facts *f,
-		     const al_request *req, const char *id, al_skip *sk)
+bool al_selector_acknowledged(const al_selector *s, size_t i)
 {
+	const al_candidate_rt *c = &s->cands[i];
+	/* The built-in local provider runs nothing isolated and says so:
+	 * its acknowledgement is the trusted_local one (eligible). */
+	return c->own || c->acknowledged ||
+	       c->ops == al_provider_lookup("local");
+}
+
+/* true when the candidate can run the request; else fills *sk. */
+static bool eligible(const al_selector *s, const al_candidate_rt *c,
+		     const al_facts *f, const al_request *req, unsigned soft,
+		     al_skip *sk)
+{
+	const char *id = c->ops->id;
 	if (!f->available) {
 		set_skip(sk, id, AL_SKIP_UNAVAILABLE, f->unavailable_reason);
 		return false;
 	}
+	/* A provider that says it runs code without isolation needs the
+	 * deployment's word for that too, whoever built it. */
 	if (f->safety_class == AL_SAFETY_TRUSTED_LOCAL &&
 	    !s->trusted_acknowledged) {
 		set_skip(sk, id, AL_SKIP_TRUSTED_NOT_ACKNOWLEDGED, NULL);
@@ -194,7 +214,8 @@ static bool eligible(const al_selector *s, const al_facts *f,
 	}
 	al_limits lim = req->limits;
 	for (unsigned bit = 1; bit & AL_LIMIT__ALL; bit <<= 1) {
-		if (*al_limits_field(&lim, bit) != 0 && !(f->limits & bit)) {
+		if (*al_limits_field(&lim, bit) != 0 && !(f->limits & bit) &&
+		    !(soft & bit)) {
 			set_skip(sk, id, AL_SKIP_CAPABILITY_INELIGIBLE,
 				 al_limit_name(bit));
 			return false;
@@ -218,7 +239,8 @@ static bool eligible(const al_selector *s, const al_facts *f,
 /* Takes (ensuring when needed) the candidate's shared handle.  On a
  * changed re-probe or a failed ensure, fills *sk and returns 1. */
 static int take_handle(al_selector *s, size_t i, const al_request *req,
-		       al_facts **facts, al_handle_ref **out, al_skip *sk)
+		       unsigned soft, al_facts **facts, al_handle_ref **out,
+		       al_skip *sk)
 {
 	al_candidate_rt *c = &s->cands[i];
 	al_handle_ref *ref = NULL;
@@ -254,7 +276,7 @@ static int take_handle(al_selector *s, size_t i, const al_request *req,
 				rc = 1;
 				goto out;
 			}
-			if (!eligible(s, fresh, req, c->ops->id, sk)) {
+			if (!eligible(s, c, fresh, req, soft, sk)) {
 				al_facts_free(fresh);
 				rc = 1;
 				goto out;
@@ -304,13 +326,23 @@ static int add_skip(al_selection *sel, const al_skip *sk)
 	return 0;
 }
 
-int al_select(al_selector *s, const al_request *req, al_selection *sel)
+int al_select(al_selector *s, const al_request *req, unsigned soft,
+	      al_selection *sel)
 {
 	memset(sel, 0, sizeof(*sel));
 	for (size_t i = 0; i < s->n; i++) {
 		al_candidate_rt *c = &s->cands[i];
 		al_facts *f = NULL;
 		al_skip sk = {0};
+		/* Provenance first: a provider airlock did not build is not
+		 * even probed until the deployment acknowledges it. */
+		if (!al_selector_acknowledged(s, i)) {
+			set_skip(&sk, c->ops->id, AL_SKIP_NOT_ACKNOWLEDGED,
+				 NULL);
+			if (add_skip(sel, &sk) < 0)
+				return -ENOMEM;
+			continue;
+		}
 		if (c->ops->probe(config_of(c), &f, NULL) < 0 || !f) {
 			al_facts_free(f);
 			set_skip(&sk, c->ops->id, AL_SKIP_UNAVAILABLE,
@@ -319,7 +351,7 @@ int al_select(al_selector *s, const al_request *req, al_selection *sel)
 				return -ENOMEM;
 			continue;
 		}
-		if (!eligible(s, f, req, c->ops->id, &sk)) {
+		if (!eligible(s, c, f, req, soft, &sk)) {
 			al_facts_free(f);
 			if (add_skip(sel, &sk) < 0)
 				return -ENOMEM;
@@ -335,7 +367,7 @@ int al_select(al_selector *s, const al_request *req, al_selection *sel)
 				 "provider_disabled");
 			return 1;
 		}
-		int rc = take_handle(s, i, req, &f, &sel->ref, &sk);
+		int rc = take_handle(s, i, req, soft, &f, &sel->ref, &sk);
 		if (rc < 0) {
 			al_facts_free(f);
 			return rc;

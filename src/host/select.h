@@ -17,7 +17,8 @@ typedef enum al_skip_kind {
 	AL_SKIP_ISOLATION_REQUIRED,
 	AL_SKIP_LANGUAGE_ABSENT,
 	AL_SKIP_VERSION_INELIGIBLE,
-	AL_SKIP_CAPABILITY_INELIGIBLE
+	AL_SKIP_CAPABILITY_INELIGIBLE,
+	AL_SKIP_NOT_ACKNOWLEDGED
 } al_skip_kind;
 
 const char *al_skip_name(al_skip_kind k);
@@ -43,6 +44,11 @@ typedef struct al_candidate_rt {
 	const al_provider_ops *ops;
 	pthread_mutex_t ensure_lock; /* one ensure at a time per candidate */
 	al_handle_ref *current;
+	/* airlock's own sandbox (or disabled): isolation the host built */
+	bool own;
+	/* the deployment took it on its word: listed in
+	 * acknowledged_providers, or forced by the CLI's -p */
+	bool acknowledged;
 } al_candidate_rt;
 
 typedef struct al_selector {
@@ -73,8 +79,16 @@ typedef struct al_selection {
 
 /* Returns 0 with sel->ref set (a candidate was chosen and its handle is
  * held), or 1 with sel->outcome/reason the refusal.  Negative errno only
- * on allocation failure. */
-int al_select(al_selector *s, const al_request *req, al_selection *sel);
+ * on allocation failure.  soft: AL_LIMIT_* bits whose values come from a
+ * built-in ceiling — a candidate that does not enforce one of them is not
+ * passed over for it (the host then drops that limit for it). */
+int al_select(al_selector *s, const al_request *req, unsigned soft,
+	      al_selection *sel);
+/* false when candidate i may not run code until the deployment
+ * acknowledges it: not airlock's own sandbox (or disabled, or the
+ * built-in local, whose acknowledgement is the trusted_local one), and
+ * not listed in acknowledged_providers nor forced by the CLI. */
+bool al_selector_acknowledged(const al_selector *s, size_t i);
 void al_selection_clear(al_selection *sel);
 void al_selector_put(al_selector *s, al_handle_ref *ref);
 /* Skip records as a JSON array for the audit record. */

@@ -81,7 +81,8 @@ typedef struct fx {
 } fx;
 
 static const char cfg_text[] =
-	"{\"providers\": [\"tp\"], \"concurrency\": 1, \"slot_wait_ms\": 50,"
+	"{\"providers\": [\"tp\"], \"acknowledged_providers\": [\"tp\"],"
+	" \"concurrency\": 1, \"slot_wait_ms\": 50,"
 	" \"tenants\": {\"acme\": {\"languages\": [\"sh\"]}}}";
 static al_host_context acme = {.tenant = "acme", .principal = "tester"};
 

@@ -45,7 +45,12 @@ static void test_example_loads(void **state)
 	assert_false(al_cfg_tenant_allows_language(acme, "ruby"));
 	assert_int_equal(acme->ceilings.memory_bytes, 536870912);
 	assert_int_equal(acme->ceilings.set, AL_LIMIT__ALL);
-	assert_int_equal(acme->n_pins, 1);
+	assert_int_equal(acme->n_pins, 2);
+	assert_int_equal(acme->pins[0].kind, AL_PIN_PLAN);
+	assert_int_equal(acme->pins[1].kind, AL_PIN_CODE);
+	assert_string_equal(acme->pins[1].language, "python");
+	assert_true(al_cfg_tenant_allows_env(acme, "PYTHONPATH"));
+	assert_false(al_cfg_tenant_allows_env(acme, "NODE_OPTIONS"));
 	assert_int_equal(acme->concurrency, 2);
 	assert_int_equal(cfg->concurrency, 4);
 	assert_int_equal(cfg->grace_ms, 5000);
@@ -75,6 +80,36 @@ static void test_default(void **state)
 }
 
 #define T(body) "{\"providers\": [\"sandbox\"], \"tenants\": {\"acme\": " body "}"
+#define HEX64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+/* A tenant that names no ceiling still has one for every limit but
+ * workspace_bytes; a configured one replaces the built-in one alone. */
+static void test_default_ceilings(void **state)
+{
+	(void)state;
+	al_config *cfg = NULL;
+	assert_int_equal(al_config_default(&cfg, NULL), 0);
+	const al_cfg_tenant *t = al_config_tenant(cfg, "default");
+	assert_int_equal(t->ceilings_configured, 0);
+	assert_int_equal(t->ceilings.set,
+			 AL_LIMIT__ALL & ~AL_LIMIT_WORKSPACE_BYTES);
+	assert_int_equal(t->ceilings.wall_ms, AL_CFG_CEIL_WALL_MS);
+	assert_int_equal(t->ceilings.memory_bytes, AL_CFG_CEIL_MEMORY_BYTES);
+	assert_int_equal(t->ceilings.pids, AL_CFG_CEIL_PIDS);
+	assert_int_equal(t->argv_bytes_max, AL_CFG_CEIL_ARGV_BYTES);
+	assert_int_equal(t->env_bytes_max, AL_CFG_CEIL_ENV_BYTES);
+	al_config_free(cfg);
+	const char *txt = T("{\"ceilings\": {\"memory_bytes\": 8589934592, "
+			    "\"env_bytes\": 100}}}");
+	assert_int_equal(al_config_parse(txt, strlen(txt), &cfg, NULL), 0);
+	t = al_config_tenant(cfg, "acme");
+	assert_int_equal(t->ceilings_configured, AL_LIMIT_MEMORY_BYTES);
+	assert_int_equal(t->ceilings.memory_bytes, 8589934592ull);
+	assert_int_equal(t->ceilings.pids, AL_CFG_CEIL_PIDS);
+	assert_int_equal(t->env_bytes_max, 100);
+	assert_int_equal(t->argv_bytes_max, AL_CFG_CEIL_ARGV_BYTES);
+	al_config_free(cfg);
+}
 
 static void test_rejections(void **state)
 {
@@ -93,9 +128,35 @@ static void test_rejections(void **state)
 	expect_bad(T("{\"grant\": {\"streaming\": 1}}}"),
 		   "tenants.acme.grant.streaming");
 	expect_bad(T("{\"languages\": \"python\"}}"), "tenants.acme.languages");
-	expect_bad(T("{\"pins\": [{\"code_sha256\": \"SECRETVALUE\", "
-		     "\"grant\": {}}]}}"),
+	expect_bad(T("{\"pins\": [{\"language\": \"sh\", "
+		     "\"code_sha256\": \"SECRETVALUE\", \"grant\": {}}]}}"),
 		   "tenants.acme.pins[0].code_sha256");
+	expect_bad(T("{\"pins\": [{\"plan_sha256\": \"SECRETVALUE\", "
+		     "\"grant\": {}}]}}"),
+		   "tenants.acme.pins[0].plan_sha256");
+	/* a code pin without its language: the same bytes could run as
+	 * another language */
+	expect_bad(T("{\"pins\": [{\"code_sha256\": \"" HEX64 "\", "
+		     "\"grant\": {}}]}}"),
+		   "tenants.acme.pins[0].language");
+	expect_bad(T("{\"pins\": [{\"plan_sha256\": \"" HEX64 "\", "
+		     "\"code_sha256\": \"" HEX64 "\", \"grant\": {}}]}}"),
+		   "tenants.acme.pins[0]");
+	expect_bad(T("{\"pins\": [{\"plan_sha256\": \"" HEX64 "\", "
+		     "\"language\": \"sh\", \"grant\": {}}]}}"),
+		   "tenants.acme.pins[0].language");
+	expect_bad(T("{\"pins\": [{\"plan_sha256\": \"" HEX64 "\"}]}}"),
+		   "tenants.acme.pins[0].grant");
+	/* env_allow: names of the env policy only, never a reserved one */
+	expect_bad(T("{\"env_allow\": [\"MY_SETTING\"]}}"),
+		   "tenants.acme.env_allow[0]");
+	expect_bad(T("{\"env_allow\": [\"LD_PRELOAD\"]}}"),
+		   "tenants.acme.env_allow[0]");
+	expect_bad(T("{\"ceilings\": {\"argv_bytes\": 0}}}"),
+		   "tenants.acme.ceilings.argv_bytes");
+	expect_bad("{\"providers\": [\"x\"], \"tenants\": {\"a\": {}}, "
+		   "\"acknowledged_providers\": [\"bad name\"]}",
+		   "acknowledged_providers[0]");
 	expect_bad(T("{\"concurrency\": 0}}"), "tenants.acme.concurrency");
 	expect_bad(T("{\"grant\": {\"secrets\": [\"TOKEN\"]}}}"), "secrets");
 	expect_bad("{\"providers\": [], \"tenants\": {\"a\": {}}}",
@@ -160,6 +221,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_example_loads),
 		cmocka_unit_test(test_default),
+		cmocka_unit_test(test_default_ceilings),
 		cmocka_unit_test(test_rejections),
 		cmocka_unit_test(test_retention),
 	};

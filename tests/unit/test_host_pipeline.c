@@ -26,6 +26,8 @@
 
 #include <airlock/airlock.h>
 
+#include "host/plan.h"
+
 /* ---- the counting test provider ---------------------------------------
  * Facts come from the candidate's config JSON:
  *   {"available": bool, "class": "sandboxed"|"trusted_local"|"disabled",
@@ -173,6 +175,13 @@ static int tp_execute(al_provider_handle *h, const al_exec *ex,
 				      (const unsigned char *)code + 7,
 				      strlen(code + 7));
 		set_out(res, code + 7);
+	} else if (strcmp(code, "limits") == 0) {
+		char buf[128];
+		const al_limits *l = &ex->request->limits;
+		snprintf(buf, sizeof(buf), "memory=%llu set=%u cpu=%llu",
+			 (unsigned long long)l->memory_bytes, l->set,
+			 (unsigned long long)l->cpu_ms);
+		set_out(res, buf);
 	} else if (strcmp(code, "env") == 0) {
 		char buf[512] = "";
 		for (size_t i = 0; i < ex->n_host_env; i++)
@@ -256,12 +265,24 @@ static int fx_teardown(void **state)
 	return 0;
 }
 
+/* The test providers are third-party ones: the fixture acknowledges them
+ * (docs/host.md, step 6) unless the test's configuration says otherwise. */
 static void fx_host(fx *f, const char *config)
 {
 	al_config *cfg = NULL;
 	al_error *err = NULL;
+	char *text = NULL;
+	if (strstr(config, "acknowledged_providers") == NULL) {
+		assert_true(config[0] == '{');
+		assert_true(asprintf(&text,
+				     "{\"acknowledged_providers\": [\"tp\", "
+				     "\"tp2\", \"tp3\", \"tp4\"], %s",
+				     config + 1) > 0);
+		config = text;
+	}
 	if (al_config_parse(config, strlen(config), &cfg, &err) < 0)
 		fail_msg("config: %s", al_error_get_message(err));
+	free(text);
 	al_host_options o = {.state_dir = f->state,
 			     .providers = test_providers};
 	if (al_host_new(cfg, &o, &f->host, &err) < 0)
@@ -274,7 +295,7 @@ static const char base_cfg[] =
 	" \"tenants\": {\"acme\": {\"languages\": [\"python\"],"
 	"  \"grant\": {\"network\": [\"none\"], \"workspace\": [\"none\", "
 	"\"ro\"]},"
-	"  \"pins\": [{\"code_sha256\": "
+	"  \"pins\": [{\"language\": \"python\", \"code_sha256\": "
 	"\"ccf1a5fa5ec4e2e3c6f4bfca3d5a1d7a4a77d7ec0a8b52b1b06d0fc0f3ac2f5f\","
 	"   \"grant\": {\"network\": [\"loopback\"]}}],"
 	"  \"ceilings\": {\"memory_bytes\": 1000000, \"wall_ms\": 5000}},"
@@ -398,7 +419,8 @@ static void test_pin_widens_grant_for_that_content(void **state)
 	char cfg[1024];
 	snprintf(cfg, sizeof(cfg),
 		 "{\"providers\": [\"tp\"], \"tenants\": {\"acme\": "
-		 "{\"languages\": \"*\", \"pins\": [{\"code_sha256\": \"%s\", "
+		 "{\"languages\": \"*\", \"pins\": [{\"language\": "
+		 "\"python\", \"code_sha256\": \"%s\", "
 		 "\"grant\": {\"network\": [\"loopback\"]}}]}}}",
 		 hex);
 	fx_host(f, cfg);
@@ -413,8 +435,6 @@ static void test_pin_widens_grant_for_that_content(void **state)
 	assert_int_equal(n_execute, 1);
 }
 
-/* ---- selection --------------------------------------------------------- */
-
 static char *selection_of_last(fx *f)
 {
 	char *lines = audit_text(f);
@@ -426,6 +446,242 @@ static char *selection_of_last(fx *f)
 	free(lines);
 	return copy;
 }
+
+/* The plan hash of a request given as JSON, as the host computes it. */
+static void plan_of(const char *json, char hex[65])
+{
+	al_request *r = NULL;
+	assert_int_equal(al_request_from_json(json, strlen(json), &r, NULL), 0);
+	assert_int_equal(al_plan_sha256(r, hex), 0);
+	al_request_free(r);
+}
+
+#define PLAN_REQ "{\"language\": \"python\", \"code\": \"echo:pinned\", " \
+		 "\"argv\": [\"a\"], \"env\": {\"MODE\": \"x\"}, "        \
+		 "\"stdin\": \"in\", \"files\": [{\"path\": \"f\", "         \
+		 "\"content\": \"c\"}], \"grant\": {\"network\": "           \
+		 "\"loopback\", \"workspace\": \"ro\"}"
+
+/* A plan pin widens the grant only for exactly that plan: changing any of
+ * code, language, argv, env, stdin or a file's content, path or mode is
+ * another plan.  Grant and limits are not part of it. */
+static void test_plan_pin_covers_the_whole_plan(void **state)
+{
+	fx *f = *state;
+	char hex[65], cfg[1024];
+	plan_of(PLAN_REQ "}", hex);
+	snprintf(cfg, sizeof(cfg),
+		 "{\"providers\": [\"tp\"], \"tenants\": {\"acme\": "
+		 "{\"languages\": \"*\", \"pins\": [{\"plan_sha256\": \"%s\", "
+		 "\"grant\": {\"network\": [\"loopback\"], \"workspace\": "
+		 "[\"ro\"]}}]}}}",
+		 hex);
+	fx_host(f, cfg);
+	expect(run_json(f, &acme, PLAN_REQ "}"), AL_OUTCOME_COMPLETED, NULL);
+	/* limits are not the plan */
+	expect(run_json(f, &acme, PLAN_REQ ", \"limits\": {\"wall_ms\": 900}}"),
+	       AL_OUTCOME_COMPLETED, NULL);
+	static const char *const other[] = {
+		"{\"language\": \"sh\", \"code\": \"echo:pinned\", "
+		"\"argv\": [\"a\"], \"env\": {\"MODE\": \"x\"}, \"stdin\": \"in\", "
+		"\"files\": [{\"path\": \"f\", \"content\": \"c\"}], "
+		"\"grant\": {\"network\": \"loopback\", \"workspace\": \"ro\"}}",
+		"{\"language\": \"python\", \"code\": \"echo:pinned\", "
+		"\"argv\": [\"a\", \"b\"], \"env\": {\"MODE\": \"x\"}, "
+		"\"stdin\": \"in\", \"files\": [{\"path\": \"f\", \"content\": "
+		"\"c\"}], \"grant\": {\"network\": \"loopback\", \"workspace\": "
+		"\"ro\"}}",
+		"{\"language\": \"python\", \"code\": \"echo:pinned\", "
+		"\"argv\": [\"a\"], \"env\": {\"MODE\": \"x\", \"MORE\": \"y\"}, "
+		"\"stdin\": \"in\", \"files\": [{\"path\": \"f\", \"content\": "
+		"\"c\"}], \"grant\": {\"network\": \"loopback\", \"workspace\": "
+		"\"ro\"}}",
+		"{\"language\": \"python\", \"code\": \"echo:pinned\", "
+		"\"argv\": [\"a\"], \"env\": {\"MODE\": \"x\"}, \"stdin\": "
+		"\"import os\", \"files\": [{\"path\": \"f\", \"content\": \"c\"}], "
+		"\"grant\": {\"network\": \"loopback\", \"workspace\": \"ro\"}}",
+		"{\"language\": \"python\", \"code\": \"echo:pinned\", "
+		"\"argv\": [\"a\"], \"env\": {\"MODE\": \"x\"}, \"stdin\": \"in\", "
+		"\"files\": [{\"path\": \"f\", \"content\": \"c\", \"mode\": "
+		"\"0755\"}], \"grant\": {\"network\": \"loopback\", \"workspace\": "
+		"\"ro\"}}",
+		"{\"language\": \"python\", \"code\": \"echo:pinned\", "
+		"\"argv\": [\"a\"], \"env\": {\"MODE\": \"x\"}, \"stdin\": \"in\", "
+		"\"files\": [{\"path\": \"f\", \"content\": \"d\"}], "
+		"\"grant\": {\"network\": \"loopback\", \"workspace\": \"ro\"}}",
+		"{\"language\": \"python\", \"code\": \"echo:pinned\", "
+		"\"argv\": [\"a\"], \"env\": {\"MODE\": \"x\"}, \"stdin\": \"in\", "
+		"\"files\": [{\"path\": \"f\", \"content\": \"c\"}], "
+		"\"toolchain\": {\"python\": \">=3\"}, "
+		"\"grant\": {\"network\": \"loopback\", \"workspace\": \"ro\"}}",
+	};
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+		expect(run_json(f, &acme, other[i]), AL_OUTCOME_DENIED,
+		       "gate:grant");
+	assert_int_equal(n_execute, 2);
+	/* the audit record names the plan, so an operator can pin it */
+	char *lines = audit_text(f);
+	assert_non_null(strstr(lines, hex));
+	free(lines);
+}
+
+/* A code pin is the plan of the code alone in its language: adding argv,
+ * env, stdin or files, or another language, leaves it. */
+static void test_code_pin_refuses_anything_added(void **state)
+{
+	fx *f = *state;
+	char hex[65], cfg[1024];
+	al_sha256_hex("echo:pinned", 11, hex);
+	snprintf(cfg, sizeof(cfg),
+		 "{\"providers\": [\"tp\"], \"tenants\": {\"acme\": "
+		 "{\"languages\": \"*\", \"pins\": [{\"language\": \"python\", "
+		 "\"code_sha256\": \"%s\", \"grant\": {\"network\": "
+		 "[\"loopback\"], \"workspace\": [\"ro\"]}}]}}}",
+		 hex);
+	fx_host(f, cfg);
+#define CP(extra)                                                           \
+	"{\"language\": \"python\", \"code\": \"echo:pinned\", \"grant\": "   \
+	"{\"network\": \"loopback\", \"workspace\": \"ro\"}" extra "}"
+	expect(run_json(f, &acme, CP("")), AL_OUTCOME_COMPLETED, NULL);
+	expect(run_json(f, &acme, CP(", \"argv\": [\"x\"]")), AL_OUTCOME_DENIED,
+	       "gate:grant");
+	expect(run_json(f, &acme, CP(", \"env\": {\"MODE\": \"x\"}")),
+	       AL_OUTCOME_DENIED, "gate:grant");
+	expect(run_json(f, &acme, CP(", \"stdin\": \"\"")), AL_OUTCOME_DENIED,
+	       "gate:grant");
+	expect(run_json(f, &acme,
+			CP(", \"files\": [{\"path\": \"f\", \"content\": \"\"}]")),
+	       AL_OUTCOME_DENIED, "gate:grant");
+	expect(run_json(f, &acme,
+			"{\"language\": \"sh\", \"code\": \"echo:pinned\", "
+			"\"grant\": {\"network\": \"loopback\"}}"),
+	       AL_OUTCOME_DENIED, "gate:grant");
+#undef CP
+	assert_int_equal(n_execute, 1);
+}
+
+/* Variables that load code are refused unless the tenant allows them; the
+ * refusal names the table's pattern, never the request's value. */
+static void test_env_policy(void **state)
+{
+	fx *f = *state;
+	fx_host(f, "{\"providers\": [\"tp\"], \"tenants\": {\"acme\": "
+		   "{\"languages\": \"*\", \"env_allow\": [\"PYTHONPATH\"]}}}");
+	expect(run_json(f, &acme,
+			"{\"language\": \"python\", \"code\": \"echo:x\", "
+			"\"env\": {\"NODE_OPTIONS\": \"SECRETVALUE\"}}"),
+	       AL_OUTCOME_DENIED, "gate:env:NODE_OPTIONS");
+	expect(run_json(f, &acme,
+			"{\"language\": \"sh\", \"code\": \"echo:x\", "
+			"\"env\": {\"A\": \"1\", \"BASH_ENV\": \"SECRETVALUE\"}}"),
+	       AL_OUTCOME_DENIED, "gate:env:BASH_ENV");
+	expect(run_json(f, &acme,
+			"{\"language\": \"sh\", \"code\": \"echo:x\", "
+			"\"env\": {\"DOTNET_STARTUP_HOOKS\": \"SECRETVALUE\"}}"),
+	       AL_OUTCOME_DENIED, "gate:env:DOTNET_*");
+	assert_int_equal(n_execute, 0);
+	/* named by the tenant: allowed */
+	expect(run_json(f, &acme,
+			"{\"language\": \"python\", \"code\": \"echo:x\", "
+			"\"env\": {\"PYTHONPATH\": \"/workspace\", \"MODE\": \"1\"}}"),
+	       AL_OUTCOME_COMPLETED, NULL);
+	assert_int_equal(n_execute, 1);
+	char *lines = audit_text(f);
+	assert_null(strstr(lines, "SECRETVALUE"));
+	free(lines);
+}
+
+/* Built-in ceilings: an explicit limit above one is refused, naming it; an
+ * unset one is bounded.  A provider that does not enforce a limit whose
+ * value comes from a built-in ceiling still runs the request, without it;
+ * a ceiling the configuration names must be enforced. */
+static void test_default_ceilings(void **state)
+{
+	fx *f = *state;
+	fx_host(f, "{\"providers\": [{\"provider\": \"tp\", \"config\": "
+		   "{\"limits\": 251}}], "
+		   "\"tenants\": {\"acme\": {\"languages\": \"*\"}, "
+		   "\"strict\": {\"languages\": \"*\", \"ceilings\": "
+		   "{\"memory_bytes\": 4294967296}}}}");
+	/* 251: every limit but memory_bytes (4) */
+	expect(run_json(f, &acme,
+			"{\"language\": \"python\", \"code\": \"x\", "
+			"\"limits\": {\"memory_bytes\": 4294967296}}"),
+	       AL_OUTCOME_DENIED, "gate:ceiling:memory_bytes");
+	expect(run_json(f, &acme,
+			"{\"language\": \"python\", \"code\": \"x\", "
+			"\"limits\": {\"pids\": 100000}}"),
+	       AL_OUTCOME_DENIED, "gate:ceiling:pids");
+	expect(run_json(f, &acme,
+			"{\"language\": \"python\", \"code\": \"x\", "
+			"\"limits\": {\"wall_ms\": 86400000}}"),
+	       AL_OUTCOME_DENIED, "gate:ceiling:wall_ms");
+	static char big[400000];
+	int n = snprintf(big, sizeof(big),
+			 "{\"language\": \"python\", \"code\": \"x\", "
+			 "\"argv\": [");
+	for (int i = 0; i < 5; i++)
+		n += snprintf(big + n, sizeof(big) - (size_t)n, "%s\"%060000d\"",
+			      i ? ", " : "", 0);
+	snprintf(big + n, sizeof(big) - (size_t)n, "]}");
+	expect(run_json(f, &acme, big), AL_OUTCOME_DENIED,
+	       "gate:ceiling:argv_bytes");
+	assert_int_equal(n_execute, 0);
+	/* unset: cpu bounded by the ceiling and explicit for the provider;
+	 * memory dropped for a provider that cannot enforce it */
+	al_result *r = run_json(f, &acme,
+				"{\"language\": \"python\", \"code\": "
+				"\"limits\"}");
+	assert_int_equal(r->outcome, AL_OUTCOME_COMPLETED);
+	char want[128];
+	snprintf(want, sizeof(want), "memory=0 set=%u cpu=%u",
+		 (unsigned)(AL_LIMIT_CPU_MS | AL_LIMIT_PIDS |
+			    AL_LIMIT_FILE_BYTES),
+		 900000u);
+	assert_string_equal((char *)r->output[AL_STDOUT].data, want);
+	al_result_free(r);
+	/* a configured ceiling binds: the provider cannot, so it is not
+	 * chosen */
+	al_host_context strict = {.tenant = "strict"};
+	expect(run_json(f, &strict,
+			"{\"language\": \"python\", \"code\": \"limits\"}"),
+	       AL_OUTCOME_UNENFORCEABLE_LIMIT, "memory_bytes");
+	assert_int_equal(n_execute, 1);
+}
+
+/* A provider airlock did not build runs nothing, and is not even probed,
+ * until the deployment acknowledges it. */
+static void test_provider_needs_acknowledgement(void **state)
+{
+	fx *f = *state;
+	fx_host(f, "{\"acknowledged_providers\": [\"tp2\"], "
+		   "\"providers\": [\"tp\", {\"provider\": \"tp2\", "
+		   "\"config\": {\"available\": false}}], "
+		   "\"tenants\": {\"acme\": {\"languages\": \"*\"}}}");
+	expect(run_json(f, &acme, "{\"language\": \"python\", \"code\": "
+				  "\"echo:x\"}"),
+	       AL_OUTCOME_UNAVAILABLE, "sandbox_unavailable");
+	char *rec = selection_of_last(f);
+	assert_non_null(strstr(rec, "{\"provider\":\"tp\",\"skipped\":"
+				    "\"not_acknowledged\"}"));
+	assert_non_null(strstr(rec, "\"provider\":\"tp2\",\"skipped\":"
+				    "\"unavailable\""));
+	free(rec);
+	assert_int_equal(n_execute, 0);
+	assert_int_equal(n_probe, 1); /* tp2 only */
+	/* capabilities do not probe it either */
+	al_facts **caps = NULL;
+	size_t nc = 0;
+	assert_int_equal(al_host_capabilities(f->host, &acme, &caps, &nc, NULL),
+			 0);
+	assert_int_equal(nc, 2);
+	assert_false(caps[0]->available);
+	assert_string_equal(caps[0]->unavailable_reason, "not_acknowledged");
+	al_facts_array_free(caps, nc);
+	assert_int_equal(n_probe, 2);
+}
+
+/* ---- selection --------------------------------------------------------- */
 
 static void test_selection_skips(void **state)
 {
@@ -999,7 +1255,8 @@ static void test_secrets_delivered_never_recorded(void **state)
 	snprintf(sfile, sizeof(sfile), "%s/TEST_TOKEN", sdir);
 	write_file(sfile, "hunter2-s3cr3t\n", 0600);
 	snprintf(cfg, sizeof(cfg),
-		 "{\"providers\": [\"tp\"], \"secrets\": {\"dir\": \"%s\"},"
+		 "{\"providers\": [\"tp\"], \"acknowledged_providers\": "
+		 "[\"tp\"], \"secrets\": {\"dir\": \"%s\"},"
 		 " \"tenants\": {\"acme\": {\"languages\": \"*\", \"grant\": "
 		 "{\"secrets\": [\"TEST_TOKEN\", \"MISSING\"]}}}}",
 		 sdir);
@@ -1113,6 +1370,11 @@ int main(void)
 		T(test_refusals_never_execute),
 		T(test_disabled),
 		T(test_pin_widens_grant_for_that_content),
+		T(test_plan_pin_covers_the_whole_plan),
+		T(test_code_pin_refuses_anything_added),
+		T(test_env_policy),
+		T(test_default_ceilings),
+		T(test_provider_needs_acknowledgement),
 		T(test_selection_skips),
 		T(test_isolation_required_never_trusted),
 		T(test_disabled_provider_and_unavailable),
