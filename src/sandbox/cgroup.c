@@ -33,9 +33,13 @@ static int neg_errno(void)
 	return errno > 0 ? -errno : -EIO;
 }
 
+/* A NULL dir is a controller this run has no cgroup for: refused here,
+ * never formatted as "(null)" into a path relative to the cwd. */
 static int write_str(const char *dir, const char *file, const char *val)
 {
 	char path[4096];
+	if (dir == NULL)
+		return -EINVAL;
 	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >=
 	    (int)sizeof(path))
 		return -ENAMETOOLONG;
@@ -54,6 +58,8 @@ static int read_str(const char *dir, const char *file, char *buf, size_t len)
 {
 	buf[0] = '\0';
 	char path[4096];
+	if (dir == NULL)
+		return -EINVAL;
 	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >=
 	    (int)sizeof(path))
 		return -ENAMETOOLONG;
@@ -70,7 +76,10 @@ static int read_str(const char *dir, const char *file, char *buf, size_t len)
 static bool file_exists(const char *dir, const char *file)
 {
 	char path[4096];
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	if (dir == NULL ||
+	    snprintf(path, sizeof(path), "%s/%s", dir, file) >=
+		    (int)sizeof(path))
+		return false;
 	return access(path, F_OK) == 0;
 }
 
@@ -338,6 +347,21 @@ static int set_limits(const al_sb_cgroups *cg, const al_sb_cgrun *run,
 		bounded.memory_bytes = SANDBOX_DEFAULT_MEMORY_BYTES;
 	if (!(bounded.set & AL_LIMIT_PIDS) && bounded.pids == 0)
 		bounded.pids = SANDBOX_DEFAULT_PIDS;
+	/* A controller without a cgroup (none was delegated, e.g. when
+	 * unprivileged): the facts do not list its limit, so an explicit one
+	 * was refused unenforceable_limit before this, and failing here is
+	 * the backstop; a default (ours or a tenant ceiling's) binds nothing
+	 * there, which the doctor reports. */
+	static const unsigned limit_bit[2] = {AL_LIMIT_MEMORY_BYTES,
+					      AL_LIMIT_PIDS};
+	uint64_t *limit_val[2] = {&bounded.memory_bytes, &bounded.pids};
+	for (int i = 0; i < 2; i++) {
+		if (cg->ver[i == 0 ? AL_CG_MEMORY : AL_CG_PIDS] != AL_CG_NONE)
+			continue;
+		if ((requested->set & limit_bit[i]) && *limit_val[i] > 0)
+			return -EOPNOTSUPP;
+		*limit_val[i] = 0;
+	}
 	if (l->memory_bytes > 0) {
 		if (cg->ver[AL_CG_MEMORY] == AL_CG_V2) {
 			rc = write_u64(run->v2_dir, "memory.max",
