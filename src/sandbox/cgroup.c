@@ -334,8 +334,8 @@ static int write_u64(const char *dir, const char *file, uint64_t v)
 /* A run that asked for no memory or pids limit is still bounded: a fork
  * bomb or memory bomb that names no limit must not take the host down.
  * (Explicit limits always win; docs/sandbox.md.) */
-#define SANDBOX_DEFAULT_MEMORY_BYTES (512ull * 1024 * 1024)
-#define SANDBOX_DEFAULT_PIDS 256u
+#define SANDBOX_DEFAULT_MEMORY_BYTES AL_SB_DEFAULT_MEMORY_BYTES
+#define SANDBOX_DEFAULT_PIDS AL_SB_DEFAULT_PIDS
 
 static int set_limits(const al_sb_cgroups *cg, const al_sb_cgrun *run,
 		      const al_limits *requested)
