@@ -636,7 +636,9 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 
 	what = "writing the uid map";
 	if (!l->privileged) {
-		rc = al_sb_write_idmaps(pid, l->host_uid, l->host_gid);
+		/* our own ids are the only ones the kernel lets us map (the
+		 * caller's gid is not its uid for every user) */
+		rc = al_sb_write_idmaps(pid, geteuid(), getegid());
 		if (rc < 0)
 			goto fail_child;
 	}
