@@ -197,7 +197,10 @@ static int add_proc(al_sb_mount_plan *p)
 		"/proc/key-users",   "/proc/latency_stats", "/proc/timer_stats",
 		"/proc/kallsyms",    "/proc/modules",	    "/proc/vmallocinfo",
 		"/proc/slabinfo",    "/proc/pagetypeinfo",  "/proc/config.gz",
-		"/proc/acpi",	     "/proc/scsi"};
+		"/proc/acpi",	     "/proc/scsi",
+		/* host-wide: every process's file locks, other runs' uid
+		 * pool locks among them */
+		"/proc/locks"};
 	for (size_t i = 0; rc == 0 && i < sizeof(masked) / sizeof(masked[0]);
 	     i++)
 		rc = add(p, AL_MOP_MASK, NULL, masked[i], false, false, true);
