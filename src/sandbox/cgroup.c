@@ -352,15 +352,20 @@ static int set_limits(const al_sb_cgroups *cg, const al_sb_cgrun *run,
 	 * was refused unenforceable_limit before this, and failing here is
 	 * the backstop; a default (ours or a tenant ceiling's) binds nothing
 	 * there, which the doctor reports. */
-	static const unsigned limit_bit[2] = {AL_LIMIT_MEMORY_BYTES,
-					      AL_LIMIT_PIDS};
-	uint64_t *limit_val[2] = {&bounded.memory_bytes, &bounded.pids};
-	for (int i = 0; i < 2; i++) {
-		if (cg->ver[i == 0 ? AL_CG_MEMORY : AL_CG_PIDS] != AL_CG_NONE)
+	const struct {
+		enum al_sb_ctrl ctrl;
+		unsigned bit;
+		uint64_t *val;
+	} bound[] = {
+		{AL_CG_MEMORY, AL_LIMIT_MEMORY_BYTES, &bounded.memory_bytes},
+		{AL_CG_PIDS, AL_LIMIT_PIDS, &bounded.pids},
+	};
+	for (size_t i = 0; i < sizeof(bound) / sizeof(bound[0]); i++) {
+		if (cg->ver[bound[i].ctrl] != AL_CG_NONE)
 			continue;
-		if ((requested->set & limit_bit[i]) && *limit_val[i] > 0)
+		if ((requested->set & bound[i].bit) && *bound[i].val > 0)
 			return -EOPNOTSUPP;
-		*limit_val[i] = 0;
+		*bound[i].val = 0;
 	}
 	if (l->memory_bytes > 0) {
 		if (cg->ver[AL_CG_MEMORY] == AL_CG_V2) {
