@@ -394,12 +394,12 @@ static int do_bind(const al_sb_mount_op *o)
 	return restrict_bind(o->dst, o->rw, o->dev, o->dev);
 }
 
-#define VIEW_EMPTY "/.view-empty"
-
-/* Overlay needs a second lower layer without an upper one: an empty
- * read-only tmpfs, detached once the plan is done (the views keep it; a
- * removed dir would end their listings).  The host dir is the first
- * layer, named "." from inside it, so the options name no host path. */
+/* Overlay needs a second lower layer without an upper one: an empty dir
+ * of the new root beneath where /dev is mounted later, which hides it (a
+ * removed dir would end the views' listings; a mount of its own would
+ * cost an RCU grace period to detach).  The host dir is the first layer,
+ * named "." from inside it, so the options name no host path. */
+#define VIEW_EMPTY "/dev/.view-empty"
 static int do_view(const al_sb_mount_op *o)
 {
 	char src[PATH_MAX];
@@ -414,14 +414,9 @@ static int do_view(const al_sb_mount_op *o)
 	int rc = mkdir_p(o->dst, 0755);
 	if (rc < 0)
 		return rc;
-	if (mkdir(VIEW_EMPTY, 0555) == 0) {
-		if (mount("tmpfs", VIEW_EMPTY, "tmpfs",
-			  MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-			  "size=0,mode=0555") < 0)
-			return -errno;
-	} else if (errno != EEXIST) {
-		return -errno;
-	}
+	rc = mkdir_p(VIEW_EMPTY, 0555);
+	if (rc < 0)
+		return rc;
 	if (chdir(src) < 0)
 		return -errno;
 	int r = mount("overlay", o->dst, "overlay",
@@ -534,9 +529,6 @@ int al_sb_mounts_apply(const al_sb_mount_plan *plan, const char *staging,
 		}
 	}
 	*failed_op = -2;
-	/* the views hold it; it need not be seen */
-	if (umount2(VIEW_EMPTY, MNT_DETACH) == 0 && rmdir(VIEW_EMPTY) < 0)
-		return -errno;
 	if (umount2(OLDROOT, MNT_DETACH) < 0 || rmdir(OLDROOT) < 0)
 		return -errno;
 	/* The root itself: read-only from here on. */
