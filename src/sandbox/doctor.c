@@ -65,33 +65,59 @@ static const char *cg_how(al_sb_cgver v, const char *v2, const char *v1)
 	return v == AL_CG_V2 ? v2 : v == AL_CG_V1 ? v1 : "not enforced";
 }
 
-static size_t limit_lines(const al_sb_context *ctx, struct limit_line *l)
+/* Every request limit (AL_LIMIT__ALL): whether the facts list it, how it
+ * binds and what a run naming none gets. */
+static size_t limit_lines(const al_sb_context *ctx, struct limit_line *l,
+			  size_t cap)
 {
 	unsigned bits = al_sb_probe_limits(ctx);
 	al_sb_cgver mem = ctx->cg.ver[AL_CG_MEMORY];
 	al_sb_cgver pids = ctx->cg.ver[AL_CG_PIDS];
-	const struct limit_line all[] = {
-		{AL_LIMIT_WALL_MS, 0, "deadline, then the run's pid namespace "
-				      "is killed", 0},
-		{AL_LIMIT_CPU_MS, 0, "RLIMIT_CPU", 0},
-		{AL_LIMIT_MEMORY_BYTES, 0,
-		 cg_how(mem, "cgroup v2 memory.max",
-			"cgroup v1 memory.limit_in_bytes"),
-		 mem != AL_CG_NONE ? AL_SB_DEFAULT_MEMORY_BYTES : 0},
-		{AL_LIMIT_PIDS, 0,
-		 cg_how(pids, "cgroup v2 pids.max", "cgroup v1 pids.max"),
-		 pids != AL_CG_NONE ? AL_SB_DEFAULT_PIDS : 0},
-		{AL_LIMIT_OUTPUT_BYTES, 0, "the parent keeps at most that "
-					   "much per stream", 0},
-		{AL_LIMIT_FILE_BYTES, 0, "RLIMIT_FSIZE", 0},
-		{AL_LIMIT_WORKSPACE_BYTES, 0, "/workspace is a tmpfs of that "
-					      "size", 0},
-		{AL_LIMIT_OPEN_FILES, 0, "RLIMIT_NOFILE", 0},
-	};
-	size_t n = sizeof(all) / sizeof(all[0]);
-	for (size_t i = 0; i < n; i++) {
-		l[i] = all[i];
-		l[i].enforced = (bits & all[i].bit) != 0;
+	size_t n = 0;
+	for (unsigned bit = 1; (bit & AL_LIMIT__ALL) && n < cap; bit <<= 1) {
+		struct limit_line *x = &l[n++];
+		*x = (struct limit_line){.bit = bit,
+					 .enforced = (bits & bit) != 0,
+					 .how = "see docs/sandbox.md, Limits"};
+		switch (bit) {
+		case AL_LIMIT_WALL_MS:
+			x->how = "deadline, then the run's pid namespace is "
+				 "killed";
+			break;
+		case AL_LIMIT_CPU_MS:
+			x->how = "RLIMIT_CPU";
+			break;
+		case AL_LIMIT_MEMORY_BYTES:
+			x->how = cg_how(mem, "cgroup v2 memory.max",
+					"cgroup v1 memory.limit_in_bytes");
+			x->default_bound = mem != AL_CG_NONE
+						   ? AL_SB_DEFAULT_MEMORY_BYTES
+						   : 0;
+			break;
+		case AL_LIMIT_PIDS:
+			x->how = cg_how(pids, "cgroup v2 pids.max",
+					"cgroup v1 pids.max");
+			x->default_bound = pids != AL_CG_NONE
+						   ? AL_SB_DEFAULT_PIDS
+						   : 0;
+			break;
+		case AL_LIMIT_OUTPUT_BYTES:
+			x->how = "the parent keeps at most that much per stream";
+			break;
+		case AL_LIMIT_FILE_BYTES:
+			x->how = "RLIMIT_FSIZE";
+			break;
+		case AL_LIMIT_WORKSPACE_BYTES:
+			x->how = "/workspace is a tmpfs of that size";
+			break;
+		case AL_LIMIT_OPEN_FILES:
+			x->how = "RLIMIT_NOFILE";
+			break;
+		default:
+			break;
+		}
+		if (!x->enforced)
+			x->how = "not enforced";
 	}
 	return n;
 }
@@ -155,8 +181,8 @@ int al_sandbox_doctor(FILE *out, bool json)
 		 "stopped through their pid namespace only"},
 	};
 	size_t n = sizeof(checks) / sizeof(checks[0]);
-	struct limit_line lims[8];
-	size_t n_lim = limit_lines(&ctx, lims);
+	struct limit_line lims[32];
+	size_t n_lim = limit_lines(&ctx, lims, sizeof(lims) / sizeof(lims[0]));
 	int rc = 0;
 	for (size_t i = 0; i < n; i++)
 		if (checks[i].required && !checks[i].ok)
@@ -204,7 +230,7 @@ int al_sandbox_doctor(FILE *out, bool json)
 				fprintf(out, "      fix: %s\n", checks[i].fix);
 		}
 		fprintf(out, "limits:\n");
-		char missing[128] = "";
+		char missing[256] = "";
 		for (size_t i = 0; i < n_lim; i++) {
 			const char *name = al_limit_name(lims[i].bit);
 			fprintf(out, "  %-16s %s", name, lims[i].how);

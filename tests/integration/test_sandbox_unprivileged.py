@@ -123,7 +123,8 @@ def check_doctor(p, facts):
     # the doctor's own real run agrees with the probe's
     assert checks["run"]["ok"] == facts["available"], (d, facts)
     assert d["ok"] == facts["available"]
-    for limit in ALL_LIMITS:
+    assert set(ALL_LIMITS) <= set(d["limits"]), d["limits"]
+    for limit in d["limits"]:
         enforced = d["limits"][limit]["enforced"]
         assert enforced == (limit in facts["limits"]), (limit, d, facts)
         assert ("default" in d["limits"][limit]) == (
