@@ -75,7 +75,7 @@ CLI   = $(BUILD)/airlock
 NETSO = $(BUILD)/libairlock-net.so
 REMOTESO = $(BUILD)/libairlock-remote.so
 
-.PHONY: all deps check unit unit-san integration valgrind contract lint demo bench clean
+.PHONY: all deps check unit unit-san integration integration-unprivileged valgrind contract lint demo bench clean
 all: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(REMOTESO) $(UNIT_BIN) $(EX_BIN)
 
 $(BUILD)/obj/%.o: %.c
@@ -126,6 +126,7 @@ check: deps
 	$(MAKE) SAN=1 unit
 	$(MAKE) valgrind
 	$(MAKE) integration
+	$(MAKE) integration-unprivileged
 	$(MAKE) contract
 	$(MAKE) lint
 
@@ -137,6 +138,11 @@ valgrind: all
 
 integration: all
 	AIRLOCK_BIN=$(abspath $(CLI)) /usr/bin/python3 -m pytest -q tests/integration
+
+# The sandbox tests once more as an unprivileged user (created when
+# missing): own uid, no delegated cgroup (docs/testing.md).
+integration-unprivileged: all
+	@scripts/run-unprivileged.sh $(abspath $(CLI))
 
 # The conformance kit against every built-in provider (remote through a
 # real airlockd on loopback) and the example third-party provider.

@@ -3,6 +3,7 @@
 #define AL_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct cli_globals {
@@ -41,5 +42,14 @@ int cli_load_config(const cli_globals *g, struct al_config **out);
 /* The configuration's candidate config for provider `id`, or NULL. */
 const char *cli_candidate_config(const struct al_config *cfg, const char *id);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Writes all of buf (retrying short writes; gives up on an error). */
+void cli_write_all(int fd, const void *buf, size_t len);
+/* Writes buf for a terminal: valid UTF-8 text as it is (with newline, tab
+ * and CR LF), every other control character (C0, DEL, C1) and every byte
+ * that is not UTF-8 shown as an escape (\x1b, \u009b), so a program's
+ * output cannot move the cursor, retitle the window or set the
+ * clipboard.  json: every escape as \u00XX (JSON text stays JSON). */
+void cli_write_visible(int fd, const unsigned char *buf, size_t len,
+		       bool json);
 
 #endif

@@ -56,6 +56,10 @@ static const char run_usage[] =
 	"      --tenant NAME      tenant to run as (default: default)\n"
 	"      --request FILE     a whole JSON request (docs/contract.md)\n"
 	"      --json             print the typed result as JSON\n"
+	"      --raw              write the program's output to a terminal as\n"
+	"                         it is (by default its control characters are\n"
+	"                         shown as escapes there; pipes and files always\n"
+	"                         get the exact bytes)\n"
 	"  -h, --help             this help\n";
 
 static const struct {
@@ -130,16 +134,15 @@ static int set_limit(json_t *limits, const char *name, uint64_t v)
 	return json_object_set_new(limits, name, json_integer((json_int_t)v));
 }
 
-/* Writes all of buf; a closed stdout is not an error worth more noise. */
-static void write_all(int fd, const unsigned char *buf, size_t len)
+/* The program's output to fd: exact bytes, except to a terminal (unless
+ * --raw), where a control sequence would act on the operator's
+ * terminal. */
+static void write_output_stream(int fd, const al_bytes *b, bool raw)
 {
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-		if (n <= 0)
-			return;
-		buf += n;
-		len -= (size_t)n;
-	}
+	if (!raw && isatty(fd))
+		cli_write_visible(fd, b->data, b->len, false);
+	else
+		cli_write_all(fd, b->data, b->len);
 }
 
 /* --file LOCAL[:DEST]: the bytes (text or base64), the local file's
@@ -327,6 +330,7 @@ int cmd_run(const cli_globals *g, int argc, char **argv)
 		{"output", required_argument, NULL, 13},
 		{"outputs-dir", required_argument, NULL, 14},
 		{"workspace", required_argument, NULL, 15},
+		{"raw", no_argument, NULL, 16},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -334,7 +338,7 @@ int cmd_run(const cli_globals *g, int argc, char **argv)
 	const char *network = NULL, *stdin_file = NULL, *request_file = NULL;
 	const char *tenant = "default";
 	const char *outputs_dir = NULL, *workspace = NULL;
-	bool as_json = false;
+	bool as_json = false, raw = false;
 	json_t *req = json_object(), *limits = json_object();
 	json_t *args = json_array(), *env = json_object();
 	json_t *files = json_array(), *outputs = json_array();
@@ -446,6 +450,9 @@ int cmd_run(const cli_globals *g, int argc, char **argv)
 			break;
 		case 15:
 			workspace = optarg;
+			break;
+		case 16:
+			raw = true;
 			break;
 		case 'h':
 			fputs(run_usage, stdout);
@@ -607,15 +614,31 @@ int cmd_run(const cli_globals *g, int argc, char **argv)
 	if (as_json) {
 		char *text = al_result_to_json(res, 1);
 		if (text != NULL) {
-			puts(text);
+			/* JSON escapes C0 controls only: to a terminal, C1
+			 * controls and DEL in the program's output are
+			 * escaped too */
+			if (!raw && isatty(STDOUT_FILENO))
+				cli_write_visible(STDOUT_FILENO,
+						  (const unsigned char *)text,
+						  strlen(text), true);
+			else
+				cli_write_all(STDOUT_FILENO, text, strlen(text));
+			cli_write_all(STDOUT_FILENO, "\n", 1);
 			free(text);
 		}
 	} else {
-		write_all(STDOUT_FILENO, res->output[AL_STDOUT].data,
-			  res->output[AL_STDOUT].len);
-		write_all(STDERR_FILENO, res->output[AL_STDERR].data,
-			  res->output[AL_STDERR].len);
-		if (!al_outcome_ran(res->outcome) ||
+		write_output_stream(STDOUT_FILENO, &res->output[AL_STDOUT], raw);
+		write_output_stream(STDERR_FILENO, &res->output[AL_STDERR], raw);
+		/* The exit status passes through exactly; a pipe gets the
+		 * program's bytes alone, a person at a terminal also the
+		 * reason for the status. */
+		if (res->outcome == AL_OUTCOME_FAILED) {
+			if (isatty(STDERR_FILENO))
+				fprintf(stderr,
+					"airlock: failed (exit status %d)\n",
+					res->exit_code);
+		}
+		else if (!al_outcome_ran(res->outcome) ||
 		    res->outcome == AL_OUTCOME_TIMED_OUT ||
 		    res->outcome == AL_OUTCOME_KILLED ||
 		    res->outcome == AL_OUTCOME_CANCELLED ||

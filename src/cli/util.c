@@ -1,10 +1,13 @@
 /* CLI helpers: parsing sizes and durations, reading files, messages. */
 #include <ctype.h>
 #include <errno.h>
+#include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <wchar.h>
 
 #include <airlock/airlock.h>
 
@@ -140,4 +143,77 @@ const char *cli_candidate_config(const al_config *cfg, const char *id)
 		if (strcmp(cfg->candidates[i].provider, id) == 0)
 			return cfg->candidates[i].config_json;
 	return NULL;
+}
+
+void cli_write_all(int fd, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return; /* a closed stdout is not worth more noise */
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+void cli_write_visible(int fd, const unsigned char *buf, size_t len,
+		       bool json)
+{
+	/* UTF-8 decoding whatever the process's locale; without C.UTF-8
+	 * every byte above 0x7f is shown as an escape */
+	locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+	locale_t old = utf8 != (locale_t)0 ? uselocale(utf8) : (locale_t)0;
+	char out[4096 + 16];
+	size_t n = 0;
+	mbstate_t st;
+	memset(&st, 0, sizeof(st));
+	for (size_t i = 0; i < len;) {
+		unsigned char b = buf[i];
+		size_t used = 1;
+		int esc = -1; /* a byte or code point shown as an escape */
+		if (b == '\n' || b == '\t' ||
+		    (b == '\r' && i + 1 < len && buf[i + 1] == '\n')) {
+			/* text layout, kept */
+		} else if (b < 0x20 || b == 0x7f) {
+			esc = b;
+		} else if (b >= 0x80) {
+			wchar_t wc = 0;
+			size_t r = utf8 != (locale_t)0
+					   ? mbrtowc(&wc, (const char *)buf + i,
+						     len - i, &st)
+					   : (size_t)-1;
+			if (r == (size_t)-1 || r == (size_t)-2 || r == 0) {
+				memset(&st, 0, sizeof(st));
+				esc = b;
+			} else {
+				used = r;
+				if (wc >= 0x80 && wc <= 0x9f) /* C1 controls */
+					esc = 0x100 | (int)wc;
+			}
+		}
+		if (esc < 0) {
+			memcpy(out + n, buf + i, used);
+			n += used;
+		} else if (esc & 0x100) {
+			n += (size_t)snprintf(out + n, sizeof(out) - n,
+					      "\\u%04x", (unsigned)(esc & 0xff));
+		} else {
+			n += (size_t)snprintf(out + n, sizeof(out) - n,
+					      json ? "\\u%04x" : "\\x%02x",
+					      (unsigned)esc);
+		}
+		i += used;
+		if (n >= sizeof(out) - 16) {
+			cli_write_all(fd, out, n);
+			n = 0;
+		}
+	}
+	cli_write_all(fd, out, n);
+	if (utf8 != (locale_t)0) {
+		uselocale(old);
+		freelocale(utf8);
+	}
 }

@@ -33,9 +33,13 @@ static int neg_errno(void)
 	return errno > 0 ? -errno : -EIO;
 }
 
+/* A NULL dir is a controller this run has no cgroup for: refused here,
+ * never formatted as "(null)" into a path relative to the cwd. */
 static int write_str(const char *dir, const char *file, const char *val)
 {
 	char path[4096];
+	if (dir == NULL)
+		return -EINVAL;
 	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >=
 	    (int)sizeof(path))
 		return -ENAMETOOLONG;
@@ -54,6 +58,8 @@ static int read_str(const char *dir, const char *file, char *buf, size_t len)
 {
 	buf[0] = '\0';
 	char path[4096];
+	if (dir == NULL)
+		return -EINVAL;
 	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >=
 	    (int)sizeof(path))
 		return -ENAMETOOLONG;
@@ -70,7 +76,10 @@ static int read_str(const char *dir, const char *file, char *buf, size_t len)
 static bool file_exists(const char *dir, const char *file)
 {
 	char path[4096];
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	if (dir == NULL ||
+	    snprintf(path, sizeof(path), "%s/%s", dir, file) >=
+		    (int)sizeof(path))
+		return false;
 	return access(path, F_OK) == 0;
 }
 
@@ -325,8 +334,8 @@ static int write_u64(const char *dir, const char *file, uint64_t v)
 /* A run that asked for no memory or pids limit is still bounded: a fork
  * bomb or memory bomb that names no limit must not take the host down.
  * (Explicit limits always win; docs/sandbox.md.) */
-#define SANDBOX_DEFAULT_MEMORY_BYTES (512ull * 1024 * 1024)
-#define SANDBOX_DEFAULT_PIDS 256u
+#define SANDBOX_DEFAULT_MEMORY_BYTES AL_SB_DEFAULT_MEMORY_BYTES
+#define SANDBOX_DEFAULT_PIDS AL_SB_DEFAULT_PIDS
 
 static int set_limits(const al_sb_cgroups *cg, const al_sb_cgrun *run,
 		      const al_limits *requested)
@@ -338,6 +347,26 @@ static int set_limits(const al_sb_cgroups *cg, const al_sb_cgrun *run,
 		bounded.memory_bytes = SANDBOX_DEFAULT_MEMORY_BYTES;
 	if (!(bounded.set & AL_LIMIT_PIDS) && bounded.pids == 0)
 		bounded.pids = SANDBOX_DEFAULT_PIDS;
+	/* A controller without a cgroup (none was delegated, e.g. when
+	 * unprivileged): the facts do not list its limit, so an explicit one
+	 * was refused unenforceable_limit before this, and failing here is
+	 * the backstop; a default (ours or a tenant ceiling's) binds nothing
+	 * there, which the doctor reports. */
+	const struct {
+		enum al_sb_ctrl ctrl;
+		unsigned bit;
+		uint64_t *val;
+	} bound[] = {
+		{AL_CG_MEMORY, AL_LIMIT_MEMORY_BYTES, &bounded.memory_bytes},
+		{AL_CG_PIDS, AL_LIMIT_PIDS, &bounded.pids},
+	};
+	for (size_t i = 0; i < sizeof(bound) / sizeof(bound[0]); i++) {
+		if (cg->ver[bound[i].ctrl] != AL_CG_NONE)
+			continue;
+		if ((requested->set & bound[i].bit) && *bound[i].val > 0)
+			return -EOPNOTSUPP;
+		*bound[i].val = 0;
+	}
 	if (l->memory_bytes > 0) {
 		if (cg->ver[AL_CG_MEMORY] == AL_CG_V2) {
 			rc = write_u64(run->v2_dir, "memory.max",

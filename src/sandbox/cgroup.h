@@ -49,6 +49,11 @@ void al_sb_cgroups_apply(al_sb_cgroups *cg, const al_sb_cgverdict *v);
 void al_sb_cgroups_clear(al_sb_cgroups *cg);
 const char *al_sb_cgver_name(al_sb_cgver v);
 
+/* The bounds a run that names no memory or pids limit still gets, where
+ * the controller has a cgroup (explicit limits always win). */
+#define AL_SB_DEFAULT_MEMORY_BYTES (512ull * 1024 * 1024)
+#define AL_SB_DEFAULT_PIDS 256u
+
 typedef struct al_sb_cgrun {
 	char *v2_dir;		/* created unified cgroup, or NULL */
 	int v2_fd;		/* O_DIRECTORY fd of v2_dir for CLONE_INTO_CGROUP */

@@ -58,7 +58,10 @@ int al_sb_filter_key(char key[AL_SB_FILTER_KEY_LEN])
 	fprintf(m, "kernel=%s %s %s\n", u.release, u.version, u.machine);
 	fprintf(m, "libseccomp=%u.%u.%u api=%u\n", v ? v->major : 0,
 		v ? v->minor : 0, v ? v->micro : 0, seccomp_api_get());
-	/* the policy table is this code; libseccomp's output is its code */
+	/* the policy table itself, so a changed table never meets a filter
+	 * compiled from an older one, whatever the file identities below
+	 * say; libseccomp's output is its code */
+	al_sb_policy_describe(m);
 	put_object(m, "code", (const void *)(uintptr_t)al_sb_filter_key);
 	put_object(m, "libseccomp", (const void *)(uintptr_t)seccomp_init);
 	if (fclose(m) != 0 || text == NULL) {

@@ -2,8 +2,9 @@
  *
  * Compiling the policy with libseccomp costs about half a millisecond, paid
  * by every process that ensures a sandbox (each CLI run).  The BPF it
- * produces depends only on the policy table (this code), libseccomp (its
- * version, API level and file) and the kernel, so it is kept in
+ * produces depends only on the policy table (hashed row by row into the
+ * key, as well as this code's file), libseccomp (its version, API level
+ * and file) and the kernel, so it is kept in
  * <cache dir>/seccomp-<key>.bpf under a key hashing all of those.  A file
  * is used only when it is ours (owner, mode), its header names exactly
  * this key and its instructions match the SHA-256 stored beside them;

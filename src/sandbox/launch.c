@@ -15,6 +15,7 @@
 #include <linux/sched.h>
 #include <linux/securebits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -318,9 +319,60 @@ static pid_t raw_fork(void)
 			      0UL);
 }
 
+/* The calling process's argument strings, [arg_start, arg_end) of
+ * /proc/self/stat.  The init is a copy of this process, and /proc/1/cmdline
+ * inside the run shows that memory: the caller's command line (a state
+ * directory, a supervisor's identity nonce, ...). */
+static pthread_once_t args_once = PTHREAD_ONCE_INIT;
+static uintptr_t args_start, args_end;
+
+static void find_args(void)
+{
+	char buf[1024];
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	/* fields after the command name, which may hold spaces: field 3 is
+	 * the one after ") ", arg_start and arg_end are 48 and 49 */
+	char *p = strrchr(buf, ')');
+	unsigned long long v[2] = {0, 0};
+	for (int field = 2; p != NULL && field < 49; field++) {
+		p = strchr(p + 1, ' ');
+		if (p != NULL && field + 1 >= 48)
+			v[field + 1 - 48] = strtoull(p + 1, NULL, 10);
+	}
+	if (p != NULL && v[0] > 0 && v[1] > v[0]) {
+		args_start = (uintptr_t)v[0];
+		args_end = (uintptr_t)v[1];
+	}
+}
+
+/* In the init (its own copy of that memory): the arguments become
+ * "airlock-init".  The last byte of the area is set non-zero, so the
+ * kernel shows the area only up to its first NUL (as for setproctitle)
+ * rather than the whole zeroed length. */
+static void clean_args(void)
+{
+	static const char name[] = "airlock-init";
+	size_t len = args_end - args_start;
+	if (args_start == 0 || len < 2)
+		return;
+	char *a = (char *)args_start;
+	memset(a, 0, len);
+	memcpy(a, name, len - 2 < sizeof(name) - 1 ? len - 2 : sizeof(name) - 1);
+	a[len - 1] = ' ';
+	prctl(PR_SET_NAME, name, 0, 0, 0);
+}
+
 static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 {
 	int ff = f->fail[1];
+	clean_args();
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
@@ -603,6 +655,7 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 	}
 	ctx->pidfd = -1;
 	ctx->cg = l->cgroups;
+	pthread_once(&args_once, find_args);
 	what = "opening the run's cgroups";
 	if (l->cgroups) {
 		rc = al_sb_cgrun_open_tasks(l->cgroups, f.cg_tasks);
@@ -636,7 +689,9 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 
 	what = "writing the uid map";
 	if (!l->privileged) {
-		rc = al_sb_write_idmaps(pid, l->host_uid, l->host_gid);
+		/* our own ids are the only ones the kernel lets us map (the
+		 * caller's gid is not its uid for every user) */
+		rc = al_sb_write_idmaps(pid, geteuid(), getegid());
 		if (rc < 0)
 			goto fail_child;
 	}

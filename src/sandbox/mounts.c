@@ -197,7 +197,10 @@ static int add_proc(al_sb_mount_plan *p)
 		"/proc/key-users",   "/proc/latency_stats", "/proc/timer_stats",
 		"/proc/kallsyms",    "/proc/modules",	    "/proc/vmallocinfo",
 		"/proc/slabinfo",    "/proc/pagetypeinfo",  "/proc/config.gz",
-		"/proc/acpi",	     "/proc/scsi"};
+		"/proc/acpi",	     "/proc/scsi",
+		/* host-wide: every process's file locks, other runs' uid
+		 * pool locks among them */
+		"/proc/locks"};
 	for (size_t i = 0; rc == 0 && i < sizeof(masked) / sizeof(masked[0]);
 	     i++)
 		rc = add(p, AL_MOP_MASK, NULL, masked[i], false, false, true);
@@ -226,12 +229,16 @@ int al_sb_mount_plan_build(const al_sb_mount_params *prm,
 	al_sb_tmpfs_opts(opts, sizeof(opts), "1777", prm->tmp_bytes);
 	if (rc == 0)
 		rc = add(p, AL_MOP_TMPFS, opts, "/tmp", true, false, false);
+	/* what the host wrote before the start: views (no host path in
+	 * the run's mount table) */
+	al_sb_mop ro_src = prm->live ? AL_MOP_BIND : AL_MOP_VIEW;
 	if (rc == 0)
-		rc = add(p, AL_MOP_BIND, prm->code_dir, "/code", false, false,
+		rc = add(p, ro_src, prm->code_dir, "/code", false, false,
 			 false);
 	if (rc == 0 && prm->build_dir)
-		rc = add(p, AL_MOP_BIND, prm->build_dir, "/build",
-			 prm->build_rw, false, false);
+		rc = add(p, prm->build_rw ? AL_MOP_BIND : AL_MOP_VIEW,
+			 prm->build_dir, "/build", prm->build_rw, false,
+			 false);
 	if (rc == 0 && prm->inbox_dir && prm->inbox_acks_dir) {
 		rc = add(p, AL_MOP_BIND, prm->inbox_dir, "/inbox", false, false,
 			 false);
@@ -254,8 +261,11 @@ int al_sb_mount_plan_build(const al_sb_mount_params *prm,
 			rc = add(p, AL_MOP_TMPFS, opts, "/workspace", true,
 				 false, false);
 		} else
-			rc = add(p, AL_MOP_BIND, prm->workspace_dir,
-				 "/workspace",
+			rc = add(p,
+				 prm->workspace == AL_WORKSPACE_RW
+					 ? AL_MOP_BIND
+					 : ro_src,
+				 prm->workspace_dir, "/workspace",
 				 prm->workspace == AL_WORKSPACE_RW, false,
 				 false);
 	}
@@ -384,6 +394,39 @@ static int do_bind(const al_sb_mount_op *o)
 	return restrict_bind(o->dst, o->rw, o->dev, o->dev);
 }
 
+/* Overlay needs a second lower layer without an upper one: an empty dir
+ * of the new root beneath where /dev is mounted later, which hides it (a
+ * removed dir would end the views' listings; a mount of its own would
+ * cost an RCU grace period to detach).  The host dir is the first layer,
+ * named "." from inside it, so the options name no host path. */
+#define VIEW_EMPTY "/dev/.view-empty"
+static int do_view(const al_sb_mount_op *o)
+{
+	char src[PATH_MAX];
+	if (snprintf(src, sizeof(src), OLDROOT "%s", o->src) >=
+	    (int)sizeof(src))
+		return -ENAMETOOLONG;
+	struct stat st;
+	if (stat(src, &st) < 0)
+		return o->optional ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return do_bind(o);
+	int rc = mkdir_p(o->dst, 0755);
+	if (rc < 0)
+		return rc;
+	rc = mkdir_p(VIEW_EMPTY, 0555);
+	if (rc < 0)
+		return rc;
+	if (chdir(src) < 0)
+		return -errno;
+	int r = mount("overlay", o->dst, "overlay",
+		      MS_RDONLY | MS_NOSUID | MS_NODEV, "lowerdir=.:" VIEW_EMPTY);
+	if (chdir("/") < 0)
+		return -errno;
+	/* no overlay here (kernel, policy): the bind still isolates */
+	return r == 0 ? 0 : do_bind(o);
+}
+
 static int write_file(const char *dst, const char *content)
 {
 	int rc = parent_dir(dst);
@@ -459,6 +502,8 @@ static int apply_op(const al_sb_mount_op *o)
 		return do_mask(o);
 	case AL_MOP_RDONLY:
 		return do_rdonly(o);
+	case AL_MOP_VIEW:
+		return do_view(o);
 	}
 	return -EINVAL;
 }

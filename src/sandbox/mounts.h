@@ -27,6 +27,11 @@ typedef enum al_sb_mop {
 	AL_MOP_PROC,	/* new proc at dst */
 	AL_MOP_MASK,	/* /dev/null over dst when it exists */
 	AL_MOP_RDONLY,	/* dst bound onto itself read-only, when it exists */
+	/* host dir src read-only at dst as an overlay whose lower layer it
+	 * is: the mount table shows "/" and "lowerdir=.", not the host's
+	 * path; a bind where overlay is refused.  Only for a dir the host
+	 * no longer changes (overlay does not promise to see changes). */
+	AL_MOP_VIEW,
 } al_sb_mop;
 
 typedef struct al_sb_mount_op {
@@ -56,6 +61,9 @@ typedef struct al_sb_mount_params {
 	al_network network;
 	uint64_t tmp_bytes;
 	char *const *extra_roots; /* toolchain roots, NULL-terminated or NULL */
+	/* The host still writes into code_dir and workspace_dir after the
+	 * sandbox starts (a warm member): binds, not AL_MOP_VIEW. */
+	bool live;
 	const char *build_dir;	  /* host RUN/tmp mounted at /build, or NULL */
 	bool build_rw;		  /* the build step writes /build */
 	/* A durable run's inbox: events read-only at /inbox, the program's

@@ -199,7 +199,38 @@ static int add_languages(al_sb_context *ctx, al_facts *f, json_t *absent)
 	return rc;
 }
 
+int al_sb_probe_try_language(al_sb_context *ctx, const char *language)
+{
+	al_toolchain *tc = NULL;
+	if (al_toolchain_observe(language, NULL, ctx->cache_dir, &tc, NULL) <
+	    0) {
+		al_toolchain_free(tc);
+		return -ENOENT;
+	}
+	char *hidden = hidden_reason(tc);
+	int rc = hidden != NULL ? -ENOENT
+	       : al_sb_context_need_filter(ctx, NULL) < 0 ? 0
+							   : run_inside(ctx, tc);
+	free(hidden);
+	al_toolchain_free(tc);
+	return rc;
+}
+
 /* ---- facts ------------------------------------------------------------ */
+
+unsigned al_sb_probe_limits(const al_sb_context *ctx)
+{
+	/* workspace_bytes: /workspace is then a tmpfs of that size (run.c),
+	 * so writing past it is ENOSPC */
+	unsigned l = AL_LIMIT_WALL_MS | AL_LIMIT_OUTPUT_BYTES |
+		     AL_LIMIT_CPU_MS | AL_LIMIT_FILE_BYTES |
+		     AL_LIMIT_OPEN_FILES | AL_LIMIT_WORKSPACE_BYTES;
+	if (ctx->cg.ver[AL_CG_MEMORY] != AL_CG_NONE)
+		l |= AL_LIMIT_MEMORY_BYTES;
+	if (ctx->cg.ver[AL_CG_PIDS] != AL_CG_NONE)
+		l |= AL_LIMIT_PIDS;
+	return l;
+}
 
 static char *mechanism_json(const al_sb_context *ctx, json_t *absent)
 {
@@ -212,8 +243,18 @@ static char *mechanism_json(const al_sb_context *ctx, json_t *absent)
 		al_sb_cgver_name(ctx->cg.ver[AL_CG_PIDS]), "cpu",
 		al_sb_cgver_name(ctx->cg.ver[AL_CG_CPU]), "kill",
 		ctx->cg.v2_kill ? "v2" : "pid_namespace");
+	/* the bounds a run that names no limit still gets (cgroup.c); none
+	 * where the controller has no cgroup */
+	json_t *bounds = json_object();
+	if (bounds && ctx->cg.ver[AL_CG_MEMORY] != AL_CG_NONE)
+		json_object_set_new(bounds, "memory_bytes",
+				    json_integer(AL_SB_DEFAULT_MEMORY_BYTES));
+	if (bounds && ctx->cg.ver[AL_CG_PIDS] != AL_CG_NONE)
+		json_object_set_new(bounds, "pids",
+				    json_integer(AL_SB_DEFAULT_PIDS));
 	json_t *o = json_pack(
-		"{s:s, s:o, s:b, s:i, s:b, s:s, s:s}", "kernel", u.release,
+		"{s:s, s:o, s:o, s:b, s:i, s:b, s:s, s:s}", "kernel", u.release,
+		"default_bounds", bounds,
 		"cgroup", cg, "seccomp", ctx->obs.mech.seccomp, "landlock_abi",
 		ctx->obs.mech.landlock ? ctx->landlock_abi : 0,
 		"user_namespaces", ctx->obs.mech.user_namespaces, "uid_mode",
@@ -265,15 +306,7 @@ int al_sb_probe_facts(al_sb_context *ctx, al_facts **out, al_error **err)
 			.syscalls_restricted = true,
 			.network_restricted = true,
 		};
-		f->limits = AL_LIMIT_WALL_MS | AL_LIMIT_OUTPUT_BYTES |
-			    AL_LIMIT_CPU_MS | AL_LIMIT_FILE_BYTES |
-			    AL_LIMIT_OPEN_FILES | AL_LIMIT_WORKSPACE_BYTES;
-		if (ctx->cg.ver[AL_CG_MEMORY] != AL_CG_NONE)
-			f->limits |= AL_LIMIT_MEMORY_BYTES;
-		if (ctx->cg.ver[AL_CG_PIDS] != AL_CG_NONE)
-			f->limits |= AL_LIMIT_PIDS;
-		/* workspace_bytes: /workspace is then a tmpfs of that size
-		 * (run.c), so writing past it is ENOSPC */
+		f->limits = al_sb_probe_limits(ctx);
 		f->network = (1u << AL_NETWORK_NONE) |
 			     (1u << AL_NETWORK_LOOPBACK);
 		if (ctx->cfg.allow_host_network)

@@ -13,5 +13,10 @@
  * language whose toolchain runs inside a sandbox (cached per toolchain
  * identity; a miss runs it now, compiling ctx's filter if needed). */
 int al_sb_probe_facts(al_sb_context *ctx, al_facts **out, al_error **err);
+/* The AL_LIMIT_* bits ctx can enforce (the facts' limits). */
+unsigned al_sb_probe_limits(const al_sb_context *ctx);
+/* Runs an empty program of language in a real sandbox now (no cache):
+ * 1 when it completed, 0 when not, -ENOENT when no usable toolchain. */
+int al_sb_probe_try_language(al_sb_context *ctx, const char *language);
 
 #endif

@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <seccomp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -71,9 +72,18 @@ static const struct row policy[] = {
 	R("io_uring_setup", EPERM), R("io_uring_enter", EPERM),
 	R("io_uring_register", EPERM), R("fanotify_init", EPERM),
 	R("lookup_dcookie", EPERM), R("syslog", EPERM), R("acct", EPERM),
-	R("quotactl", EPERM), R("vhangup", EPERM), R("iopl", EPERM),
+	R("quotactl", EPERM), R("quotactl_fd", EPERM), R("vhangup", EPERM),
+	R("iopl", EPERM),
 	R("ioperm", EPERM), R("uselib", EPERM), R("ustat", EPERM),
 	R("sysfs", EPERM), R("_sysctl", EPERM), R("nfsservctl", EPERM),
+	/* x86 segment descriptors (old 16-bit code, a history of kernel
+	 * bugs) and NUMA placement (a run's memory on the node it chooses,
+	 * pages of its processes moved): ENOSYS, as on a kernel built
+	 * without them, which is what their callers handle */
+	R("modify_ldt", ENOSYS), R("set_mempolicy", ENOSYS),
+	R("set_mempolicy_home_node", ENOSYS), R("get_mempolicy", ENOSYS),
+	R("mbind", ENOSYS), R("migrate_pages", ENOSYS),
+	R("move_pages", ENOSYS),
 	/* kernel code and machine state */
 	R("kexec_load", EPERM), R("kexec_file_load", EPERM),
 	R("init_module", EPERM), R("finit_module", EPERM),
@@ -130,6 +140,16 @@ const al_sb_rule_info *al_sb_policy_rules(size_t *n)
 	info[k++] = family_rows[1];
 	*n = k;
 	return info;
+}
+
+void al_sb_policy_describe(FILE *m)
+{
+	for (size_t i = 0; i < sizeof(policy) / sizeof(policy[0]); i++)
+		fprintf(m, "rule=%s %d %d %u %llu\n", policy[i].sys,
+			policy[i].err, (int)policy[i].cond, policy[i].arg,
+			(unsigned long long)policy[i].val);
+	for (int fam = 0; fam < AF_MAX; fam++)
+		fprintf(m, "family=%d %d\n", fam, (int)family_allowed(fam));
 }
 
 static int add_row(scmp_filter_ctx ctx, const struct row *r)

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <linux/filter.h>
 
 #include <airlock/error.h>
@@ -37,5 +38,8 @@ typedef struct al_sb_rule_info {
 
 /* The policy table as data; n set to its length. */
 const al_sb_rule_info *al_sb_policy_rules(size_t *n);
+/* Writes the policy table, every field of every row, to m: part of the
+ * compiled filter's cache key (filter_cache.h). */
+void al_sb_policy_describe(FILE *m);
 
 #endif

@@ -206,6 +206,7 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 		.extra_roots = tc->extra_roots,
 		.inbox_dir = m->inbox_dir,
 		.inbox_acks_dir = m->acks_dir,
+		.live = true, /* its code and inputs come at go */
 	};
 	rc = al_sb_mount_plan_build(&mp, &plan, err);
 	if (rc < 0)

@@ -26,6 +26,11 @@ def facts():
 def need(language=None, limit=None, network=None):
     f = facts()
     if not f.get("available"):
+        # scripts/run-unprivileged.sh: the configuration under test must
+        # run the sandbox, so its absence fails instead of skipping.
+        if os.environ.get("AIRLOCK_REQUIRE_SANDBOX") == "1":
+            pytest.fail("sandbox unavailable: %s" %
+                        f.get("unavailable_reason"))
         pytest.skip("sandbox unavailable: %s" % f.get("unavailable_reason"))
     if language and language not in [l["language"] for l in f["languages"]]:
         pytest.skip("sandbox facts list no %s toolchain" % language)
@@ -33,6 +38,16 @@ def need(language=None, limit=None, network=None):
         pytest.skip("sandbox facts do not list limit %s" % limit)
     if network and network not in f["network"]:
         pytest.skip("sandbox facts do not offer network %s" % network)
+
+
+def need_default_bound(limit):
+    """Skips unless the facts say a run naming no `limit` is still bounded
+    (there is no such bound without a cgroup for it, e.g. unprivileged)."""
+    need()
+    bounds = facts()["mechanism"].get("default_bounds", {})
+    if limit not in bounds:
+        pytest.skip("sandbox facts give no default %s bound "
+                    "(mechanism.default_bounds: %s)" % (limit, bounds))
 
 
 # This session's own range of per-run host uids, so that checks for
