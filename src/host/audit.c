@@ -6,6 +6,7 @@
  * SQLite's write lock (BEGIN IMMEDIATE) before reading the chain's head, so
  * two processes sharing a state directory cannot fork the chain. */
 #include "host/audit.h"
+#include "bundle/digest.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -19,20 +20,26 @@
 static const char zero_hash[65] =
 	"0000000000000000000000000000000000000000000000000000000000000000";
 
+/* Streamed over its two parts (al_digest, no heap): hashing cannot fail,
+ * so no record is ever committed with a hash that does not verify. */
 static void chain_hash(const char *prev, const char *record, char out[65])
 {
-	size_t pl = strlen(prev), rl = strlen(record);
-	char *buf = malloc(pl + rl + 1);
-	if (!buf) {
-		/* Cannot hash: an impossible value that never verifies. */
-		memset(out, 'x', 64);
-		out[64] = '\0';
-		return;
-	}
-	memcpy(buf, prev, pl + 1);
-	memcpy(buf + pl, record, rl + 1);
-	al_sha256_hex(buf, pl + rl, out);
-	free(buf);
+	al_digest d;
+	(void)al_digest_init(&d);
+	(void)al_digest_update(&d, prev, strlen(prev));
+	(void)al_digest_update(&d, record, strlen(record));
+	(void)al_digest_final(&d, out);
+}
+
+/* json_dumps can return a text with parts left out when an allocation
+ * fails part way (jansson 2.14 drops a key): a record is committed only
+ * when its text reads back as the record itself. */
+static bool text_is(const char *text, const json_t *record)
+{
+	json_t *back = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+	bool same = back != NULL && json_equal(back, record);
+	json_decref(back);
+	return same;
 }
 
 static int exec_sql(sqlite3 *db, const char *sql)
@@ -80,7 +87,8 @@ int al_audit_append(al_db *d, json_t *record, bool full, al_error **err)
 	al_format_time_ms(al_now_ms(), when, sizeof(when));
 	if (json_object_set_new(record, "seq", json_integer(seq)) < 0 ||
 	    json_object_set_new(record, "time", json_string(when)) < 0 ||
-	    !(text = json_dumps(record, JSON_COMPACT | JSON_SORT_KEYS))) {
+	    !(text = json_dumps(record, JSON_COMPACT | JSON_SORT_KEYS)) ||
+	    !text_is(text, record)) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -105,7 +113,10 @@ int al_audit_append(al_db *d, json_t *record, bool full, al_error **err)
 	}
 	in_tx = false;
 out:
-	if (rc < 0)
+	if (rc == -ENOMEM)
+		al_error_set(err, AL_ERR_INTERNAL, ENOMEM, "audit_refused",
+			     "audit write failed: out of memory");
+	else if (rc < 0)
 		al_error_set(err, AL_ERR_IO, -rc, "audit_refused",
 			     "audit write failed: %s", sqlite3_errmsg(d->db));
 	sqlite3_finalize(st);
