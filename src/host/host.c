@@ -347,7 +347,18 @@ static void *worker_main(void *arg)
 		.manifest = x->manifest,
 		.artifact_dir = x->store.path,
 	};
-	int rc = x->ref->ops->execute(x->ref->handle, &ex, x->res, NULL);
+	al_error *perr = NULL;
+	int rc = x->ref->ops->execute(x->ref->handle, &ex, x->res, &perr);
+	if (rc < 0) {
+		/* The caller sees provider_error; the provider's own message
+		 * (which may name what a caller must not see) goes to the
+		 * operator's log only. */
+		char *q = al_log_quote(al_error_get_message(perr), 2048);
+		fprintf(stderr, "airlock: run %s: the provider %s failed: %s\n",
+			x->run_id, x->ref->ops->id, q ? q : "(out of memory)");
+		free(q);
+	}
+	al_error_free(perr);
 	uint64_t one = 1;
 	pthread_mutex_lock(&x->lock);
 	x->exec_rc = rc;

@@ -909,12 +909,37 @@ static void ensure_tree_gone(al_drun *r)
 			r->run_id);
 }
 
+/* Longest provider message copied to the daemon's log. */
+#define PROVIDER_MSG_MAX 2048
+
+/* The provider's own message for a failure (RUN/provider_error.json,
+ * written by the supervisor) goes to the operator's log, never to the
+ * API's answer. */
+static void log_provider_error(al_drun *r)
+{
+	json_t *o = NULL;
+	if (al_dfile_read_json(r->dirfd, AL_RF_PROVIDER_ERROR, AL_RF_MAX_SMALL,
+			       &o) < 0)
+		return;
+	const char *call = json_string_value(json_object_get(o, "call"));
+	const char *msg = json_string_value(json_object_get(o, "message"));
+	char *q = al_log_quote(msg != NULL ? msg : "", PROVIDER_MSG_MAX);
+	fprintf(stderr, "airlockd: run %s: the provider %s failed in %s: %s\n",
+		r->run_id, r->rec.provider != NULL ? r->rec.provider : "?",
+		call != NULL && strcmp(call, "ensure") == 0 ? "ensure"
+							    : "execute",
+		q != NULL ? q : "(out of memory)");
+	free(q);
+	json_decref(o);
+}
+
 int al_drun_collect(al_drun *r, al_result **res)
 {
 	char *text = NULL;
 	size_t len = 0;
 	*res = NULL;
 	ensure_tree_gone(r);
+	log_provider_error(r);
 	int rc = al_dfile_read(r->dirfd, AL_RF_RESULT, AL_RF_MAX_RECORD, &text,
 			       &len);
 	if (rc == -ENOENT)

@@ -27,6 +27,7 @@
 #define AL_RF_FINISHING "finishing"
 #define AL_RF_FINAL "final.json"
 #define AL_RF_LOG "supervisor.log"
+#define AL_RF_PROVIDER_ERROR "provider_error.json"
 #define AL_RF_INBOX "inbox"
 #define AL_RF_ACKS "acks"
 #define AL_RF_WORK "work"

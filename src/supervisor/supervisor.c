@@ -61,6 +61,7 @@ typedef struct sup {
 	/* Written by the executing thread, read after done_fd fires. */
 	al_result *res;
 	int exec_rc;
+	al_error *exec_err;
 	int done_fd;
 } sup;
 
@@ -103,7 +104,7 @@ static void *exec_main(void *arg)
 		.manifest = s->manifest,
 		.artifact_dir = s->store.path,
 	};
-	s->exec_rc = s->ops->execute(s->handle, &ex, s->res, NULL);
+	s->exec_rc = s->ops->execute(s->handle, &ex, s->res, &s->exec_err);
 	uint64_t one = 1;
 	if (write(s->done_fd, &one, sizeof(one)) < 0) {
 		/* the main loop then waits out the deadline */
@@ -194,6 +195,26 @@ static al_result *refusal(const sup *s, const char *reason)
 		return NULL;
 	}
 	return r;
+}
+
+/* The provider's own message for its failure goes to RUN/provider_error
+ * (the daemon copies it to its log with the run id); the result says only
+ * provider_error or sandbox_unavailable, since a provider's message may
+ * hold what a caller must not see (paths, a remote's answer). */
+static void provider_failed(const sup *s, const char *what,
+			    const al_error *err)
+{
+	const char *msg = al_error_get_message(err);
+	json_t *o = json_pack("{s:s, s:s, s:s}", "provider", s->rec.provider,
+			      "call", what, "message",
+			      msg != NULL && msg[0] ? msg : "(no message)");
+	int rc = o == NULL ? -ENOMEM
+			   : al_dfile_write_json_how(s->dirfd, AL_RF_PROVIDER_ERROR,
+						     o, 0600, AL_DF_ATOMIC);
+	json_decref(o);
+	say(s, "the provider's %s failed%s", what,
+	    rc < 0 ? " (its message could not be recorded)"
+		   : " (its message: " AL_RF_PROVIDER_ERROR ")");
 }
 
 /* The run's own deadline passed: a timeout, as the host reports its own
@@ -338,6 +359,7 @@ static void sup_clear(sup *s)
 		say(s, "%s", "the provider handle did not release");
 	al_outlog_close(&s->out);
 	al_result_free(s->res);
+	al_error_free(s->exec_err);
 	al_cancel_free(s->cancel);
 	if (s->done_fd >= 0)
 		close(s->done_fd);
@@ -400,9 +422,14 @@ static const char *prepare(sup *s, const char *state_dir, int secrets_fd)
 		why = "start_failed";
 	else if (s->ops == NULL || strcmp(s->ops->id, provider) != 0)
 		why = "start_failed";
-	else if (s->handle == NULL &&
-		 s->ops->ensure(s->rec.config, &s->handle, NULL) < 0)
-		why = "sandbox_unavailable";
+	else if (s->handle == NULL) {
+		al_error *err = NULL;
+		if (s->ops->ensure(s->rec.config, &s->handle, &err) < 0) {
+			provider_failed(s, "ensure", err);
+			why = "sandbox_unavailable";
+		}
+		al_error_free(err);
+	}
 	if (why == NULL && s->req->grant.streaming &&
 	    (rc = al_outlog_open(s->dirfd, s->req->limits.output_bytes,
 				 &s->out)) < 0)
@@ -491,7 +518,7 @@ static int run_one(const char *state_dir, const char *run_id,
 	pthread_join(tid, NULL);
 	if (s.exec_rc < 0) {
 		/* A provider bug: its result is not trusted. */
-		say(&s, "%s", "the provider reported an error");
+		provider_failed(&s, "execute", s.exec_err);
 		al_result_free(s.res);
 		s.res = refusal(&s, "provider_error");
 		if (s.res == NULL)
