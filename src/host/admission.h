@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include <airlock/host.h>
 
 typedef struct al_admission al_admission;
@@ -118,5 +120,13 @@ void al_admission_free(al_admission *adm);
 /* 1 when the audit trail holds `event` for run_id, 0 when not, negative
  * errno when it cannot be read. */
 int al_host_audit_has(al_host *h, const char *run_id, const char *event);
+/* Recovery (docs/durability.md): the run.started records that have no
+ * run.finished, as a JSON array (caller decrefs). */
+int al_host_audit_open_starts(al_host *h, json_t **starts, al_error **err);
+/* Closes one of them with a run.finished of this outcome and reason;
+ * detail says why the daemon made it. */
+int al_host_audit_close_start(al_host *h, const json_t *start,
+			      const char *outcome, const char *reason,
+			      const char *detail, al_error **err);
 
 #endif

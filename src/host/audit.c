@@ -150,6 +150,84 @@ out:
 	return rc;
 }
 
+int al_audit_open_starts(al_db *d, json_t **starts, al_error **err)
+{
+	sqlite3_stmt *st = NULL;
+	json_t *arr = json_array();
+	int rc = 0;
+
+	*starts = NULL;
+	if (arr == NULL)
+		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				    "out of memory");
+	pthread_mutex_lock(&d->lock);
+	/* One pass over the trail: each run's first start or finish, kept
+	 * when the run has no finish. */
+	if (sqlite3_prepare_v2(
+		    d->db,
+		    "SELECT record FROM audit WHERE seq IN (SELECT min(seq) "
+		    "FROM audit WHERE json_extract(record, '$.event') IN "
+		    "('run.started', 'run.finished') GROUP BY "
+		    "json_extract(record, '$.run_id') HAVING "
+		    "sum(json_extract(record, '$.event') = 'run.finished') = 0)"
+		    " ORDER BY seq",
+		    -1, &st, NULL) != SQLITE_OK) {
+		rc = -EIO;
+		goto out;
+	}
+	int step;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *rec = (const char *)sqlite3_column_text(st, 0);
+		json_t *j = rec ? json_loads(rec, 0, NULL) : NULL;
+		/* An unreadable row names no run to close: verify reports
+		 * it. */
+		if (json_is_string(json_object_get(j, "run_id")) &&
+		    json_array_append(arr, j) < 0)
+			rc = -ENOMEM;
+		json_decref(j);
+		if (rc < 0)
+			goto out;
+	}
+	if (step != SQLITE_DONE)
+		rc = -EIO;
+out:
+	if (rc < 0)
+		al_error_set(err, rc == -ENOMEM ? AL_ERR_INTERNAL : AL_ERR_IO,
+			     -rc, "audit", "cannot read the audit trail: %s",
+			     rc == -ENOMEM ? "out of memory"
+					   : sqlite3_errmsg(d->db));
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&d->lock);
+	if (rc < 0)
+		json_decref(arr);
+	else
+		*starts = arr;
+	return rc;
+}
+
+int al_audit_close_start(al_db *d, const json_t *start, const char *outcome,
+			 const char *reason, const char *detail,
+			 al_error **err)
+{
+	json_t *rec = json_deep_copy(start);
+	int rc = -ENOMEM;
+	if (rec != NULL && json_object_del(rec, "seq") == 0 &&
+	    json_object_del(rec, "time") == 0 &&
+	    json_object_set_new(rec, "event", json_string("run.finished")) ==
+		    0 &&
+	    json_object_set_new(rec, "outcome", json_string(outcome)) == 0 &&
+	    json_object_set_new(rec, "reason",
+				reason ? json_string(reason) : json_null()) ==
+		    0 &&
+	    json_object_set_new(rec, "detail", json_string(detail)) == 0)
+		rc = al_audit_append(d, rec, true, err);
+	else
+		al_error_set(err, AL_ERR_INTERNAL, ENOMEM, "audit_refused",
+			     "out of memory");
+	json_decref(rec);
+	return rc;
+}
+
 static int verify_fail(al_error **err, int64_t seq, const char *what)
 {
 	return al_error_set(err, AL_ERR_IO, EBADMSG, "audit_chain_broken",

@@ -1200,6 +1200,22 @@ int al_host_audit_has(al_host *h, const char *run_id, const char *event)
 	return al_audit_has_event(h->db, run_id, event);
 }
 
+int al_host_audit_open_starts(al_host *h, json_t **starts, al_error **err)
+{
+	return al_audit_open_starts(h->db, starts, err);
+}
+
+int al_host_audit_close_start(al_host *h, const json_t *start,
+			      const char *outcome, const char *reason,
+			      const char *detail, al_error **err)
+{
+	int rc = al_audit_close_start(h->db, start, outcome, reason, detail,
+				      err);
+	if (rc < 0)
+		al_metrics_audit_failure(h->metrics);
+	return rc;
+}
+
 /* ---- interrupt, capabilities, metrics ------------------------------- */
 
 int al_host_interrupt(al_host *h, const al_host_context *ctx,

@@ -221,6 +221,7 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 	char run_id[40];
 
 	snprintf(run_id, sizeof(run_id), "%s", spec.run_id);
+	al_fault_point("before_persist");
 	/* An idle supervisor ready for it (docs/durability.md). */
 	bool warm = false;
 	if (svc->idle_sups != NULL)
@@ -418,6 +419,87 @@ static int adopt(al_service *svc, al_srv_gen *gen, al_drun *dr)
 	return 0;
 }
 
+/* Closes one audited start without an end, if it should be: 1 closed,
+ * 0 left open (its run is still going and will end on its own), <0 on
+ * failure. */
+static int close_start(al_service *svc, al_host *host, const json_t *start)
+{
+	const char *id = json_string_value(json_object_get(start, "run_id"));
+	const char *outcome = "unavailable", *reason = "lost";
+	const char *detail = "not_persisted";
+	al_result *fr = NULL;
+	al_drun *dr = NULL;
+	al_error *err = NULL;
+	char *final = NULL;
+	int rc = 0;
+
+	if (id == NULL || al_durable_run_held(svc->durable, id))
+		return 0; /* a live process (an `airlock run`) holds it */
+	int orc = al_run_id_valid(id) ? al_durable_open_run(svc->durable, id,
+							    &dr)
+				      : -ENOENT;
+	if (orc == 0) {
+		/* Under the run's lock: one that has no final result yet is
+		 * still going (adopted) and its own finishing audits it;
+		 * one finished since the audit was read is left alone. */
+		if (al_drun_read_final(dr, &final) < 0 ||
+		    al_result_from_json(final, strlen(final), &fr, NULL) < 0 ||
+		    al_host_audit_has(host, id, "run.finished") != 0)
+			goto out;
+		outcome = al_outcome_name(fr->outcome);
+		reason = fr->reason;
+		detail = "finished_unaudited";
+	} else if (orc != -ENOENT) {
+		rc = orc;
+		goto out;
+	}
+	/* No run directory: the daemon that audited the start ended
+	 * before it persisted the run, so nothing was launched. */
+	rc = al_host_audit_close_start(host, start, outcome, reason, detail,
+				       &err);
+	if (rc < 0)
+		fprintf(stderr, "airlockd: run %s: cannot close its audited "
+				"start: %s\n",
+			id, al_error_get_message(err));
+	else
+		rc = 1;
+out:
+	al_error_free(err);
+	al_result_free(fr);
+	free(final);
+	if (dr != NULL) {
+		al_drun_unlock(dr);
+		al_drun_free(dr);
+	}
+	return rc;
+}
+
+/* Every audited start gets exactly one terminal record
+ * (docs/durability.md, "Recovery"), so the trail never shows a run
+ * without an end. */
+static void close_open_starts(al_service *svc, al_srv_gen *gen)
+{
+	json_t *starts = NULL, *start;
+	al_error *err = NULL;
+	unsigned closed = 0;
+	size_t i;
+	if (al_host_audit_open_starts(gen->host, &starts, &err) < 0) {
+		fprintf(stderr, "airlockd: cannot look for audited runs "
+				"without an end: %s\n",
+			al_error_get_message(err));
+		al_error_free(err);
+		return;
+	}
+	json_array_foreach(starts, i, start)
+		if (close_start(svc, gen->host, start) == 1)
+			closed++;
+	if (closed > 0)
+		fprintf(stderr, "airlockd: closed %u audited run(s) that had "
+				"no end (unavailable / lost)\n",
+			closed);
+	json_decref(starts);
+}
+
 int al_service_recover(al_service *svc)
 {
 	al_srv_gen *gen = al_service_gen_get(svc);
@@ -467,6 +549,7 @@ int al_service_recover(al_service *svc)
 		al_drun_free(dr);
 	}
 	al_strv_free(ids, n);
+	close_open_starts(svc, gen);
 	al_service_gen_put(svc, gen);
 	if (n > 0)
 		fprintf(stderr,

@@ -25,6 +25,7 @@
 #include <airlock/json.h>
 
 #include "core/util.h"
+#include "proc/artifacts.h"
 #include "proc/rundir.h"
 #include "proc/shepherd.h"
 #include "supervisor/dfile.h"
@@ -1211,6 +1212,28 @@ static void write_lost(al_drun *r)
 			r->run_id);
 	free(json);
 	al_result_free(res);
+}
+
+int al_durable_open_run(al_durable *d, const char *run_id, al_drun **out)
+{
+	al_drun *r = drun_new(d, run_id);
+	int rc;
+	*out = NULL;
+	if (r == NULL)
+		return -ENOMEM;
+	if ((rc = al_run_dir_open(d->runs_fd, run_id, false, &r->dirfd)) < 0 ||
+	    (rc = al_drun_lock(r)) < 0) {
+		al_drun_free(r);
+		return rc;
+	}
+	r->ended = true;
+	*out = r;
+	return 0;
+}
+
+bool al_durable_run_held(al_durable *d, const char *run_id)
+{
+	return al_artifacts_live(d->state_dir, run_id);
 }
 
 int al_durable_recover(al_durable *d, const char *run_id, al_drun **out,

@@ -147,6 +147,12 @@ typedef enum al_recovered {
 
 /* The run ids under STATE_DIR/runs (caller frees with al_strv_free). */
 int al_durable_list(al_durable *d, char ***ids, size_t *n);
+/* The run's directory, locked (closing an audited start at recovery):
+ * -ENOENT when the run has none. */
+int al_durable_open_run(al_durable *d, const char *run_id, al_drun **out);
+/* true while a live process (a supervisor, an `airlock run`) holds the
+ * run's artifact store. */
+bool al_durable_run_held(al_durable *d, const char *run_id);
 /* Classifies one run (under its lock) and, for a live one, adopts it. */
 int al_durable_recover(al_durable *d, const char *run_id, al_drun **out,
 		       al_recovered *kind);
