@@ -106,6 +106,11 @@ typedef struct al_finish_options {
 	bool as_final;
 	/* run.finished is already in the audit trail. */
 	bool skip_audit;
+	/* When run.finished cannot be written (a full disk): called before
+	 * each retry with the attempt (0 first); 0 retries, negative gives
+	 * up (the run is finished without it).  NULL: no retry. */
+	int (*audit_retry)(void *ctx, unsigned attempt);
+	void *audit_retry_ctx;
 } al_finish_options;
 
 /* Step 11 for a result produced elsewhere; takes res (may be NULL) and

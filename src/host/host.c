@@ -170,6 +170,9 @@ typedef struct run_state {
 	bool claimed;	 /* the idempotency key is held */
 	bool called;	 /* a provider was (or may have been) called */
 	bool slot_held;
+	/* al_finish_options' retry of run.finished (NULL: none). */
+	int (*audit_retry)(void *ctx, unsigned attempt);
+	void *audit_retry_ctx;
 	/* Owned by an admission: */
 	al_host_context own_ctx;
 	char *own_tenant, *own_principal, *own_provider;
@@ -707,9 +710,12 @@ static int after_execution(run_state *rs, int rc, bool skip_audit)
 	if (rc == 0 && !rs->res->provider)
 		rs->res->provider = al_facts_dup(rs->own_facts ? rs->own_facts
 							       : rs->sel.facts);
-	if (!skip_audit)
-		(void)audit_write(rs, "run.finished",
-				  h->cfg->audit_finished_full);
+	for (unsigned attempt = 0; !skip_audit; attempt++)
+		if (audit_write(rs, "run.finished",
+				h->cfg->audit_finished_full) == 0 ||
+		    !rs->audit_retry ||
+		    rs->audit_retry(rs->audit_retry_ctx, attempt) < 0)
+			break;
 	settle_claim(rs, rc);
 	return rc;
 }
@@ -1157,6 +1163,8 @@ int al_host_finish(al_host *h, al_admission *adm, al_result *res,
 	(void)h;
 	*out = NULL;
 	rs->called = o->launched;
+	rs->audit_retry = o->audit_retry;
+	rs->audit_retry_ctx = o->audit_retry_ctx;
 	al_secrets_env_free(rs->host_env, rs->n_host_env);
 	rs->host_env = NULL;
 	rs->n_host_env = 0;

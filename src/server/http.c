@@ -407,11 +407,13 @@ static enum MHD_Result health(al_service *svc, struct MHD_Connection *conn)
 	}
 	al_service_gen_put(svc, gen);
 	bool ready = storage && provider && !draining;
-	json_t *o = json_pack("{s:s, s:b, s:b, s:{s:b, s:b, s:b}}", "status",
-			      ready ? "ok" : "unavailable", "live", 1, "ready",
-			      ready, "checks", "storage_writable", storage,
-			      "provider_available", provider, "accepting_runs",
-			      !draining);
+	json_t *o = json_pack("{s:s, s:b, s:b, s:{s:b, s:b, s:b}, s:I}",
+			      "status", ready ? "ok" : "unavailable", "live", 1,
+			      "ready", ready, "checks", "storage_writable",
+			      storage, "provider_available", provider,
+			      "accepting_runs", !draining, "records_pending",
+			      (json_int_t)al_srv_metrics_pending_count(
+				      svc->metrics));
 	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	return al_http_json(svc, conn, ready ? 200 : 503, text);

@@ -9,6 +9,10 @@ typedef struct al_srv_metrics al_srv_metrics;
 al_srv_metrics *al_srv_metrics_new(void);
 void al_srv_metrics_free(al_srv_metrics *m);
 void al_srv_metrics_http(al_srv_metrics *m, unsigned status);
+/* Results known but not yet durably recorded (a full disk): delta +1
+ * when one starts waiting, -1 when it is recorded or given up. */
+void al_srv_metrics_pending(al_srv_metrics *m, int delta);
+unsigned al_srv_metrics_pending_count(al_srv_metrics *m);
 /* Prometheus text exposition.  runs_active: runs not yet finished.
  * idle: the idle supervisors' figures (NULL: none).
  * host_text: the host's own metrics text appended as is (may be NULL).

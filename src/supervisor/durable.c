@@ -956,6 +956,12 @@ int al_drun_collect(al_drun *r, al_result **res)
 	return rc;
 }
 
+bool al_drun_result_pending(al_drun *r)
+{
+	return al_dfile_exists(r->dirfd, AL_RF_PENDING) &&
+	       !al_dfile_exists(r->dirfd, AL_RF_RESULT);
+}
+
 int al_drun_acked(al_drun *r, al_result *res)
 {
 	for (size_t i = 0; i < res->n_inbox_acked; i++)
@@ -1005,6 +1011,9 @@ void al_drun_cleanup(al_drun *r)
 		fprintf(stderr, "airlockd: run %s: cannot drop its request\n",
 			r->run_id);
 	al_remove_tree_at(r->dirfd, AL_RF_WORK);
+	/* What a supervisor killed while holding its result left. */
+	unlinkat(r->dirfd, AL_RF_RESERVE, 0);
+	unlinkat(r->dirfd, AL_RF_PENDING, 0);
 	if (r->rec.cgroup != NULL && al_runcg_populated(r->rec.cgroup) == 0 &&
 	    al_runcg_remove(r->rec.cgroup) < 0)
 		fprintf(stderr, "airlockd: run %s: cannot remove its cgroup\n",

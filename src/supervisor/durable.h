@@ -105,6 +105,10 @@ int al_drun_kill(al_drun *r);
  * the result is recorded, -ENOSPC inbox full. */
 int al_drun_deliver(al_drun *r, const char *id, const char *event_json);
 
+/* true while the supervisor holds a result the disk had no room for
+ * (RUN/result.pending, no result.json yet): the outcome is known, the
+ * run must be neither killed nor called lost. */
+bool al_drun_result_pending(al_drun *r);
 /* Once the supervisor ended: makes sure nothing of its tree is left, then
  * reads its recorded result (*res NULL when it recorded none). */
 int al_drun_collect(al_drun *r, al_result **res);

@@ -24,6 +24,10 @@
 #define AL_RF_CONTROL "control.json"
 #define AL_RF_OUTPUT "output"
 #define AL_RF_RESULT "result.json"
+/* The supervisor holds a result it cannot write yet (a full disk). */
+#define AL_RF_PENDING "result.pending"
+/* result.json's space, taken before the run starts. */
+#define AL_RF_RESERVE ".result.reserve"
 #define AL_RF_FINISHING "finishing"
 #define AL_RF_FINAL "final.json"
 #define AL_RF_LOG "supervisor.log"

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -39,6 +40,14 @@
  * run's cgroup. */
 #define OVERDUE_MS (AL_DEFAULT_GRACE_MS + 3000)
 #define MAX_SECRETS_BYTES (4u * 1024u * 1024u)
+/* result.json's space taken before the run (a result with the output of
+ * a typical run fits); a larger one waits in memory when the disk is
+ * full. */
+#define RESULT_RESERVE_BYTES (64u * 1024u)
+/* Retries of a result the disk has no room for: 100 ms, doubling to 5 s,
+ * for as long as this process lives. */
+#define RETRY_FIRST_MS 100
+#define RETRY_MAX_MS 5000
 
 typedef struct sup {
 	const char *run_id;
@@ -58,6 +67,7 @@ typedef struct sup {
 	al_bundle *bundle;
 	al_manifest *manifest;
 	al_artifact_store store;
+	al_dfile_reserve reserve;
 	/* Written by the executing thread, read after done_fd fires. */
 	al_result *res;
 	int exec_rc;
@@ -229,8 +239,9 @@ static void as_timed_out(al_result *r)
 }
 
 /* Under the run's lock: the acknowledged events, then result.json
- * atomically.  Never replaces a result already recorded. */
-static int record(sup *s, al_result *res)
+ * atomically (into the space reserved for it when the disk is full).
+ * Never replaces a result already recorded. */
+static int record_once(sup *s, al_result *res)
 {
 	int lock = al_dfile_lock_dir(s->dirfd);
 	int rc = lock < 0 ? lock : 0;
@@ -247,10 +258,50 @@ static int record(sup *s, al_result *res)
 		rc = json == NULL ? -ENOMEM
 				  : al_dfile_write(s->dirfd, AL_RF_RESULT, json,
 						   strlen(json), 0600);
+		if (al_dfile_no_space(rc) && s->reserve.fd >= 0 &&
+		    strlen(json) <= s->reserve.size)
+			rc = al_dfile_reserve_commit(s->dirfd, &s->reserve,
+						     AL_RF_RESULT, json,
+						     strlen(json));
 	}
 	if (lock >= 0)
 		close(lock);
 	free(json);
+	return rc;
+}
+
+/* The result, recorded.  When the disk has no room for it, it is kept
+ * here and retried (the lock is not held in between) while
+ * RUN/result.pending tells the daemon the outcome is known and on its
+ * way: the daemon neither kills this process nor calls the run lost. */
+static int record(sup *s, al_result *res)
+{
+	int rc, delay = RETRY_FIRST_MS;
+	bool pending = false;
+	while (al_dfile_no_space(rc = record_once(s, res))) {
+		if (!pending) {
+			say(s, "cannot record the result: %s; kept in memory, "
+			       "retrying",
+			    strerror(-rc));
+			/* The reserve is too small for it: its space may
+			 * as well serve the retry. */
+			al_dfile_reserve_drop(s->dirfd, &s->reserve);
+			int pr = al_dfile_touch(s->dirfd, AL_RF_PENDING);
+			if (pr < 0)
+				say(s, "cannot mark the result pending: %s",
+				    strerror(-pr));
+			pending = true;
+		}
+		struct timespec ts = {delay / 1000,
+				      (long)(delay % 1000) * 1000000L};
+		nanosleep(&ts, NULL);
+		delay = delay * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : delay * 2;
+	}
+	if (pending) {
+		unlinkat(s->dirfd, AL_RF_PENDING, 0);
+		if (rc == 0)
+			say(s, "%s", "the result is recorded");
+	}
 	if (rc < 0)
 		say(s, "cannot record the result: %s", strerror(-rc));
 	return rc;
@@ -370,6 +421,8 @@ static void sup_clear(sup *s)
 	al_manifest_free(s->manifest);
 	al_bundle_free(s->bundle);
 	al_artifacts_close(&s->store);
+	if (s->dirfd >= 0)
+		al_dfile_reserve_drop(s->dirfd, &s->reserve);
 	free(s->run_dir);
 	free(s->inbox);
 	free(s->acks);
@@ -459,7 +512,7 @@ static int run_one(const char *state_dir, const char *run_id,
 {
 	sup s = {.run_id = run_id, .dirfd = -1, .done_fd = -1,
 		 .out = {.fd = -1}, .store = {.dirfd = -1},
-		 .ops = ops, .handle = handle};
+		 .reserve = {.fd = -1}, .ops = ops, .handle = handle};
 	int runs_fd = -1, sig_fd = -1, rc = 1;
 	bool deadline_hit = false;
 	sigset_t set;
@@ -495,6 +548,11 @@ static int run_one(const char *state_dir, const char *run_id,
 		al_result_free(r);
 		goto out;
 	}
+	/* The result's space, before anything can fill the disk. */
+	int rr = al_dfile_reserve_open(s.dirfd, AL_RF_RESERVE,
+				       RESULT_RESERVE_BYTES, &s.reserve);
+	if (rr < 0)
+		say(&s, "cannot reserve the result's space: %s", strerror(-rr));
 	/* A request written before this process was listening. */
 	if (al_dfile_exists(s.dirfd, AL_RF_CONTROL))
 		on_doorbell(&s);
