@@ -239,7 +239,7 @@ static void as_timed_out(al_result *r)
 }
 
 /* Under the run's lock: the acknowledged events, then result.json
- * atomically (into the space reserved for it when the disk is full).
+ * atomically and durably (into the space reserved for it when it fits).
  * Never replaces a result already recorded. */
 static int record_once(sup *s, al_result *res)
 {
@@ -255,14 +255,17 @@ static int record_once(sup *s, al_result *res)
 			say(s, "cannot list the inbox acknowledgements: %s",
 			    strerror(-ar));
 		json = al_result_to_json(res, 0);
-		rc = json == NULL ? -ENOMEM
-				  : al_dfile_write(s->dirfd, AL_RF_RESULT, json,
-						   strlen(json), 0600);
-		if (al_dfile_no_space(rc) && s->reserve.fd >= 0 &&
-		    strlen(json) <= s->reserve.size)
+		size_t len = json != NULL ? strlen(json) : 0;
+		/* The reserve is the record's own temp file: a result that
+		 * fits costs no second file, full disk or not. */
+		if (json == NULL)
+			rc = -ENOMEM;
+		else if (s->reserve.fd >= 0 && len <= s->reserve.size)
 			rc = al_dfile_reserve_commit(s->dirfd, &s->reserve,
-						     AL_RF_RESULT, json,
-						     strlen(json));
+						     AL_RF_RESULT, json, len);
+		else
+			rc = al_dfile_write(s->dirfd, AL_RF_RESULT, json, len,
+					    0600);
 	}
 	if (lock >= 0)
 		close(lock);
