@@ -537,8 +537,9 @@ static int close_start(al_service *svc, al_host *host, const json_t *start)
 		rc = orc;
 		goto out;
 	}
-	/* No run directory: the daemon that audited the start ended
-	 * before it persisted the run, so nothing was launched. */
+	/* No run directory (the daemon that audited the start ended
+	 * before it persisted the run: nothing was launched), or a final
+	 * result that was never audited. */
 	rc = al_host_audit_close_start(host, start, outcome, reason, detail,
 				       &err);
 	if (rc < 0)

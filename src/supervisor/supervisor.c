@@ -249,6 +249,10 @@ static int record_once(sup *s, al_result *res)
 	if (rc == 0 && al_dfile_exists(s->dirfd, AL_RF_RESULT))
 		rc = -EEXIST;
 	if (rc == 0) {
+		/* Listed afresh at each attempt. */
+		for (size_t i = 0; i < res->n_inbox_acked; i++)
+			free(res->inbox_acked[i]);
+		free(res->inbox_acked);
 		int ar = al_inbox_acked(s->dirfd, &res->inbox_acked,
 					&res->n_inbox_acked);
 		if (ar < 0)
@@ -286,8 +290,8 @@ static int record(sup *s, al_result *res)
 			say(s, "cannot record the result: %s; kept in memory, "
 			       "retrying",
 			    strerror(-rc));
-			/* The reserve is too small for it: its space may
-			 * as well serve the retry. */
+			/* The reserve did not take it (too small): its
+			 * space may as well serve the retry. */
 			al_dfile_reserve_drop(s->dirfd, &s->reserve);
 			int pr = al_dfile_touch(s->dirfd, AL_RF_PENDING);
 			if (pr < 0)
