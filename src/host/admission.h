@@ -126,8 +126,11 @@ void al_admission_free(al_admission *adm);
  * errno when it cannot be read. */
 int al_host_audit_has(al_host *h, const char *run_id, const char *event);
 /* Recovery (docs/durability.md): the run.started records that have no
- * run.finished, as a JSON array (caller decrefs). */
-int al_host_audit_open_starts(al_host *h, json_t **starts, al_error **err);
+ * run.finished, as a JSON array (caller decrefs), searched from the mark
+ * `from` (the text "<seq> <hash>" a previous search returned as *head,
+ * or NULL); *head (caller frees): where the next search may begin. */
+int al_host_audit_open_starts(al_host *h, const char *from, json_t **starts,
+			      char **head, al_error **err);
 /* Closes one of them with a run.finished of this outcome and reason;
  * detail says why the daemon made it. */
 int al_host_audit_close_start(al_host *h, const json_t *start,

@@ -150,28 +150,82 @@ out:
 	return rc;
 }
 
-int al_audit_open_starts(al_db *d, json_t **starts, al_error **err)
+/* 1 when the record at seq has this hash, 0 when not, -EIO. */
+static int record_is(sqlite3 *db, int64_t seq, const char *hash)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = -EIO;
+	if (sqlite3_prepare_v2(db, "SELECT hash FROM audit WHERE seq = ?", -1,
+			       &st, NULL) == SQLITE_OK &&
+	    sqlite3_bind_int64(st, 1, seq) == SQLITE_OK) {
+		int step = sqlite3_step(st);
+		const char *h = step == SQLITE_ROW
+					? (const char *)sqlite3_column_text(st, 0)
+					: NULL;
+		rc = step == SQLITE_ROW ? h != NULL && strcmp(h, hash) == 0
+					: step == SQLITE_DONE ? 0 : -EIO;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int al_audit_open_starts(al_db *d, const al_audit_mark *from,
+			 json_t **starts, al_audit_mark *head, al_error **err)
 {
 	sqlite3_stmt *st = NULL;
 	json_t *arr = json_array();
+	int64_t begin = 1;
 	int rc = 0;
 
 	*starts = NULL;
+	head->seq = 1;
+	memcpy(head->hash, zero_hash, sizeof(head->hash));
 	if (arr == NULL)
 		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
 				    "out of memory");
 	pthread_mutex_lock(&d->lock);
-	/* One pass over the trail: each run's first start or finish, kept
-	 * when the run has no finish. */
+	/* The head first: a start appended after it (another process) is
+	 * past it, so a search resuming at the head still sees it. */
+	if (sqlite3_prepare_v2(d->db,
+			       "SELECT seq, hash FROM audit ORDER BY seq DESC "
+			       "LIMIT 1",
+			       -1, &st, NULL) != SQLITE_OK) {
+		rc = -EIO;
+		goto out;
+	}
+	int hs = sqlite3_step(st);
+	if (hs == SQLITE_ROW) {
+		const char *h = (const char *)sqlite3_column_text(st, 1);
+		head->seq = sqlite3_column_int64(st, 0) + 1;
+		snprintf(head->hash, sizeof(head->hash), "%s", h ? h : "");
+	} else if (hs != SQLITE_DONE) {
+		rc = -EIO;
+		goto out;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	/* A mark of another trail (the database replaced) is no mark. */
+	if (from != NULL && from->seq > 1 && from->seq <= head->seq) {
+		int is = record_is(d->db, from->seq - 1, from->hash);
+		if (is < 0) {
+			rc = is;
+			goto out;
+		}
+		if (is == 1)
+			begin = from->seq;
+	}
+	/* One pass over the trail from `begin`: each run's first start or
+	 * finish, kept when the run has no finish. */
 	if (sqlite3_prepare_v2(
 		    d->db,
 		    "SELECT record FROM audit WHERE seq IN (SELECT min(seq) "
-		    "FROM audit WHERE json_extract(record, '$.event') IN "
-		    "('run.started', 'run.finished') GROUP BY "
+		    "FROM audit WHERE seq >= ?1 AND json_extract(record, "
+		    "'$.event') IN ('run.started', 'run.finished') GROUP BY "
 		    "json_extract(record, '$.run_id') HAVING "
 		    "sum(json_extract(record, '$.event') = 'run.finished') = 0)"
 		    " ORDER BY seq",
-		    -1, &st, NULL) != SQLITE_OK) {
+		    -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, begin) != SQLITE_OK) {
 		rc = -EIO;
 		goto out;
 	}

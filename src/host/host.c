@@ -1208,9 +1208,26 @@ int al_host_audit_has(al_host *h, const char *run_id, const char *event)
 	return al_audit_has_event(h->db, run_id, event);
 }
 
-int al_host_audit_open_starts(al_host *h, json_t **starts, al_error **err)
+int al_host_audit_open_starts(al_host *h, const char *from, json_t **starts,
+			      char **head, al_error **err)
 {
-	return al_audit_open_starts(h->db, starts, err);
+	al_audit_mark f = {0}, hd;
+	long long seq = 0;
+	*head = NULL;
+	bool have = from != NULL &&
+		    sscanf(from, "%lld %64s", &seq, f.hash) == 2 &&
+		    strlen(f.hash) == 64;
+	f.seq = have ? (int64_t)seq : 1;
+	int rc = al_audit_open_starts(h->db, have ? &f : NULL, starts, &hd,
+				      err);
+	if (rc == 0 && !(*head = al_strdup_printf("%lld %s",
+						  (long long)hd.seq, hd.hash))) {
+		json_decref(*starts);
+		*starts = NULL;
+		rc = al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				  "out of memory");
+	}
+	return rc;
 }
 
 int al_host_audit_close_start(al_host *h, const json_t *start,

@@ -561,27 +561,42 @@ out:
 
 /* Every audited start gets exactly one terminal record
  * (docs/durability.md, "Recovery"), so the trail never shows a run
- * without an end. */
+ * without an end.  The search begins where the last one left every
+ * start closed (STATE_DIR/audit.mark). */
 static void close_open_starts(al_service *svc, al_srv_gen *gen)
 {
 	json_t *starts = NULL, *start;
 	al_error *err = NULL;
-	unsigned closed = 0;
+	char *from = al_durable_mark_read(svc->durable), *head = NULL;
+	unsigned closed = 0, open = 0;
 	size_t i;
-	if (al_host_audit_open_starts(gen->host, &starts, &err) < 0) {
+	if (al_host_audit_open_starts(gen->host, from, &starts, &head, &err) <
+	    0) {
 		fprintf(stderr, "airlockd: cannot look for audited runs "
 				"without an end: %s\n",
 			al_error_get_message(err));
 		al_error_free(err);
+		free(from);
 		return;
 	}
-	json_array_foreach(starts, i, start)
+	json_array_foreach(starts, i, start) {
 		if (close_start(svc, gen->host, start) == 1)
 			closed++;
+		else
+			open++;
+	}
 	if (closed > 0)
 		fprintf(stderr, "airlockd: closed %u audited run(s) that had "
 				"no end (unavailable / lost)\n",
 			closed);
+	/* With a start still open (a run going on) the next search begins
+	 * where this one did. */
+	if (open == 0 && (from == NULL || strcmp(from, head) != 0) &&
+	    al_durable_mark_write(svc->durable, head) < 0)
+		fprintf(stderr, "airlockd: cannot record where the audit "
+				"search ended\n");
+	free(from);
+	free(head);
 	json_decref(starts);
 }
 

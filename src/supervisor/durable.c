@@ -1240,6 +1240,31 @@ int al_durable_open_run(al_durable *d, const char *run_id, al_drun **out)
 	return 0;
 }
 
+#define AUDIT_MARK "audit.mark"
+
+char *al_durable_mark_read(al_durable *d)
+{
+	char *text = NULL;
+	int dfd = open(d->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return NULL;
+	if (al_dfile_read(dfd, AUDIT_MARK, 256, &text, NULL) < 0)
+		text = NULL;
+	close(dfd);
+	return text;
+}
+
+int al_durable_mark_write(al_durable *d, const char *mark)
+{
+	int dfd = open(d->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	int rc = al_dfile_write_how(dfd, AUDIT_MARK, mark, strlen(mark), 0600,
+				    AL_DF_ATOMIC);
+	close(dfd);
+	return rc;
+}
+
 bool al_durable_run_held(al_durable *d, const char *run_id)
 {
 	return al_artifacts_live(d->state_dir, run_id);

@@ -157,6 +157,11 @@ int al_durable_open_run(al_durable *d, const char *run_id, al_drun **out);
 /* true while a live process (a supervisor, an `airlock run`) holds the
  * run's artifact store. */
 bool al_durable_run_held(al_durable *d, const char *run_id);
+/* Where recovery's next search of the audit trail for starts without an
+ * end may begin (STATE_DIR/audit.mark, written atomically: a lost or
+ * stale one only makes a search longer).  NULL when none. */
+char *al_durable_mark_read(al_durable *d);
+int al_durable_mark_write(al_durable *d, const char *mark);
 /* Classifies one run (under its lock) and, for a live one, adopts it. */
 int al_durable_recover(al_durable *d, const char *run_id, al_drun **out,
 		       al_recovered *kind);

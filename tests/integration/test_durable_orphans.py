@@ -62,6 +62,10 @@ def test_a_start_audited_before_a_kill_gets_one_lost_end(tmp_path,
         assert len(ends) == 1 and list(ends.values()) == [[]], ends
         (rid,) = ends
         assert not (d.state / "runs" / rid).exists()
+        # A search mark that does not name a record of this trail (a
+        # replaced database, a stale file) is ignored: the search starts
+        # at the beginning and finds the start.
+        (d.state / "audit.mark").write_text("2 " + "0" * 64)
 
         d.start()
         ends = ends_by_run(d)
@@ -76,6 +80,10 @@ def test_a_start_audited_before_a_kill_gets_one_lost_end(tmp_path,
             assert end.get(k) == start.get(k), k
         assert "closed 1 audited run(s)" in d.log()
         verify(d)
+
+        # The next search begins past what this one closed.
+        seq, _ = (d.state / "audit.mark").read_text().split()
+        assert int(seq) >= 2
 
         # Closed once: another restart adds nothing.
         d.kill9()
