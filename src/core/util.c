@@ -120,3 +120,29 @@ int al_write_all(int fd, const void *data, size_t len)
 	}
 	return 0;
 }
+
+char *al_log_quote(const char *s, size_t max)
+{
+	size_t n = strnlen(s, max);
+	char *out = malloc(n * 4 + 6);
+	size_t k = 0;
+	if (out == NULL)
+		return NULL;
+	out[k++] = '"';
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		/* A newline or an escape sequence could forge a log line or
+		 * drive the operator's terminal. */
+		if (c < 0x20 || c == 0x7f || c >= 0x80 || c == '"' || c == '\\')
+			k += (size_t)sprintf(out + k, "\\x%02x", c);
+		else
+			out[k++] = (char)c;
+	}
+	if (n == max && s[n] != '\0') {
+		memcpy(out + k, "...", 3);
+		k += 3;
+	}
+	out[k++] = '"';
+	out[k] = '\0';
+	return out;
+}

@@ -23,5 +23,9 @@ char *al_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)
 /* Writes all len bytes, retrying on EINTR and short writes.  0 or -errno
  * (-ENOSPC when the file takes no more). */
 int al_write_all(int fd, const void *data, size_t len);
+/* s as one line for a log: quoted, every byte outside printable ASCII
+ * (and the quote and backslash) as \xNN, cut to at most max bytes of s
+ * ("..." before the closing quote marks a cut).  NULL on failure. */
+char *al_log_quote(const char *s, size_t max);
 
 #endif

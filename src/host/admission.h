@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include <airlock/host.h>
 
 typedef struct al_admission al_admission;
@@ -104,6 +106,11 @@ typedef struct al_finish_options {
 	bool as_final;
 	/* run.finished is already in the audit trail. */
 	bool skip_audit;
+	/* When run.finished cannot be written (a full disk): called before
+	 * each retry with the attempt (0 first); 0 retries, negative gives
+	 * up (the run is finished without it).  NULL: no retry. */
+	int (*audit_retry)(void *ctx, unsigned attempt);
+	void *audit_retry_ctx;
 } al_finish_options;
 
 /* Step 11 for a result produced elsewhere; takes res (may be NULL) and
@@ -118,5 +125,16 @@ void al_admission_free(al_admission *adm);
 /* 1 when the audit trail holds `event` for run_id, 0 when not, negative
  * errno when it cannot be read. */
 int al_host_audit_has(al_host *h, const char *run_id, const char *event);
+/* Recovery (docs/durability.md): the run.started records that have no
+ * run.finished, as a JSON array (caller decrefs), searched from the mark
+ * `from` (the text "<seq> <hash>" a previous search returned as *head,
+ * or NULL); *head (caller frees): where the next search may begin. */
+int al_host_audit_open_starts(al_host *h, const char *from, json_t **starts,
+			      char **head, al_error **err);
+/* Closes one of them with a run.finished of this outcome and reason;
+ * detail says why the daemon made it. */
+int al_host_audit_close_start(al_host *h, const json_t *start,
+			      const char *outcome, const char *reason,
+			      const char *detail, al_error **err);
 
 #endif

@@ -6,6 +6,7 @@
  * SQLite's write lock (BEGIN IMMEDIATE) before reading the chain's head, so
  * two processes sharing a state directory cannot fork the chain. */
 #include "host/audit.h"
+#include "bundle/digest.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -19,20 +20,26 @@
 static const char zero_hash[65] =
 	"0000000000000000000000000000000000000000000000000000000000000000";
 
+/* Streamed over its two parts (al_digest, no heap): hashing cannot fail,
+ * so no record is ever committed with a hash that does not verify. */
 static void chain_hash(const char *prev, const char *record, char out[65])
 {
-	size_t pl = strlen(prev), rl = strlen(record);
-	char *buf = malloc(pl + rl + 1);
-	if (!buf) {
-		/* Cannot hash: an impossible value that never verifies. */
-		memset(out, 'x', 64);
-		out[64] = '\0';
-		return;
-	}
-	memcpy(buf, prev, pl + 1);
-	memcpy(buf + pl, record, rl + 1);
-	al_sha256_hex(buf, pl + rl, out);
-	free(buf);
+	al_digest d;
+	(void)al_digest_init(&d);
+	(void)al_digest_update(&d, prev, strlen(prev));
+	(void)al_digest_update(&d, record, strlen(record));
+	(void)al_digest_final(&d, out);
+}
+
+/* json_dumps can return a text with parts left out when an allocation
+ * fails part way (jansson 2.14 drops a key): a record is committed only
+ * when its text reads back as the record itself. */
+static bool text_is(const char *text, const json_t *record)
+{
+	json_t *back = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+	bool same = back != NULL && json_equal(back, record);
+	json_decref(back);
+	return same;
 }
 
 static int exec_sql(sqlite3 *db, const char *sql)
@@ -80,7 +87,8 @@ int al_audit_append(al_db *d, json_t *record, bool full, al_error **err)
 	al_format_time_ms(al_now_ms(), when, sizeof(when));
 	if (json_object_set_new(record, "seq", json_integer(seq)) < 0 ||
 	    json_object_set_new(record, "time", json_string(when)) < 0 ||
-	    !(text = json_dumps(record, JSON_COMPACT | JSON_SORT_KEYS))) {
+	    !(text = json_dumps(record, JSON_COMPACT | JSON_SORT_KEYS)) ||
+	    !text_is(text, record)) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -105,7 +113,10 @@ int al_audit_append(al_db *d, json_t *record, bool full, al_error **err)
 	}
 	in_tx = false;
 out:
-	if (rc < 0)
+	if (rc == -ENOMEM)
+		al_error_set(err, AL_ERR_INTERNAL, ENOMEM, "audit_refused",
+			     "audit write failed: out of memory");
+	else if (rc < 0)
 		al_error_set(err, AL_ERR_IO, -rc, "audit_refused",
 			     "audit write failed: %s", sqlite3_errmsg(d->db));
 	sqlite3_finalize(st);
@@ -136,6 +147,138 @@ int al_audit_has_event(al_db *d, const char *run_id, const char *event)
 out:
 	sqlite3_finalize(st);
 	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+/* 1 when the record at seq has this hash, 0 when not, -EIO. */
+static int record_is(sqlite3 *db, int64_t seq, const char *hash)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = -EIO;
+	if (sqlite3_prepare_v2(db, "SELECT hash FROM audit WHERE seq = ?", -1,
+			       &st, NULL) == SQLITE_OK &&
+	    sqlite3_bind_int64(st, 1, seq) == SQLITE_OK) {
+		int step = sqlite3_step(st);
+		const char *h = step == SQLITE_ROW
+					? (const char *)sqlite3_column_text(st, 0)
+					: NULL;
+		rc = step == SQLITE_ROW ? h != NULL && strcmp(h, hash) == 0
+					: step == SQLITE_DONE ? 0 : -EIO;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int al_audit_open_starts(al_db *d, const al_audit_mark *from,
+			 json_t **starts, al_audit_mark *head, al_error **err)
+{
+	sqlite3_stmt *st = NULL;
+	json_t *arr = json_array();
+	int64_t begin = 1;
+	int rc = 0;
+
+	*starts = NULL;
+	head->seq = 1;
+	memcpy(head->hash, zero_hash, sizeof(head->hash));
+	if (arr == NULL)
+		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				    "out of memory");
+	pthread_mutex_lock(&d->lock);
+	/* The head first: a start appended after it (another process) is
+	 * past it, so a search resuming at the head still sees it. */
+	if (sqlite3_prepare_v2(d->db,
+			       "SELECT seq, hash FROM audit ORDER BY seq DESC "
+			       "LIMIT 1",
+			       -1, &st, NULL) != SQLITE_OK) {
+		rc = -EIO;
+		goto out;
+	}
+	int hs = sqlite3_step(st);
+	if (hs == SQLITE_ROW) {
+		const char *h = (const char *)sqlite3_column_text(st, 1);
+		head->seq = sqlite3_column_int64(st, 0) + 1;
+		snprintf(head->hash, sizeof(head->hash), "%s", h ? h : "");
+	} else if (hs != SQLITE_DONE) {
+		rc = -EIO;
+		goto out;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	/* A mark of another trail (the database replaced) is no mark. */
+	if (from != NULL && from->seq > 1 && from->seq <= head->seq) {
+		int is = record_is(d->db, from->seq - 1, from->hash);
+		if (is < 0) {
+			rc = is;
+			goto out;
+		}
+		if (is == 1)
+			begin = from->seq;
+	}
+	/* One pass over the trail from `begin`: each run's first start or
+	 * finish, kept when the run has no finish. */
+	if (sqlite3_prepare_v2(
+		    d->db,
+		    "SELECT record FROM audit WHERE seq IN (SELECT min(seq) "
+		    "FROM audit WHERE seq >= ?1 AND json_extract(record, "
+		    "'$.event') IN ('run.started', 'run.finished') GROUP BY "
+		    "json_extract(record, '$.run_id') HAVING "
+		    "sum(json_extract(record, '$.event') = 'run.finished') = 0)"
+		    " ORDER BY seq",
+		    -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, begin) != SQLITE_OK) {
+		rc = -EIO;
+		goto out;
+	}
+	int step;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *rec = (const char *)sqlite3_column_text(st, 0);
+		json_t *j = rec ? json_loads(rec, 0, NULL) : NULL;
+		/* An unreadable row names no run to close: verify reports
+		 * it. */
+		if (json_is_string(json_object_get(j, "run_id")) &&
+		    json_array_append(arr, j) < 0)
+			rc = -ENOMEM;
+		json_decref(j);
+		if (rc < 0)
+			goto out;
+	}
+	if (step != SQLITE_DONE)
+		rc = -EIO;
+out:
+	if (rc < 0)
+		al_error_set(err, rc == -ENOMEM ? AL_ERR_INTERNAL : AL_ERR_IO,
+			     -rc, "audit", "cannot read the audit trail: %s",
+			     rc == -ENOMEM ? "out of memory"
+					   : sqlite3_errmsg(d->db));
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&d->lock);
+	if (rc < 0)
+		json_decref(arr);
+	else
+		*starts = arr;
+	return rc;
+}
+
+int al_audit_close_start(al_db *d, const json_t *start, const char *outcome,
+			 const char *reason, const char *detail,
+			 al_error **err)
+{
+	json_t *rec = json_deep_copy(start);
+	int rc = -ENOMEM;
+	if (rec != NULL && json_object_del(rec, "seq") == 0 &&
+	    json_object_del(rec, "time") == 0 &&
+	    json_object_set_new(rec, "event", json_string("run.finished")) ==
+		    0 &&
+	    json_object_set_new(rec, "outcome", json_string(outcome)) == 0 &&
+	    json_object_set_new(rec, "reason",
+				reason ? json_string(reason) : json_null()) ==
+		    0 &&
+	    json_object_set_new(rec, "detail", json_string(detail)) == 0)
+		rc = al_audit_append(d, rec, true, err);
+	else
+		al_error_set(err, AL_ERR_INTERNAL, ENOMEM, "audit_refused",
+			     "out of memory");
+	json_decref(rec);
 	return rc;
 }
 

@@ -3,6 +3,7 @@
  * verification never relies on them (docs/audit.md). */
 #include "host/db.h"
 #include "host/db_vfs.h"
+#include "host/state_dir.h"
 
 #include <errno.h>
 #include <time.h>
@@ -76,6 +77,11 @@ int al_db_open(const char *state_dir, uint64_t busy_ms, al_db **out,
 	if (mkdir(state_dir, 0700) < 0 && errno != EEXIST)
 		return al_error_set(err, AL_ERR_IO, errno, "state_dir",
 				    "cannot create the state directory");
+	/* The database is created 0600 here (SQLite would make it 0644;
+	 * it makes -wal and -shm with the database's mode). */
+	if ((rc = al_state_dir_check(state_dir, err)) < 0 ||
+	    (rc = al_state_db_files_check(state_dir, true, err)) < 0)
+		return rc;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
@@ -83,7 +89,7 @@ int al_db_open(const char *state_dir, uint64_t busy_ms, al_db **out,
 	pthread_mutex_init(&d->lock, NULL);
 	if (sqlite3_open_v2(path, &d->db,
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-				    SQLITE_OPEN_FULLMUTEX,
+				    SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW,
 			    al_db_vfs()) != SQLITE_OK) {
 		rc = al_error_set(err, AL_ERR_IO, EIO, "state_dir",
 				  "cannot open the database: %s",
@@ -153,9 +159,14 @@ int al_db_open_readonly(const char *state_dir, sqlite3 **out, al_error **err)
 		return al_error_set(err, AL_ERR_INVALID_ARGUMENT, ENAMETOOLONG,
 				    "state_dir", "state directory path too "
 						 "long");
+	int rc;
+	if ((rc = al_state_dir_check(state_dir, err)) < 0 ||
+	    (rc = al_state_db_files_check(state_dir, false, err)) < 0)
+		return rc;
 	sqlite3 *db = NULL;
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) !=
-	    SQLITE_OK) {
+	if (sqlite3_open_v2(path, &db,
+			    SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW,
+			    NULL) != SQLITE_OK) {
 		sqlite3_close(db);
 		return al_error_set(err, AL_ERR_NOT_FOUND, ENOENT, "state_dir",
 				    "no airlock database in the state "

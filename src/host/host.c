@@ -172,6 +172,9 @@ typedef struct run_state {
 	bool claimed;	 /* the idempotency key is held */
 	bool called;	 /* a provider was (or may have been) called */
 	bool slot_held;
+	/* al_finish_options' retry of run.finished (NULL: none). */
+	int (*audit_retry)(void *ctx, unsigned attempt);
+	void *audit_retry_ctx;
 	/* Owned by an admission: */
 	al_host_context own_ctx;
 	char *own_tenant, *own_principal, *own_provider;
@@ -351,7 +354,18 @@ static void *worker_main(void *arg)
 		.manifest = x->manifest,
 		.artifact_dir = x->store.path,
 	};
-	int rc = x->ref->ops->execute(x->ref->handle, &ex, x->res, NULL);
+	al_error *perr = NULL;
+	int rc = x->ref->ops->execute(x->ref->handle, &ex, x->res, &perr);
+	if (rc < 0) {
+		/* The caller sees provider_error; the provider's own message
+		 * (which may name what a caller must not see) goes to the
+		 * operator's log only. */
+		char *q = al_log_quote(al_error_get_message(perr), 2048);
+		fprintf(stderr, "airlock: run %s: the provider %s failed: %s\n",
+			x->run_id, x->ref->ops->id, q ? q : "(out of memory)");
+		free(q);
+	}
+	al_error_free(perr);
 	uint64_t one = 1;
 	pthread_mutex_lock(&x->lock);
 	x->exec_rc = rc;
@@ -700,9 +714,12 @@ static int after_execution(run_state *rs, int rc, bool skip_audit)
 	if (rc == 0 && !rs->res->provider)
 		rs->res->provider = al_facts_dup(rs->own_facts ? rs->own_facts
 							       : rs->sel.facts);
-	if (!skip_audit)
-		(void)audit_write(rs, "run.finished",
-				  h->cfg->audit_finished_full);
+	for (unsigned attempt = 0; !skip_audit; attempt++)
+		if (audit_write(rs, "run.finished",
+				h->cfg->audit_finished_full) == 0 ||
+		    !rs->audit_retry ||
+		    rs->audit_retry(rs->audit_retry_ctx, attempt) < 0)
+			break;
 	settle_claim(rs, rc);
 	return rc;
 }
@@ -1199,6 +1216,8 @@ int al_host_finish(al_host *h, al_admission *adm, al_result *res,
 	(void)h;
 	*out = NULL;
 	rs->called = o->launched;
+	rs->audit_retry = o->audit_retry;
+	rs->audit_retry_ctx = o->audit_retry_ctx;
 	al_secrets_env_free(rs->host_env, rs->n_host_env);
 	rs->host_env = NULL;
 	rs->n_host_env = 0;
@@ -1240,6 +1259,39 @@ void al_admission_free(al_admission *adm)
 int al_host_audit_has(al_host *h, const char *run_id, const char *event)
 {
 	return al_audit_has_event(h->db, run_id, event);
+}
+
+int al_host_audit_open_starts(al_host *h, const char *from, json_t **starts,
+			      char **head, al_error **err)
+{
+	al_audit_mark f = {0}, hd;
+	long long seq = 0;
+	*head = NULL;
+	bool have = from != NULL &&
+		    sscanf(from, "%lld %64s", &seq, f.hash) == 2 &&
+		    strlen(f.hash) == 64;
+	f.seq = have ? (int64_t)seq : 1;
+	int rc = al_audit_open_starts(h->db, have ? &f : NULL, starts, &hd,
+				      err);
+	if (rc == 0 && !(*head = al_strdup_printf("%lld %s",
+						  (long long)hd.seq, hd.hash))) {
+		json_decref(*starts);
+		*starts = NULL;
+		rc = al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				  "out of memory");
+	}
+	return rc;
+}
+
+int al_host_audit_close_start(al_host *h, const json_t *start,
+			      const char *outcome, const char *reason,
+			      const char *detail, al_error **err)
+{
+	int rc = al_audit_close_start(h->db, start, outcome, reason, detail,
+				      err);
+	if (rc < 0)
+		al_metrics_audit_failure(h->metrics);
+	return rc;
 }
 
 /* ---- interrupt, capabilities, metrics ------------------------------- */

@@ -126,6 +126,21 @@ void al_artifacts_close(al_artifact_store *s)
 	s->path = NULL;
 }
 
+bool al_artifacts_live(const char *state_dir, const char *run_id)
+{
+	int base = open_base(state_dir, false);
+	if (base < 0)
+		return false;
+	int fd = openat(base, run_id,
+			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	bool live = fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) < 0 &&
+		    errno == EWOULDBLOCK;
+	if (fd >= 0)
+		close(fd);
+	close(base);
+	return live;
+}
+
 int al_artifacts_open_dir(const char *artifact_dir)
 {
 	if (artifact_dir == NULL)

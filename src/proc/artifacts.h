@@ -38,6 +38,9 @@ int al_artifacts_create(const char *state_dir, const char *run_id,
 /* Unlocks (the run has ended) and closes; an empty store is removed. */
 void al_artifacts_close(al_artifact_store *s);
 
+/* true while a live process holds the run's store (its lock is held). */
+bool al_artifacts_live(const char *state_dir, const char *run_id);
+
 /* A provider's side: the store named in al_exec, opened O_DIRECTORY
  * without following a link.  -1 when artifact_dir is NULL or cannot be
  * opened. */

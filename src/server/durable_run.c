@@ -14,6 +14,7 @@
 
 #include "core/util.h"
 #include "server/service.h"
+#include "supervisor/dfile.h"
 #include "supervisor/fault.h"
 
 /* A stop escalates to killing the tree when the run has not ended this
@@ -23,6 +24,57 @@
  * when it is this far past it (a supervisor stopped or stuck). */
 #define DEADLINE_BACKSTOP_MS 15000
 #define TICK_MS 50
+
+/* Retries of a record the disk has no room for: 100 ms, doubling to
+ * 5 s, until it is written or the daemon stops (the run's result.json,
+ * when there is one, then lets the next daemon finish it). */
+#define RETRY_FIRST_MS 100
+#define RETRY_MAX_MS 5000
+
+/* One run's wait for room on the disk, counted once in the
+ * records-pending gauge while it lasts. */
+typedef struct pending {
+	al_service *svc; /* NULL: no retry (recovery, before listening) */
+	const char *run_id;
+	bool counted;
+	bool gave_up;
+} pending;
+
+static void pending_set(pending *p, bool on)
+{
+	if (p->svc == NULL || p->counted == on)
+		return;
+	p->counted = on;
+	al_srv_metrics_pending(p->svc->metrics, on ? 1 : -1);
+}
+
+/* 0: try again now; negative: give up. */
+static int pending_wait(void *ctx, unsigned attempt)
+{
+	pending *p = ctx;
+	if (p->svc == NULL)
+		return -1;
+	if (!p->counted)
+		fprintf(stderr, "airlockd: run %s: cannot record its end (no "
+				"room on the disk?); kept in memory, retrying\n",
+			p->run_id);
+	pending_set(p, true);
+	pthread_mutex_lock(&p->svc->lock);
+	bool stopping = p->svc->draining;
+	pthread_mutex_unlock(&p->svc->lock);
+	if (stopping) {
+		p->gave_up = true;
+		return -1;
+	}
+	long ms = RETRY_FIRST_MS;
+	for (unsigned i = 0; i < attempt && ms < RETRY_MAX_MS; i++)
+		ms *= 2;
+	if (ms > RETRY_MAX_MS)
+		ms = RETRY_MAX_MS;
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+	return 0;
+}
 
 typedef struct finished {
 	char *json;
@@ -40,16 +92,21 @@ static void finished_from(finished *f, const al_result *res)
 /* Step 11 for the run, once, under its lock: a run another daemon
  * already finished keeps that result; a daemon that died part way
  * through finishing does not write run.finished twice. */
-static void finish(al_host *host, al_drun *dr, al_admission *adm,
-		   al_result *raw, const al_finish_options *base, bool recovered,
-		   finished *f)
+static void finish(al_service *svc, al_host *host, al_drun *dr,
+		   al_admission *adm, al_result *raw,
+		   const al_finish_options *base, bool recovered, finished *f)
 {
 	al_finish_options o = *base;
 	al_result *res = NULL;
 	char *final = NULL;
 	char run_id[40];
+	pending p = {.svc = svc, .run_id = run_id};
 
 	snprintf(run_id, sizeof(run_id), "%s", al_drun_id(dr));
+	/* A full disk: run.finished and final.json are retried until they
+	 * are written, the run answering as running meanwhile. */
+	o.audit_retry = pending_wait;
+	o.audit_retry_ctx = &p;
 	if (al_drun_lock(dr) < 0)
 		fprintf(stderr, "airlockd: run %s: cannot lock it to finish\n",
 			run_id);
@@ -83,11 +140,24 @@ static void finish(al_host *host, al_drun *dr, al_admission *adm,
 	if (al_host_finish(host, adm, raw, &o, &res) == 0 && res != NULL) {
 		finished_from(f, res);
 		al_fault_point("before_ack");
-		if (f->json != NULL && al_drun_write_final(dr, f->json) < 0)
-			fprintf(stderr, "airlockd: run %s: cannot record its "
-					"final result\n",
-				run_id);
+		int wr = f->json != NULL ? al_drun_write_final(dr, f->json) : 0;
+		for (unsigned attempt = 0; wr < 0; attempt++) {
+			if (!al_dfile_no_space(wr) ||
+			    pending_wait(&p, attempt) < 0) {
+				fprintf(stderr, "airlockd: run %s: cannot record "
+						"its final result: %s\n",
+					run_id, strerror(-wr));
+				break;
+			}
+			wr = al_drun_write_final(dr, f->json);
+		}
 	}
+	if (p.counted)
+		fprintf(stderr, "airlockd: run %s: %s\n", run_id,
+			p.gave_up ? "stopping: its end is left to the next "
+				    "start"
+				  : "its end is recorded");
+	pending_set(&p, false);
 	al_result_free(res);
 	al_drun_unlock(dr);
 	al_drun_cleanup(dr);
@@ -126,6 +196,8 @@ static void watch_and_finish(al_srv_run *run, al_drun *dr, al_admission *adm,
 	bool killed_stop = false, killed_deadline = false, gave_up = false;
 	int ticks = 0;
 
+	pending held = {.svc = svc, .run_id = al_drun_id(dr)};
+
 	for (;;) {
 		int ended = al_drun_wait(dr, TICK_MS);
 		(void)al_drun_tail(dr, al_service_output, run);
@@ -133,6 +205,17 @@ static void watch_and_finish(al_srv_run *run, al_drun *dr, al_admission *adm,
 			break;
 		if (++ticks == 4)
 			al_fault_point("during_run");
+		/* The supervisor holds a result the disk had no room for: it
+		 * is counted, and neither killed nor called lost. */
+		bool waiting = al_drun_result_pending(dr);
+		if (waiting != held.counted)
+			fprintf(stderr, "airlockd: run %s: %s\n", al_drun_id(dr),
+				waiting ? "its supervisor holds the result "
+					  "until the disk has room"
+					: "its result is recorded");
+		pending_set(&held, waiting);
+		if (waiting)
+			continue;
 		pthread_mutex_lock(&svc->lock);
 		bool stop = run->stop_requested;
 		int64_t stop_at = run->stop_at_ms;
@@ -153,6 +236,7 @@ static void watch_and_finish(al_srv_run *run, al_drun *dr, al_admission *adm,
 			gave_up = true; /* keep watching */
 		}
 	}
+	pending_set(&held, false);
 	(void)al_drun_tail(dr, al_service_output, run);
 
 	al_result *raw = NULL;
@@ -164,7 +248,7 @@ static void watch_and_finish(al_srv_run *run, al_drun *dr, al_admission *adm,
 	else if (killed_deadline)
 		raw = made_result(dr, AL_OUTCOME_TIMED_OUT);
 	al_finish_options o = {.launched = true, .refusal = "lost"};
-	finish(run->gen->host, dr, adm, raw, &o, false, f);
+	finish(svc, run->gen->host, dr, adm, raw, &o, false, f);
 }
 
 /* Hands the handle to the run (interrupts and inbox deliveries reach the
@@ -221,6 +305,7 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 	char run_id[40];
 
 	snprintf(run_id, sizeof(run_id), "%s", spec.run_id);
+	al_fault_point("before_persist");
 	/* An idle supervisor ready for it (docs/durability.md). */
 	bool warm = false;
 	if (svc->idle_sups != NULL)
@@ -256,7 +341,7 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 			al_error_get_message(err));
 		al_error_free(err);
 		al_finish_options o = {.refusal = "start_failed"};
-		finish(host, dr, adm, NULL, &o, false, &f);
+		finish(svc, host, dr, adm, NULL, &o, false, &f);
 		retire_drun(run);
 		goto out;
 	}
@@ -370,7 +455,7 @@ static void finish_recovered(al_service *svc, al_srv_gen *gen, al_drun *dr,
 		(void)al_drun_collect(dr, &raw);
 	finished f = {NULL, 500, AL_OUTCOME_UNAVAILABLE};
 	al_finish_options o = {.launched = true, .refusal = "lost"};
-	finish(gen->host, dr, adm, raw, &o, true, &f);
+	finish(NULL, gen->host, dr, adm, raw, &o, true, &f);
 	if (f.json != NULL)
 		list_final(svc, gen, dr);
 	free(f.json);
@@ -416,6 +501,103 @@ static int adopt(al_service *svc, al_srv_gen *gen, al_drun *dr)
 	pthread_mutex_unlock(&svc->lock);
 	al_service_run_put(svc, run);
 	return 0;
+}
+
+/* Closes one audited start without an end, if it should be: 1 closed,
+ * 0 left open (its run is still going and will end on its own), <0 on
+ * failure. */
+static int close_start(al_service *svc, al_host *host, const json_t *start)
+{
+	const char *id = json_string_value(json_object_get(start, "run_id"));
+	const char *outcome = "unavailable", *reason = "lost";
+	const char *detail = "not_persisted";
+	al_result *fr = NULL;
+	al_drun *dr = NULL;
+	al_error *err = NULL;
+	char *final = NULL;
+	int rc = 0;
+
+	if (id == NULL || al_durable_run_held(svc->durable, id))
+		return 0; /* a live process (an `airlock run`) holds it */
+	int orc = al_run_id_valid(id) ? al_durable_open_run(svc->durable, id,
+							    &dr)
+				      : -ENOENT;
+	if (orc == 0) {
+		/* Under the run's lock: one that has no final result yet is
+		 * still going (adopted) and its own finishing audits it;
+		 * one finished since the audit was read is left alone. */
+		if (al_drun_read_final(dr, &final) < 0 ||
+		    al_result_from_json(final, strlen(final), &fr, NULL) < 0 ||
+		    al_host_audit_has(host, id, "run.finished") != 0)
+			goto out;
+		outcome = al_outcome_name(fr->outcome);
+		reason = fr->reason;
+		detail = "finished_unaudited";
+	} else if (orc != -ENOENT) {
+		rc = orc;
+		goto out;
+	}
+	/* No run directory (the daemon that audited the start ended
+	 * before it persisted the run: nothing was launched), or a final
+	 * result that was never audited. */
+	rc = al_host_audit_close_start(host, start, outcome, reason, detail,
+				       &err);
+	if (rc < 0)
+		fprintf(stderr, "airlockd: run %s: cannot close its audited "
+				"start: %s\n",
+			id, al_error_get_message(err));
+	else
+		rc = 1;
+out:
+	al_error_free(err);
+	al_result_free(fr);
+	free(final);
+	if (dr != NULL) {
+		al_drun_unlock(dr);
+		al_drun_free(dr);
+	}
+	return rc;
+}
+
+/* Every audited start gets exactly one terminal record
+ * (docs/durability.md, "Recovery"), so the trail never shows a run
+ * without an end.  The search begins where the last one left every
+ * start closed (STATE_DIR/audit.mark). */
+static void close_open_starts(al_service *svc, al_srv_gen *gen)
+{
+	json_t *starts = NULL, *start;
+	al_error *err = NULL;
+	char *from = al_durable_mark_read(svc->durable), *head = NULL;
+	unsigned closed = 0, open = 0;
+	size_t i;
+	if (al_host_audit_open_starts(gen->host, from, &starts, &head, &err) <
+	    0) {
+		fprintf(stderr, "airlockd: cannot look for audited runs "
+				"without an end: %s\n",
+			al_error_get_message(err));
+		al_error_free(err);
+		free(from);
+		return;
+	}
+	json_array_foreach(starts, i, start) {
+		if (close_start(svc, gen->host, start) == 1)
+			closed++;
+		else
+			open++;
+	}
+	if (closed > 0)
+		fprintf(stderr, "airlockd: closed %u audited run(s) that had "
+				"no end (unavailable / lost)\n",
+			closed);
+	/* With a start still open (a run going on) the next search begins
+	 * where this one did. */
+	if (open == 0 && (from == NULL || strcmp(from, head) != 0) &&
+	    al_durable_mark_write(svc->durable, head) < 0)
+		fprintf(stderr, "airlockd: cannot record where the audit "
+				"search ended\n");
+	free(from);
+	free(head);
+	json_decref(starts);
 }
 
 int al_service_recover(al_service *svc)
@@ -467,6 +649,7 @@ int al_service_recover(al_service *svc)
 		al_drun_free(dr);
 	}
 	al_strv_free(ids, n);
+	close_open_starts(svc, gen);
 	al_service_gen_put(svc, gen);
 	if (n > 0)
 		fprintf(stderr,

@@ -614,7 +614,7 @@ static enum MHD_Result health(const al_http *h, struct MHD_Connection *conn)
 	al_service_gen_put(svc, gen);
 	bool ready = storage && provider && !draining;
 	json_t *o = json_pack("{s:s, s:b, s:b, s:{s:b, s:b, s:b}, "
-			      "s:{s:I, s:I, s:I, s:I}}",
+			      "s:{s:I, s:I, s:I, s:I}, s:I}",
 			      "status", ready ? "ok" : "unavailable", "live", 1,
 			      "ready", ready, "checks", "storage_writable",
 			      storage, "provider_available", provider,
@@ -622,7 +622,9 @@ static enum MHD_Result health(const al_http *h, struct MHD_Connection *conn)
 			      "open_fds", (json_int_t)ps.open_fds, "max_fds",
 			      (json_int_t)ps.max_fds, "connections",
 			      (json_int_t)ps.connections, "max_connections",
-			      (json_int_t)ps.max_connections);
+			      (json_int_t)ps.max_connections, "records_pending",
+			      (json_int_t)al_srv_metrics_pending_count(
+				      svc->metrics));
 	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	return al_http_json(svc, conn, ready ? 200 : 503, text);

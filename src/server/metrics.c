@@ -18,6 +18,7 @@
 struct al_srv_metrics {
 	pthread_mutex_t lock;
 	uint64_t http[N_STATUS];
+	unsigned records_pending;
 };
 
 al_srv_metrics *al_srv_metrics_new(void)
@@ -65,6 +66,22 @@ void al_srv_fd_usage(unsigned *open, unsigned *limit)
 				 rl.rlim_cur <= UINT32_MAX
 			 ? (unsigned)rl.rlim_cur
 			 : 0;
+}
+
+void al_srv_metrics_pending(al_srv_metrics *m, int delta)
+{
+	pthread_mutex_lock(&m->lock);
+	if (delta > 0 || m->records_pending > 0)
+		m->records_pending = (unsigned)((int)m->records_pending + delta);
+	pthread_mutex_unlock(&m->lock);
+}
+
+unsigned al_srv_metrics_pending_count(al_srv_metrics *m)
+{
+	pthread_mutex_lock(&m->lock);
+	unsigned n = m->records_pending;
+	pthread_mutex_unlock(&m->lock);
+	return n;
 }
 
 /* A growable text buffer; on allocation failure it stays failed. */
@@ -126,6 +143,13 @@ char *al_srv_metrics_text(al_srv_metrics *m, unsigned runs_active,
 				  "airlock_api_responses_total{code=\"%u\"} "
 				  "%llu\n",
 				  s, (unsigned long long)m->http[s]);
+	/* Durability (docs/durability.md, "A full disk"). */
+	tb_printf(&t, "# HELP airlock_records_pending Finished runs whose "
+		      "result is known but not yet durably recorded (the "
+		      "disk is full); retried until it is.\n"
+		      "# TYPE airlock_records_pending gauge\n"
+		      "airlock_records_pending %u\n",
+		  m->records_pending);
 	pthread_mutex_unlock(&m->lock);
 	if (idle != NULL)
 		tb_printf(&t,

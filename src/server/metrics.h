@@ -23,6 +23,10 @@ typedef struct al_srv_process_stats {
  * reads its descriptor limit; 0 for what cannot be read. */
 void al_srv_fd_usage(unsigned *open, unsigned *limit);
 
+/* Results known but not yet durably recorded (a full disk): delta +1
+ * when one starts waiting, -1 when it is recorded or given up. */
+void al_srv_metrics_pending(al_srv_metrics *m, int delta);
+unsigned al_srv_metrics_pending_count(al_srv_metrics *m);
 /* Prometheus text exposition.  runs_active: runs not yet finished.
  * idle: the idle supervisors' figures (NULL: none).
  * ps: descriptors and connections (NULL: none).

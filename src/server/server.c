@@ -18,6 +18,7 @@
 #include <airlock/server.h>
 
 #include "host/config.h"
+#include "host/state_dir.h"
 #include "proc/artifacts.h"
 #include "server/http.h"
 #include "server/listen.h"
@@ -342,6 +343,9 @@ int al_server_run(const al_server_options *opts, al_error **err)
 				  strerror(errno));
 		goto out;
 	}
+	/* Before anything is read from it or written to it (the token). */
+	if ((rc = al_state_dir_check(o.state_dir, err)) < 0)
+		goto out;
 	if ((rc = al_service_init(svc, &o)) < 0)
 		goto out;
 	svc_ok = true;

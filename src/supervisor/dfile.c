@@ -52,6 +52,72 @@ int al_dfile_write_how(int dirfd, const char *name, const void *data,
 	return how == AL_DF_DURABLE ? al_dfile_sync_dir(dirfd) : 0;
 }
 
+bool al_dfile_no_space(int err)
+{
+	return err == -ENOSPC || err == -EDQUOT;
+}
+
+int al_dfile_reserve_open(int dirfd, const char *tmp, size_t size,
+			  al_dfile_reserve *r)
+{
+	r->fd = -1;
+	r->size = 0;
+	if (snprintf(r->tmp, sizeof(r->tmp), "%s", tmp) >= (int)sizeof(r->tmp))
+		return -ENAMETOOLONG;
+	int fd = openat(dirfd, tmp,
+			O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+			0600);
+	if (fd < 0)
+		return -errno;
+	int rc = fallocate(fd, 0, 0, (off_t)size);
+	if (rc < 0) {
+		rc = -errno;
+		close(fd);
+		unlinkat(dirfd, tmp, 0);
+		return rc;
+	}
+	r->fd = fd;
+	r->size = size;
+	return 0;
+}
+
+int al_dfile_reserve_commit(int dirfd, al_dfile_reserve *r, const char *name,
+			    const void *data, size_t len)
+{
+	if (r->fd < 0)
+		return -EBADF;
+	if (len > r->size)
+		return -EFBIG;
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = pwrite(r->fd, (const char *)data + done, len - done,
+				   (off_t)done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += (size_t)n;
+	}
+	/* Shrinking frees blocks, it never needs one. */
+	if (ftruncate(r->fd, (off_t)len) < 0 || fsync(r->fd) < 0 ||
+	    renameat(dirfd, r->tmp, dirfd, name) < 0)
+		return -errno;
+	close(r->fd);
+	r->fd = -1;
+	r->size = 0;
+	return al_dfile_sync_dir(dirfd);
+}
+
+void al_dfile_reserve_drop(int dirfd, al_dfile_reserve *r)
+{
+	if (r->fd < 0)
+		return;
+	unlinkat(dirfd, r->tmp, 0);
+	close(r->fd);
+	r->fd = -1;
+	r->size = 0;
+}
+
 int al_dfile_write_json(int dirfd, const char *name, const json_t *v,
 			mode_t mode)
 {

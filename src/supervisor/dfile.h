@@ -36,6 +36,27 @@ int al_dfile_write_how(int dirfd, const char *name, const void *data,
 		       size_t len, mode_t mode, al_dfile_how how);
 int al_dfile_write_json_how(int dirfd, const char *name, const json_t *v,
 			    mode_t mode, al_dfile_how how);
+/* Space taken ahead for a record that must be written when the file
+ * system may be full (fallocate: writing inside it needs no new blocks).
+ * `tmp` is the reserved file's own name in the directory. */
+typedef struct al_dfile_reserve {
+	int fd; /* -1 when none */
+	size_t size;
+	char tmp[64];
+} al_dfile_reserve;
+/* Creates tmp (0600) with size bytes allocated; on failure r->fd is -1
+ * and the negative errno is returned (the caller goes on without). */
+int al_dfile_reserve_open(int dirfd, const char *tmp, size_t size,
+			  al_dfile_reserve *r);
+/* Writes data into the reserved space and renames it over name,
+ * durably; the reserve is used up.  -EFBIG when data does not fit. */
+int al_dfile_reserve_commit(int dirfd, al_dfile_reserve *r, const char *name,
+			    const void *data, size_t len);
+/* Gives the space back (removes the reserved file). */
+void al_dfile_reserve_drop(int dirfd, al_dfile_reserve *r);
+/* true for the errors of a full file system or quota. */
+bool al_dfile_no_space(int err);
+
 /* Reads a regular file (not a link) of at most max bytes, NUL-terminated.
  * -ENOENT when absent, -EFBIG when larger, -EINVAL when not a regular
  * file. */

@@ -25,6 +25,7 @@
 #include <airlock/json.h>
 
 #include "core/util.h"
+#include "proc/artifacts.h"
 #include "proc/rundir.h"
 #include "proc/shepherd.h"
 #include "supervisor/dfile.h"
@@ -909,12 +910,37 @@ static void ensure_tree_gone(al_drun *r)
 			r->run_id);
 }
 
+/* Longest provider message copied to the daemon's log. */
+#define PROVIDER_MSG_MAX 2048
+
+/* The provider's own message for a failure (RUN/provider_error.json,
+ * written by the supervisor) goes to the operator's log, never to the
+ * API's answer. */
+static void log_provider_error(al_drun *r)
+{
+	json_t *o = NULL;
+	if (al_dfile_read_json(r->dirfd, AL_RF_PROVIDER_ERROR, AL_RF_MAX_SMALL,
+			       &o) < 0)
+		return;
+	const char *call = json_string_value(json_object_get(o, "call"));
+	const char *msg = json_string_value(json_object_get(o, "message"));
+	char *q = al_log_quote(msg != NULL ? msg : "", PROVIDER_MSG_MAX);
+	fprintf(stderr, "airlockd: run %s: the provider %s failed in %s: %s\n",
+		r->run_id, r->rec.provider != NULL ? r->rec.provider : "?",
+		call != NULL && strcmp(call, "ensure") == 0 ? "ensure"
+							    : "execute",
+		q != NULL ? q : "(out of memory)");
+	free(q);
+	json_decref(o);
+}
+
 int al_drun_collect(al_drun *r, al_result **res)
 {
 	char *text = NULL;
 	size_t len = 0;
 	*res = NULL;
 	ensure_tree_gone(r);
+	log_provider_error(r);
 	int rc = al_dfile_read(r->dirfd, AL_RF_RESULT, AL_RF_MAX_RECORD, &text,
 			       &len);
 	if (rc == -ENOENT)
@@ -928,6 +954,12 @@ int al_drun_collect(al_drun *r, al_result **res)
 	}
 	free(text);
 	return rc;
+}
+
+bool al_drun_result_pending(al_drun *r)
+{
+	return al_dfile_exists(r->dirfd, AL_RF_PENDING) &&
+	       !al_dfile_exists(r->dirfd, AL_RF_RESULT);
 }
 
 int al_drun_acked(al_drun *r, al_result *res)
@@ -979,6 +1011,9 @@ void al_drun_cleanup(al_drun *r)
 		fprintf(stderr, "airlockd: run %s: cannot drop its request\n",
 			r->run_id);
 	al_remove_tree_at(r->dirfd, AL_RF_WORK);
+	/* What a supervisor killed while holding its result left. */
+	unlinkat(r->dirfd, AL_RF_RESERVE, 0);
+	unlinkat(r->dirfd, AL_RF_PENDING, 0);
 	if (r->rec.cgroup != NULL && al_runcg_populated(r->rec.cgroup) == 0 &&
 	    al_runcg_remove(r->rec.cgroup) < 0)
 		fprintf(stderr, "airlockd: run %s: cannot remove its cgroup\n",
@@ -1186,6 +1221,53 @@ static void write_lost(al_drun *r)
 			r->run_id);
 	free(json);
 	al_result_free(res);
+}
+
+int al_durable_open_run(al_durable *d, const char *run_id, al_drun **out)
+{
+	al_drun *r = drun_new(d, run_id);
+	int rc;
+	*out = NULL;
+	if (r == NULL)
+		return -ENOMEM;
+	if ((rc = al_run_dir_open(d->runs_fd, run_id, false, &r->dirfd)) < 0 ||
+	    (rc = al_drun_lock(r)) < 0) {
+		al_drun_free(r);
+		return rc;
+	}
+	r->ended = true;
+	*out = r;
+	return 0;
+}
+
+#define AUDIT_MARK "audit.mark"
+
+char *al_durable_mark_read(al_durable *d)
+{
+	char *text = NULL;
+	int dfd = open(d->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return NULL;
+	if (al_dfile_read(dfd, AUDIT_MARK, 256, &text, NULL) < 0)
+		text = NULL;
+	close(dfd);
+	return text;
+}
+
+int al_durable_mark_write(al_durable *d, const char *mark)
+{
+	int dfd = open(d->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	int rc = al_dfile_write_how(dfd, AUDIT_MARK, mark, strlen(mark), 0600,
+				    AL_DF_ATOMIC);
+	close(dfd);
+	return rc;
+}
+
+bool al_durable_run_held(al_durable *d, const char *run_id)
+{
+	return al_artifacts_live(d->state_dir, run_id);
 }
 
 int al_durable_recover(al_durable *d, const char *run_id, al_drun **out,

@@ -105,6 +105,10 @@ int al_drun_kill(al_drun *r);
  * the result is recorded, -ENOSPC inbox full. */
 int al_drun_deliver(al_drun *r, const char *id, const char *event_json);
 
+/* true while the supervisor holds a result the disk had no room for
+ * (RUN/result.pending, no result.json yet): the outcome is known, the
+ * run must be neither killed nor called lost. */
+bool al_drun_result_pending(al_drun *r);
 /* Once the supervisor ended: makes sure nothing of its tree is left, then
  * reads its recorded result (*res NULL when it recorded none). */
 int al_drun_collect(al_drun *r, al_result **res);
@@ -147,6 +151,17 @@ typedef enum al_recovered {
 
 /* The run ids under STATE_DIR/runs (caller frees with al_strv_free). */
 int al_durable_list(al_durable *d, char ***ids, size_t *n);
+/* The run's directory, locked (closing an audited start at recovery):
+ * -ENOENT when the run has none. */
+int al_durable_open_run(al_durable *d, const char *run_id, al_drun **out);
+/* true while a live process (a supervisor, an `airlock run`) holds the
+ * run's artifact store. */
+bool al_durable_run_held(al_durable *d, const char *run_id);
+/* Where recovery's next search of the audit trail for starts without an
+ * end may begin (STATE_DIR/audit.mark, written atomically: a lost or
+ * stale one only makes a search longer).  NULL when none. */
+char *al_durable_mark_read(al_durable *d);
+int al_durable_mark_write(al_durable *d, const char *mark);
 /* Classifies one run (under its lock) and, for a live one, adopts it. */
 int al_durable_recover(al_durable *d, const char *run_id, al_drun **out,
 		       al_recovered *kind);

@@ -2,8 +2,9 @@
  *
  * Only in test builds (make AL_TEST_BUILD=1): when AIRLOCK_FAULT names a
  * point, the daemon SIGKILLs itself on reaching it.  The points
- * (docs/durability.md, "Fault points"): after_persist, after_launch,
- * during_run, after_result, before_ack.  In other builds this is empty. */
+ * (docs/durability.md, "Fault points"): before_persist, after_persist,
+ * after_launch, during_run, after_result, before_ack.  In other builds
+ * this is empty. */
 #ifndef AL_SUPERVISOR_FAULT_H
 #define AL_SUPERVISOR_FAULT_H
 

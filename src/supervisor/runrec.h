@@ -24,9 +24,14 @@
 #define AL_RF_CONTROL "control.json"
 #define AL_RF_OUTPUT "output"
 #define AL_RF_RESULT "result.json"
+/* The supervisor holds a result it cannot write yet (a full disk). */
+#define AL_RF_PENDING "result.pending"
+/* result.json's space, taken before the run starts. */
+#define AL_RF_RESERVE ".result.reserve"
 #define AL_RF_FINISHING "finishing"
 #define AL_RF_FINAL "final.json"
 #define AL_RF_LOG "supervisor.log"
+#define AL_RF_PROVIDER_ERROR "provider_error.json"
 #define AL_RF_INBOX "inbox"
 #define AL_RF_ACKS "acks"
 #define AL_RF_WORK "work"

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -39,6 +40,14 @@
  * run's cgroup. */
 #define OVERDUE_MS (AL_DEFAULT_GRACE_MS + 3000)
 #define MAX_SECRETS_BYTES (4u * 1024u * 1024u)
+/* result.json's space taken before the run (a result with the output of
+ * a typical run fits); a larger one waits in memory when the disk is
+ * full. */
+#define RESULT_RESERVE_BYTES (64u * 1024u)
+/* Retries of a result the disk has no room for: 100 ms, doubling to 5 s,
+ * for as long as this process lives. */
+#define RETRY_FIRST_MS 100
+#define RETRY_MAX_MS 5000
 
 typedef struct sup {
 	const char *run_id;
@@ -58,9 +67,11 @@ typedef struct sup {
 	al_bundle *bundle;
 	al_manifest *manifest;
 	al_artifact_store store;
+	al_dfile_reserve reserve;
 	/* Written by the executing thread, read after done_fd fires. */
 	al_result *res;
 	int exec_rc;
+	al_error *exec_err;
 	int done_fd;
 } sup;
 
@@ -103,7 +114,7 @@ static void *exec_main(void *arg)
 		.manifest = s->manifest,
 		.artifact_dir = s->store.path,
 	};
-	s->exec_rc = s->ops->execute(s->handle, &ex, s->res, NULL);
+	s->exec_rc = s->ops->execute(s->handle, &ex, s->res, &s->exec_err);
 	uint64_t one = 1;
 	if (write(s->done_fd, &one, sizeof(one)) < 0) {
 		/* the main loop then waits out the deadline */
@@ -196,6 +207,26 @@ static al_result *refusal(const sup *s, const char *reason)
 	return r;
 }
 
+/* The provider's own message for its failure goes to RUN/provider_error
+ * (the daemon copies it to its log with the run id); the result says only
+ * provider_error or sandbox_unavailable, since a provider's message may
+ * hold what a caller must not see (paths, a remote's answer). */
+static void provider_failed(const sup *s, const char *what,
+			    const al_error *err)
+{
+	const char *msg = al_error_get_message(err);
+	json_t *o = json_pack("{s:s, s:s, s:s}", "provider", s->rec.provider,
+			      "call", what, "message",
+			      msg != NULL && msg[0] ? msg : "(no message)");
+	int rc = o == NULL ? -ENOMEM
+			   : al_dfile_write_json_how(s->dirfd, AL_RF_PROVIDER_ERROR,
+						     o, 0600, AL_DF_ATOMIC);
+	json_decref(o);
+	say(s, "the provider's %s failed%s", what,
+	    rc < 0 ? " (its message could not be recorded)"
+		   : " (its message: " AL_RF_PROVIDER_ERROR ")");
+}
+
 /* The run's own deadline passed: a timeout, as the host reports its own
  * (no exit code, no signal), with the output kept. */
 static void as_timed_out(al_result *r)
@@ -208,8 +239,9 @@ static void as_timed_out(al_result *r)
 }
 
 /* Under the run's lock: the acknowledged events, then result.json
- * atomically.  Never replaces a result already recorded. */
-static int record(sup *s, al_result *res)
+ * atomically and durably (into the space reserved for it when it fits).
+ * Never replaces a result already recorded. */
+static int record_once(sup *s, al_result *res)
 {
 	int lock = al_dfile_lock_dir(s->dirfd);
 	int rc = lock < 0 ? lock : 0;
@@ -217,19 +249,66 @@ static int record(sup *s, al_result *res)
 	if (rc == 0 && al_dfile_exists(s->dirfd, AL_RF_RESULT))
 		rc = -EEXIST;
 	if (rc == 0) {
+		/* Listed afresh at each attempt. */
+		for (size_t i = 0; i < res->n_inbox_acked; i++)
+			free(res->inbox_acked[i]);
+		free(res->inbox_acked);
 		int ar = al_inbox_acked(s->dirfd, &res->inbox_acked,
 					&res->n_inbox_acked);
 		if (ar < 0)
 			say(s, "cannot list the inbox acknowledgements: %s",
 			    strerror(-ar));
 		json = al_result_to_json(res, 0);
-		rc = json == NULL ? -ENOMEM
-				  : al_dfile_write(s->dirfd, AL_RF_RESULT, json,
-						   strlen(json), 0600);
+		size_t len = json != NULL ? strlen(json) : 0;
+		/* The reserve is the record's own temp file: a result that
+		 * fits costs no second file, full disk or not. */
+		if (json == NULL)
+			rc = -ENOMEM;
+		else if (s->reserve.fd >= 0 && len <= s->reserve.size)
+			rc = al_dfile_reserve_commit(s->dirfd, &s->reserve,
+						     AL_RF_RESULT, json, len);
+		else
+			rc = al_dfile_write(s->dirfd, AL_RF_RESULT, json, len,
+					    0600);
 	}
 	if (lock >= 0)
 		close(lock);
 	free(json);
+	return rc;
+}
+
+/* The result, recorded.  When the disk has no room for it, it is kept
+ * here and retried (the lock is not held in between) while
+ * RUN/result.pending tells the daemon the outcome is known and on its
+ * way: the daemon neither kills this process nor calls the run lost. */
+static int record(sup *s, al_result *res)
+{
+	int rc, delay = RETRY_FIRST_MS;
+	bool pending = false;
+	while (al_dfile_no_space(rc = record_once(s, res))) {
+		if (!pending) {
+			say(s, "cannot record the result: %s; kept in memory, "
+			       "retrying",
+			    strerror(-rc));
+			/* The reserve did not take it (too small): its
+			 * space may as well serve the retry. */
+			al_dfile_reserve_drop(s->dirfd, &s->reserve);
+			int pr = al_dfile_touch(s->dirfd, AL_RF_PENDING);
+			if (pr < 0)
+				say(s, "cannot mark the result pending: %s",
+				    strerror(-pr));
+			pending = true;
+		}
+		struct timespec ts = {delay / 1000,
+				      (long)(delay % 1000) * 1000000L};
+		nanosleep(&ts, NULL);
+		delay = delay * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : delay * 2;
+	}
+	if (pending) {
+		unlinkat(s->dirfd, AL_RF_PENDING, 0);
+		if (rc == 0)
+			say(s, "%s", "the result is recorded");
+	}
 	if (rc < 0)
 		say(s, "cannot record the result: %s", strerror(-rc));
 	return rc;
@@ -338,6 +417,7 @@ static void sup_clear(sup *s)
 		say(s, "%s", "the provider handle did not release");
 	al_outlog_close(&s->out);
 	al_result_free(s->res);
+	al_error_free(s->exec_err);
 	al_cancel_free(s->cancel);
 	if (s->done_fd >= 0)
 		close(s->done_fd);
@@ -348,6 +428,8 @@ static void sup_clear(sup *s)
 	al_manifest_free(s->manifest);
 	al_bundle_free(s->bundle);
 	al_artifacts_close(&s->store);
+	if (s->dirfd >= 0)
+		al_dfile_reserve_drop(s->dirfd, &s->reserve);
 	free(s->run_dir);
 	free(s->inbox);
 	free(s->acks);
@@ -400,9 +482,14 @@ static const char *prepare(sup *s, const char *state_dir, int secrets_fd)
 		why = "start_failed";
 	else if (s->ops == NULL || strcmp(s->ops->id, provider) != 0)
 		why = "start_failed";
-	else if (s->handle == NULL &&
-		 s->ops->ensure(s->rec.config, &s->handle, NULL) < 0)
-		why = "sandbox_unavailable";
+	else if (s->handle == NULL) {
+		al_error *err = NULL;
+		if (s->ops->ensure(s->rec.config, &s->handle, &err) < 0) {
+			provider_failed(s, "ensure", err);
+			why = "sandbox_unavailable";
+		}
+		al_error_free(err);
+	}
 	if (why == NULL && s->req->grant.streaming &&
 	    (rc = al_outlog_open(s->dirfd, s->req->limits.output_bytes,
 				 &s->out)) < 0)
@@ -432,7 +519,7 @@ static int run_one(const char *state_dir, const char *run_id,
 {
 	sup s = {.run_id = run_id, .dirfd = -1, .done_fd = -1,
 		 .out = {.fd = -1}, .store = {.dirfd = -1},
-		 .ops = ops, .handle = handle};
+		 .reserve = {.fd = -1}, .ops = ops, .handle = handle};
 	int runs_fd = -1, sig_fd = -1, rc = 1;
 	bool deadline_hit = false;
 	sigset_t set;
@@ -468,6 +555,11 @@ static int run_one(const char *state_dir, const char *run_id,
 		al_result_free(r);
 		goto out;
 	}
+	/* The result's space, before anything can fill the disk. */
+	int rr = al_dfile_reserve_open(s.dirfd, AL_RF_RESERVE,
+				       RESULT_RESERVE_BYTES, &s.reserve);
+	if (rr < 0)
+		say(&s, "cannot reserve the result's space: %s", strerror(-rr));
 	/* A request written before this process was listening. */
 	if (al_dfile_exists(s.dirfd, AL_RF_CONTROL))
 		on_doorbell(&s);
@@ -491,7 +583,7 @@ static int run_one(const char *state_dir, const char *run_id,
 	pthread_join(tid, NULL);
 	if (s.exec_rc < 0) {
 		/* A provider bug: its result is not trusted. */
-		say(&s, "%s", "the provider reported an error");
+		provider_failed(&s, "execute", s.exec_err);
 		al_result_free(s.res);
 		s.res = refusal(&s, "provider_error");
 		if (s.res == NULL)
