@@ -159,7 +159,7 @@ def test_the_daemons_record_waits_for_room_on_the_disk(tmp_path):
             try:
                 answer["r"] = d.request(
                     "POST", "/v1/runs/%s/interrupt?wait=true" % rid,
-                    body={}, timeout=120)
+                    timeout=120)
             except OSError as e:
                 answer["r"] = e
         stopper = threading.Thread(target=stop)
