@@ -64,18 +64,10 @@ static int mkdir_exact(const char *root, const char *name, mode_t mode,
 	return 0;
 }
 
-int al_sb_inbox_dirs_create(const char *root, uid_t uid, char **inbox,
-			    char **acks)
+int al_sb_inbox_dir_create(const char *root, char **inbox)
 {
-	*inbox = *acks = NULL;
-	int rc = mkdir_exact(root, "inbox", 0755, (uid_t)-1, inbox);
-	if (rc == 0)
-		rc = mkdir_exact(root, "acks", 0700, uid, acks);
-	if (rc < 0) {
-		free(*inbox);
-		*inbox = NULL;
-	}
-	return rc;
+	*inbox = NULL;
+	return mkdir_exact(root, "inbox", 0755, (uid_t)-1, inbox);
 }
 
 /* ---- the forwarder ------------------------------------------------- */
@@ -83,13 +75,14 @@ int al_sb_inbox_dirs_create(const char *root, uid_t uid, char **inbox,
 typedef char inbox_id[AL_MAX_INBOX_ID_BYTES + 1];
 
 struct al_sb_inbox_fwd {
-	int src_fd, dst_fd;	/* the run's inbox, the member's */
+	int src_fd, dst_fd;	/* the run's inbox, the member's (-1: none) */
 	int macks_fd, hacks_fd; /* the member's acks (the program's), the run's */
 	DIR *src_dir;		/* listing of src_fd (a dup) */
 	struct timespec src_seen, acks_seen; /* their ctimes when looked at */
 	int stop_fd;
 	pthread_t thread;
 	bool started;
+	unsigned last_seq; /* without dst_fd: the newest event taken */
 	inbox_id *ids; /* forwarded events, AL_MAX_INBOX_EVENTS at most */
 	bool *acked;
 	size_t n;
@@ -98,6 +91,14 @@ struct al_sb_inbox_fwd {
 
 /* "NNNNNN-<id>.json" with a valid id (as the daemon names events): the
  * id into id; false for anything else (its temps among them). */
+static unsigned event_seq(const char *name)
+{
+	unsigned seq = 0;
+	for (int i = 0; i < 6; i++)
+		seq = seq * 10 + (unsigned)(name[i] - '0');
+	return seq;
+}
+
 static bool event_name(const char *name, inbox_id id)
 {
 	size_t n = strlen(name);
@@ -198,19 +199,24 @@ static int sweep_events(al_sb_inbox_fwd *f)
 	       (de = readdir(f->src_dir)) != NULL) {
 		inbox_id id;
 		struct stat st;
-		if (!event_name(de->d_name, id) ||
-		    fstatat(f->dst_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ==
-			    0)
+		if (!event_name(de->d_name, id))
+			continue;
+		/* taken before: copied into the member's inbox, or (events
+		 * bound directly) older than the newest one taken */
+		if (f->dst_fd >= 0 ? fstatat(f->dst_fd, de->d_name, &st,
+					     AT_SYMLINK_NOFOLLOW) == 0
+				   : event_seq(de->d_name) <= f->last_seq)
 			continue;
 		snprintf(f->names[k++], sizeof(f->names[0]), "%s", de->d_name);
 	}
 	qsort(f->names, k, sizeof(f->names[0]), by_name);
 	for (size_t i = 0; i < k; i++) {
-		int r = copy_event(f, f->names[i]);
+		int r = f->dst_fd >= 0 ? copy_event(f, f->names[i]) : 0;
 		if (r < 0) {
 			rc = r;
 			break; /* the next sweep tries it again, in order */
 		}
+		f->last_seq = event_seq(f->names[i]);
 		event_name(f->names[i], f->ids[f->n]);
 		f->acked[f->n++] = false;
 	}
@@ -300,7 +306,7 @@ static int open_dir(const char *path)
 }
 
 int al_sb_inbox_fwd_start(const char *host_inbox, const char *host_acks,
-			  const char *m_inbox, const char *m_acks,
+			  const char *m_inbox, int m_acks_fd,
 			  al_sb_inbox_fwd **out)
 {
 	*out = NULL;
@@ -310,11 +316,13 @@ int al_sb_inbox_fwd_start(const char *host_inbox, const char *host_acks,
 	f->stop_fd = -1;
 	f->src_fd = open_dir(host_inbox);
 	f->hacks_fd = open_dir(host_acks);
-	f->dst_fd = open_dir(m_inbox);
-	f->macks_fd = open_dir(m_acks);
+	f->dst_fd = m_inbox != NULL ? open_dir(m_inbox) : -1;
+	f->macks_fd = fcntl(m_acks_fd, F_DUPFD_CLOEXEC, 3);
+	if (f->macks_fd < 0)
+		f->macks_fd = -errno;
 	int rc = f->src_fd < 0	  ? f->src_fd
 		 : f->hacks_fd < 0 ? f->hacks_fd
-		 : f->dst_fd < 0   ? f->dst_fd
+		 : m_inbox != NULL && f->dst_fd < 0 ? f->dst_fd
 				   : f->macks_fd;
 	if (rc > 0)
 		rc = 0;
