@@ -1,10 +1,9 @@
 """Where a sandboxed run's directory (RUN/code, RUN/workspace) goes
 (src/sandbox/runbase.c), seen through `airlock run`:
 on the host's memory-backed /dev/shm when it is a tmpfs and nothing chose
-a place (cheaper to create and remove than ext4), except for a run that
-may write an unbounded workspace (grant rw, no workspace_bytes: its bytes
-would count against its memory limit there), which stays under /tmp;
-under TMPDIR or AIRLOCK_RUN_BASE when set; removed after the run either
+a place (cheaper to create and remove than ext4), a run with a rw
+workspace too (its /workspace is a tmpfs of its own, bounded: nothing the
+program writes lands in the run's directory); under TMPDIR or AIRLOCK_RUN_BASE when set; removed after the run either
 way.  Each test reads the file system of /code as the program sees it."""
 import json
 import os
@@ -68,15 +67,22 @@ def test_default_is_dev_shm_when_it_is_tmpfs(run_json, monkeypatch):
         assert not os.path.exists("/dev/shm" + base)
 
 
-def test_unbounded_rw_workspace_stays_on_disk(run_json, monkeypatch,
-                                              tmp_path):
+def test_rw_workspace_is_a_tmpfs_of_its_own(run_json, monkeypatch,
+                                            tmp_path):
     need(language="sh")
     monkeypatch.delenv("TMPDIR", raising=False)
     monkeypatch.delenv("AIRLOCK_RUN_BASE", raising=False)
     root, fstype = code_mount(run_json, clean_env(), "--workspace", "rw")
-    assert fstype == fs_of("/tmp")
+    assert fstype == ("tmpfs" if shm_is_tmpfs() else fs_of("/tmp"))
     assert root.endswith("/code")
-    # bounded: the workspace is a tmpfs of its own, the run dir may be too
+    r, _ = run_json("-p", "sandbox", "--workspace", "rw", "-l", "sh", "-e",
+                    "grep ' /workspace ' /proc/self/mountinfo",
+                    env=clean_env())
+    assert r["outcome"] == "completed", r
+    fields = r["stdout"].split()
+    assert fields[fields.index("-") + 1] == "tmpfs"
+    assert "size=262144k" in r["stdout"], r["stdout"]
+    # an explicit workspace_bytes: the same, of that size
     req = tmp_path / "req.json"
     req.write_text(json.dumps({
         "language": "sh", "code": "grep ' /code ' /proc/self/mountinfo",
