@@ -559,9 +559,11 @@ static int receive_areas(const al_sb_launch *l, int sock, int fail_fd,
 	    cm->cmsg_type != SCM_RIGHTS ||
 	    cm->cmsg_len != CMSG_LEN(sizeof(int) * (size_t)want)) {
 		/* whatever came is closed: nothing of it is used */
-		size_t got = cm != NULL && cm->cmsg_len > CMSG_LEN(0)
-				     ? (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int)
-				     : 0;
+		bool rights = cm != NULL && cm->cmsg_level == SOL_SOCKET &&
+			      cm->cmsg_type == SCM_RIGHTS &&
+			      cm->cmsg_len > CMSG_LEN(0);
+		size_t got = rights ? (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int)
+				    : 0;
 		for (size_t i = 0; i < got && i < 2; i++) {
 			int fd;
 			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));

@@ -82,15 +82,14 @@ struct al_sb_inbox_fwd {
 	int stop_fd;
 	pthread_t thread;
 	bool started;
-	unsigned last_seq; /* without dst_fd: the newest event taken */
 	inbox_id *ids; /* forwarded events, AL_MAX_INBOX_EVENTS at most */
+	unsigned *seqs; /* their sequence numbers */
 	bool *acked;
 	size_t n;
 	char (*names)[NAME_MAX + 1]; /* a sweep's new events */
 };
 
-/* "NNNNNN-<id>.json" with a valid id (as the daemon names events): the
- * id into id; false for anything else (its temps among them). */
+/* The sequence number of an event's name (event_name checked it). */
 static unsigned event_seq(const char *name)
 {
 	unsigned seq = 0;
@@ -99,6 +98,8 @@ static unsigned event_seq(const char *name)
 	return seq;
 }
 
+/* "NNNNNN-<id>.json" with a valid id (as the daemon names events): the
+ * id into id; false for anything else (its temps among them). */
 static bool event_name(const char *name, inbox_id id)
 {
 	size_t n = strlen(name);
@@ -182,6 +183,17 @@ out:
 	return rc;
 }
 
+/* A directory listed while an event is renamed into it may return a
+ * later event and not that one: what was taken is remembered by number,
+ * not by the newest number seen. */
+static bool taken(const al_sb_inbox_fwd *f, unsigned seq)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (f->seqs[i] == seq)
+			return true;
+	return false;
+}
+
 static int by_name(const void *a, const void *b)
 {
 	return strcmp(a, b);
@@ -202,10 +214,10 @@ static int sweep_events(al_sb_inbox_fwd *f)
 		if (!event_name(de->d_name, id))
 			continue;
 		/* taken before: copied into the member's inbox, or (events
-		 * bound directly) older than the newest one taken */
+		 * bound directly) noted by an earlier sweep */
 		if (f->dst_fd >= 0 ? fstatat(f->dst_fd, de->d_name, &st,
 					     AT_SYMLINK_NOFOLLOW) == 0
-				   : event_seq(de->d_name) <= f->last_seq)
+				   : taken(f, event_seq(de->d_name)))
 			continue;
 		snprintf(f->names[k++], sizeof(f->names[0]), "%s", de->d_name);
 	}
@@ -216,7 +228,7 @@ static int sweep_events(al_sb_inbox_fwd *f)
 			rc = r;
 			break; /* the next sweep tries it again, in order */
 		}
-		f->last_seq = event_seq(f->names[i]);
+		f->seqs[f->n] = event_seq(f->names[i]);
 		event_name(f->names[i], f->ids[f->n]);
 		f->acked[f->n++] = false;
 	}
@@ -294,6 +306,7 @@ static void fwd_free(al_sb_inbox_fwd *f)
 	if (f->src_dir != NULL)
 		closedir(f->src_dir);
 	free(f->ids);
+	free(f->seqs);
 	free(f->acked);
 	free(f->names);
 	free(f);
@@ -327,9 +340,11 @@ int al_sb_inbox_fwd_start(const char *host_inbox, const char *host_acks,
 	if (rc > 0)
 		rc = 0;
 	f->ids = calloc(AL_MAX_INBOX_EVENTS, sizeof(*f->ids));
+	f->seqs = calloc(AL_MAX_INBOX_EVENTS, sizeof(*f->seqs));
 	f->acked = calloc(AL_MAX_INBOX_EVENTS, sizeof(*f->acked));
 	f->names = calloc(AL_MAX_INBOX_EVENTS, sizeof(*f->names));
-	if (rc == 0 && (f->ids == NULL || f->acked == NULL || f->names == NULL))
+	if (rc == 0 && (f->ids == NULL || f->seqs == NULL || f->acked == NULL ||
+			f->names == NULL))
 		rc = -ENOMEM;
 	if (rc == 0) {
 		int d = dup(f->src_fd);
