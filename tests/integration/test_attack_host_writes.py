@@ -132,3 +132,44 @@ def test_rw_workspace_default_bound(tmp_path):
     assert out["fstype"] == "tmpfs", out
     assert int(out["total"]) <= 256 * MIB, out
     assert out["rc"] == "0" and int(out["size"]) == 8 * MIB, out
+
+
+def test_warm_member_workspace_is_bounded(tmp_path):
+    """Through airlockd with a warm pool of rw members (its idle
+    supervisors hold one each): the member's /workspace is a tmpfs of the
+    config's workspace_bytes too, and its input file arrives in it."""
+    sb.need(language="sh")
+    stats = tmp_path / "pool-stats"
+    cfg = {"providers": [{"provider": "sandbox",
+                          "config": {"workspace_bytes": 4 * MIB,
+                                     "pool": {"sh": {"size": 1,
+                                                     "workspace": "rw"}}}}],
+           "tenants": {"default": {"languages": ["sh"],
+                                   "grant": {"network": ["none"],
+                                             "workspace": ["none", "rw"],
+                                             "streaming": True}}}}
+    d = DurableDaemon(tmp_path, cfg)
+    try:
+        d.start(env={"AIRLOCK_SANDBOX_POOL_STATS": str(stats)})
+        # the warm supervisor has its member ready: wait for it
+        wait_until(lambda: "airlock_idle_supervisors{kind=\"warm\"} 1" in
+                   d.request("GET", "/metrics")[2], timeout=30,
+                   what="a warm idle supervisor")
+        code = "cat in.txt; " + WS_FILL
+        st, _, res = d.run({"language": "sh", "code": code,
+                            "files": [{"path": "in.txt",
+                                       "content": "input\n"}],
+                            "grant": {"workspace": "rw"},
+                            "limits": {"wall_ms": 20000}})
+        assert st == 200 and res["outcome"] == "completed", res
+        lines = res["stdout"].splitlines()
+        assert lines[0] == "input"
+        out = dict(line.split(" ", 1) for line in lines[1:])
+        assert out["fstype"] == "tmpfs", out
+        assert int(out["size"]) <= 4 * MIB, out
+    finally:
+        d.stop()
+        cleanup_state(d)
+    taken = [json.loads(line)["taken"] for line in
+             stats.read_text().splitlines()] if stats.exists() else []
+    assert sum(taken) >= 1, "the run did not go through a warm member"
