@@ -25,6 +25,8 @@ void al_limits_apply_defaults(al_limits *l)
 		l->file_bytes = 0;
 	if (!(l->set & AL_LIMIT_WORKSPACE_BYTES))
 		l->workspace_bytes = 0;
+	if (!(l->set & AL_LIMIT_SOCKET_BYTES))
+		l->socket_bytes = 0;
 }
 
 al_request *al_request_new(void)

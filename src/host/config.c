@@ -81,6 +81,7 @@ uint64_t *al_limits_field(al_limits *l, unsigned bit)
 	case AL_LIMIT_FILE_BYTES: return &l->file_bytes;
 	case AL_LIMIT_WORKSPACE_BYTES: return &l->workspace_bytes;
 	case AL_LIMIT_OPEN_FILES: return &l->open_files;
+	case AL_LIMIT_SOCKET_BYTES: return &l->socket_bytes;
 	default: return NULL;
 	}
 }

@@ -128,6 +128,9 @@ static json_t *names_json(unsigned bits, unsigned count,
 	return arr;
 }
 
+/* every bit of AL_LIMIT__ALL, in the table's order */
+#define LIMIT_COUNT ((unsigned)__builtin_popcount(AL_LIMIT__ALL))
+
 static const char *limit_name_at(unsigned i)
 {
 	return al_limit_name(1u << i);
@@ -167,7 +170,8 @@ static json_t *facts_value(const al_facts *f)
 		    0 ||
 	    jf_set(o, "isolation", al_isolation_to_json(&f->isolation)) < 0 ||
 	    jf_set(o, "languages", languages_json(f)) < 0 ||
-	    jf_set(o, "limits", names_json(f->limits, 8, limit_name_at)) < 0 ||
+	    jf_set(o, "limits",
+		   names_json(f->limits, LIMIT_COUNT, limit_name_at)) < 0 ||
 	    jf_set(o, "network", names_json(f->network, 3, network_name_at)) <
 		    0 ||
 	    jf_set(o, "workspace",

@@ -15,6 +15,7 @@ const al_limit_row al_limit_rows[] = {
 	{AL_LIMIT_FILE_BYTES, "file_bytes", TIB},
 	{AL_LIMIT_WORKSPACE_BYTES, "workspace_bytes", TIB},
 	{AL_LIMIT_OPEN_FILES, "open_files", 1048576}, /* default fs.nr_open */
+	{AL_LIMIT_SOCKET_BYTES, "socket_bytes", TIB},
 	{0, NULL, 0},
 };
 
@@ -35,6 +36,8 @@ uint64_t *al_limit_slot(al_limits *l, unsigned bit)
 		return &l->file_bytes;
 	case AL_LIMIT_WORKSPACE_BYTES:
 		return &l->workspace_bytes;
+	case AL_LIMIT_SOCKET_BYTES:
+		return &l->socket_bytes;
 	default:
 		return &l->open_files;
 	}

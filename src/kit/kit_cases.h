@@ -44,6 +44,10 @@ KIT_CASE(kit_case_one_handle_16);
 void kit_case_limit_wall(kit_ctx *k, kit_case *c);
 /* kit_cases_limits.c: arg points at the limit bit */
 KIT_CASE(kit_case_limit);
+/* kit_cases_quota.c: socket_bytes (called by kit_case_limit) and the
+ * writable areas' bounds */
+void kit_case_limit_socket(kit_ctx *k, kit_case *c);
+KIT_CASE(kit_case_writable_areas);
 /* kit_cases_isolation.c */
 KIT_CASE(kit_case_process_contained);
 KIT_CASE(kit_case_host_fs);

@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,6 +51,11 @@ void kit_case_process_contained(kit_ctx *k, kit_case *c, const void *arg)
 		return;
 	}
 	if (pid == 0) {
+		/* Forked from a process whose other threads (a provider's
+		 * pool refill) may hold a sandbox's pipes open right now:
+		 * kept, they would hide that sandbox's end of output from
+		 * its supervisor for as long as the canary lives. */
+		syscall(SYS_close_range, 0U, ~0U, 0U);
 		prctl(PR_SET_NAME, canary);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		for (;;)

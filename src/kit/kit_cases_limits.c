@@ -354,6 +354,7 @@ void kit_case_limit(kit_ctx *k, kit_case *c, const void *arg)
 	case AL_LIMIT_FILE_BYTES: limit_file(k, c); break;
 	case AL_LIMIT_WORKSPACE_BYTES: limit_workspace(k, c); break;
 	case AL_LIMIT_OPEN_FILES: limit_open_files(k, c); break;
+	case AL_LIMIT_SOCKET_BYTES: kit_case_limit_socket(k, c); break;
 	default: kit_fail(c, "kit bug: no case for limit bit %#x", bit);
 	}
 }

@@ -195,6 +195,7 @@ void kit_req_limit(al_request *req, unsigned bit, uint64_t value)
 	case AL_LIMIT_FILE_BYTES: l->file_bytes = value; break;
 	case AL_LIMIT_WORKSPACE_BYTES: l->workspace_bytes = value; break;
 	case AL_LIMIT_OPEN_FILES: l->open_files = value; break;
+	case AL_LIMIT_SOCKET_BYTES: l->socket_bytes = value; break;
 	default: return;
 	}
 	l->set |= bit;

@@ -281,6 +281,10 @@ void al_sb_cgroups_trial(al_sb_cgroups *cg, al_sb_cgverdict *v)
 		    try_child(cg->v1_base[i], v1_limit[i], limit_value[i], NULL))
 			v->ver[i] = AL_CG_V1;
 	}
+	if (v->ver[AL_CG_MEMORY] == AL_CG_V1)
+		v->v1_socket = try_child(cg->v1_base[AL_CG_MEMORY],
+					 "memory.kmem.tcp.limit_in_bytes",
+					 "67108864", NULL);
 	al_sb_cgroups_apply(cg, v);
 }
 
@@ -299,6 +303,7 @@ void al_sb_cgroups_apply(al_sb_cgroups *cg, const al_sb_cgverdict *v)
 			ver = AL_CG_NONE;
 		cg->ver[i] = ver;
 	}
+	cg->v1_socket = cg->ver[AL_CG_MEMORY] == AL_CG_V1 && v->v1_socket;
 }
 
 void al_sb_cgroups_clear(al_sb_cgroups *cg)
@@ -424,6 +429,15 @@ int al_sb_cgrun_relimit(const al_sb_cgroups *cg, const al_sb_cgrun *run,
 	bounded.memory_bytes = 0;
 	bounded.set |= AL_LIMIT_MEMORY_BYTES;
 	return rc < 0 ? rc : set_limits(cg, run, &bounded);
+}
+
+int al_sb_cgrun_limit_sockets(const al_sb_cgroups *cg, const al_sb_cgrun *run,
+			      uint64_t bytes)
+{
+	if (!cg->v1_socket || run->v1_dir[AL_CG_MEMORY] == NULL || bytes == 0)
+		return 0;
+	return write_u64(run->v1_dir[AL_CG_MEMORY],
+			 "memory.kmem.tcp.limit_in_bytes", bytes);
 }
 
 int al_sb_cgrun_create(const al_sb_cgroups *cg, const char *name,

@@ -27,6 +27,9 @@ typedef struct al_sb_cgroups {
 	al_sb_cgver ver[AL_CG__N];  /* where each controller is used */
 	char *v1_base[AL_CG__N];    /* our cgroup in the controller's v1 tree */
 	char v2_enabled[256];	    /* v2_base's cgroup.subtree_control */
+	/* v1 memory: memory.kmem.tcp.limit_in_bytes can be written in a
+	 * run's cgroup (al_sb_cgrun_limit_sockets) */
+	bool v1_socket;
 } al_sb_cgroups;
 
 /* What the trials found, as cached (obs_cache.h). */
@@ -34,6 +37,7 @@ typedef struct al_sb_cgverdict {
 	bool v2_ok;		   /* a child of v2_base could be created */
 	bool v2_kill;
 	al_sb_cgver ver[AL_CG__N];
+	bool v1_socket;		   /* memory.kmem.tcp limit writable (v1) */
 } al_sb_cgverdict;
 
 /* Finds our cgroup in each hierarchy from /proc/self/cgroup and
@@ -71,6 +75,15 @@ int al_sb_cgrun_create(const al_sb_cgroups *cg, const char *name,
  * in use fails (EBUSY on v1). */
 int al_sb_cgrun_relimit(const al_sb_cgroups *cg, const al_sb_cgrun *run,
 			const al_limits *limits);
+/* Bounds the socket buffer memory of the run's processes: on v1 the
+ * memory cgroup's memory.kmem.tcp.limit_in_bytes (which also turns the
+ * kernel's per-cgroup socket accounting on: without it v1 charges socket
+ * buffers to no cgroup at all).  On v2 there is nothing to write (socket
+ * buffers are charged to memory.max) and without a memory controller
+ * nothing can be: 0.  Write it before the run's first socket exists
+ * (sockets made earlier stay uncharged).  0 or a negative errno. */
+int al_sb_cgrun_limit_sockets(const al_sb_cgroups *cg, const al_sb_cgrun *run,
+			      uint64_t bytes);
 /* Opens the `tasks` file of each distinct v1 cgroup for writing, so a
  * single-threaded child can move itself (al_sb_cgrun_join_self) instead of
  * being moved: writing a pid to cgroup.procs takes the kernel's global

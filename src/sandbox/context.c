@@ -99,6 +99,9 @@ int al_sb_config_parse(const char *text, al_sb_config *cfg, al_error **err)
 	cfg->uid_base = AL_SB_DEFAULT_UID_BASE;
 	cfg->uid_count = AL_SB_DEFAULT_UID_COUNT;
 	cfg->tmp_bytes = AL_SB_DEFAULT_TMP_BYTES;
+	cfg->workspace_bytes = AL_SB_DEFAULT_WORKSPACE_BYTES;
+	cfg->inbox_acks_bytes = AL_SB_DEFAULT_INBOX_ACKS_BYTES;
+	cfg->socket_bytes = AL_SB_DEFAULT_SOCKET_BYTES;
 	if (text == NULL || text[0] == '\0')
 		return 0;
 	json_error_t jerr;
@@ -132,6 +135,15 @@ int al_sb_config_parse(const char *text, al_sb_config *cfg, al_error **err)
 		else if (strcmp(key, "tmp_bytes") == 0 && json_is_integer(v) &&
 			 json_integer_value(v) >= 65536)
 			cfg->tmp_bytes = (uint64_t)json_integer_value(v);
+		else if (strcmp(key, "workspace_bytes") == 0 &&
+			 json_is_integer(v) && json_integer_value(v) >= 65536)
+			cfg->workspace_bytes = (uint64_t)json_integer_value(v);
+		else if (strcmp(key, "inbox_acks_bytes") == 0 &&
+			 json_is_integer(v) && json_integer_value(v) >= 65536)
+			cfg->inbox_acks_bytes = (uint64_t)json_integer_value(v);
+		else if (strcmp(key, "socket_bytes") == 0 && json_is_integer(v) &&
+			 json_integer_value(v) >= 65536)
+			cfg->socket_bytes = (uint64_t)json_integer_value(v);
 		else if (strcmp(key, "pool") == 0) {
 			rc = parse_pool(v, cfg, err);
 			if (rc < 0)
@@ -172,9 +184,13 @@ static char *config_text(const al_sb_config *c)
 {
 	return al_strdup_printf(
 		"uid_base=%u uid_count=%u run_dir=%s allow_host_network=%d "
-		"tmp_bytes=%llu",
+		"tmp_bytes=%llu workspace_bytes=%llu inbox_acks_bytes=%llu "
+		"socket_bytes=%llu",
 		c->uid_base, c->uid_count, c->run_dir ? c->run_dir : "-",
-		(int)c->allow_host_network, (unsigned long long)c->tmp_bytes);
+		(int)c->allow_host_network, (unsigned long long)c->tmp_bytes,
+		(unsigned long long)c->workspace_bytes,
+		(unsigned long long)c->inbox_acks_bytes,
+		(unsigned long long)c->socket_bytes);
 }
 
 int al_sb_context_need_filter(al_sb_context *ctx, al_error **err)

@@ -34,6 +34,13 @@ typedef struct al_sb_config {
 	char *run_dir;		  /* "run_dir", default: al_rundir's base */
 	bool allow_host_network;  /* "allow_host_network", default false */
 	uint64_t tmp_bytes;	  /* "tmp_bytes", default 64 MiB */
+	/* Bounds of the other areas a run can write (docs/sandbox.md,
+	 * "Writable areas"): a rw workspace whose request names no
+	 * workspace_bytes, /inbox-acks, and the run's socket buffers when
+	 * the request names no socket_bytes. */
+	uint64_t workspace_bytes; /* "workspace_bytes", default 256 MiB */
+	uint64_t inbox_acks_bytes; /* "inbox_acks_bytes", default 1 MiB */
+	uint64_t socket_bytes;	  /* "socket_bytes", default 64 MiB */
 	/* "pool": languages with a size > 0 only */
 	al_sb_pool_lang pool[AL_SB_POOL_MAX_LANGS];
 	size_t n_pool;
@@ -42,6 +49,9 @@ typedef struct al_sb_config {
 #define AL_SB_DEFAULT_UID_BASE 200000u
 #define AL_SB_DEFAULT_UID_COUNT 1000u
 #define AL_SB_DEFAULT_TMP_BYTES (64u * 1024u * 1024u)
+#define AL_SB_DEFAULT_WORKSPACE_BYTES (256u * 1024u * 1024u)
+#define AL_SB_DEFAULT_INBOX_ACKS_BYTES (1024u * 1024u)
+#define AL_SB_DEFAULT_SOCKET_BYTES (64u * 1024u * 1024u)
 
 int al_sb_config_parse(const char *json, al_sb_config *cfg, al_error **err);
 void al_sb_config_clear(al_sb_config *cfg);

@@ -109,6 +109,13 @@ static size_t limit_lines(const al_sb_context *ctx, struct limit_line *l,
 			break;
 		case AL_LIMIT_WORKSPACE_BYTES:
 			x->how = "/workspace is a tmpfs of that size";
+			x->default_bound = ctx->cfg.workspace_bytes;
+			break;
+		case AL_LIMIT_SOCKET_BYTES:
+			x->how = "cgroup v1 memory.kmem.tcp.limit_in_bytes";
+			x->default_bound = ctx->cg.v1_socket
+						   ? ctx->cfg.socket_bytes
+						   : 0;
 			break;
 		case AL_LIMIT_OPEN_FILES:
 			x->how = "RLIMIT_NOFILE";

@@ -271,37 +271,56 @@ static _Noreturn void run_program(const al_sb_launch *l, const struct fds *f)
 	fail(ff, ST_EXEC, errno, 0);
 }
 
-/* In the init: the filled tmpfs goes to the parent as an O_PATH
- * descriptor; the run goes on only when the parent approves the files
- * (nothing of the program exists yet). */
-static int hand_over_workspace(int sock)
+/* In the init: the run's tmpfs areas go to the parent as O_PATH
+ * descriptors, the workspace's first; after a filled workspace the run
+ * goes on only when the parent approves the files (nothing of the
+ * program exists yet). */
+static int hand_over(const al_sb_launch *l, int sock)
 {
-	int wfd = open("/workspace", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (wfd < 0)
-		return -errno;
+	bool ws = l->ws_fill || l->ws_hand;
+	int fds[2] = {-1, -1}, n_fds = 0;
+	if (ws)
+		fds[n_fds++] = open("/workspace",
+				    O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (l->acks_fd_out != NULL)
+		fds[n_fds++] = open("/inbox-acks",
+				    O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	for (int i = 0; i < n_fds; i++)
+		if (fds[i] < 0) {
+			int e = errno;
+			for (int j = 0; j < n_fds; j++)
+				if (fds[j] >= 0)
+					close(fds[j]);
+			return -e;
+		}
 	char byte = 'w';
 	struct iovec iov = {&byte, 1};
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(sizeof(fds))];
 		struct cmsghdr align;
 	} u;
 	memset(&u, 0, sizeof(u));
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = u.buf,
-			     .msg_controllen = sizeof(u.buf)};
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+		.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n_fds)};
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &wfd, sizeof(int));
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)n_fds);
+	memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)n_fds);
 	ssize_t n;
 	do
 		n = sendmsg(sock, &msg, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
 	int e = errno;
-	close(wfd);
+	for (int i = 0; i < n_fds; i++)
+		close(fds[i]);
 	if (n != 1)
 		return -(n < 0 ? e : EPIPE);
+	if (!l->ws_fill) {
+		close(sock);
+		return 0;
+	}
 	char verdict = 0;
 	do
 		n = read(sock, &verdict, 1);
@@ -415,7 +434,9 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 					  l->ws_gid, l->ws_ro);
 		if (rc < 0)
 			fail(ff, ST_WORKSPACE, -rc, 0);
-		rc = hand_over_workspace(f->ws[1]);
+	}
+	if (f->ws[1] >= 0) {
+		rc = hand_over(l, f->ws[1]);
 		if (rc < 0)
 			fail(ff, ST_VERIFY, -rc, 0);
 	}
@@ -548,13 +569,15 @@ static pid_t do_clone(const al_sb_launch *l, int *pidfd, bool *in_v2)
 	return pid;
 }
 
-/* In the parent: takes the workspace descriptor from the init, has it
- * judged and answers.  Returns 0 with *wfd set, 1 when the init failed
- * first (its report is on the fail pipe), or a negative errno. */
-static int receive_workspace(const al_sb_launch *l, int sock, int fail_fd,
-			     int *wfd)
+/* In the parent: takes the descriptors from the init (hand_over), has a
+ * filled workspace judged and answers.  Returns 0 with *wfd (when the
+ * workspace is handed over) and *afd (the acks) set, 1 when the init
+ * failed first (its report is on the fail pipe), or a negative errno. */
+static int receive_areas(const al_sb_launch *l, int sock, int fail_fd,
+			 int *wfd, int *afd)
 {
-	*wfd = -1;
+	*wfd = *afd = -1;
+	int want = (l->ws_fill || l->ws_hand) + (l->acks_fd_out != NULL);
 	struct pollfd p[2] = {{sock, POLLIN, 0}, {fail_fd, POLLIN, 0}};
 	int r;
 	do
@@ -568,8 +591,9 @@ static int receive_workspace(const al_sb_launch *l, int sock, int fail_fd,
 		return 1;
 	char byte;
 	struct iovec iov = {&byte, 1};
+	int fds[2] = {-1, -1};
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(sizeof(fds))];
 		struct cmsghdr align;
 	} u;
 	memset(&u, 0, sizeof(u));
@@ -585,9 +609,28 @@ static int receive_workspace(const al_sb_launch *l, int sock, int fail_fd,
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
 	if (cm == NULL || cm->cmsg_level != SOL_SOCKET ||
 	    cm->cmsg_type != SCM_RIGHTS ||
-	    cm->cmsg_len != CMSG_LEN(sizeof(int)))
+	    cm->cmsg_len != CMSG_LEN(sizeof(int) * (size_t)want)) {
+		/* whatever came is closed: nothing of it is used */
+		bool rights = cm != NULL && cm->cmsg_level == SOL_SOCKET &&
+			      cm->cmsg_type == SCM_RIGHTS &&
+			      cm->cmsg_len > CMSG_LEN(0);
+		size_t got = rights ? (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int)
+				    : 0;
+		for (size_t i = 0; i < got && i < 2; i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			close(fd);
+		}
 		return -EPROTO;
-	memcpy(wfd, CMSG_DATA(cm), sizeof(int));
+	}
+	memcpy(fds, CMSG_DATA(cm), sizeof(int) * (size_t)want);
+	int k = 0;
+	if (l->ws_fill || l->ws_hand)
+		*wfd = fds[k++];
+	if (l->acks_fd_out != NULL)
+		*afd = fds[k];
+	if (!l->ws_fill)
+		return 0;
 	int ok = l->ws_check ? l->ws_check(l->ws_check_ctx, *wfd) : 0;
 	char verdict = ok == 0 ? 'g' : 'x';
 	if (write(sock, &verdict, 1) != 1 && ok == 0)
@@ -632,7 +675,8 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 	int *all = (int *)&f;
 	for (size_t i = 0; i < sizeof(f) / sizeof(int); i++)
 		all[i] = -1;
-	int pidfd = -1, wfd = -1;
+	int pidfd = -1, wfd = -1, afd = -1;
+	bool hand = l->ws_fill || l->ws_hand || l->acks_fd_out != NULL;
 	pid_t pid = -1;
 	struct sigctx *ctx = NULL;
 	int rc = 0;
@@ -643,7 +687,7 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 	    pipe2(f.out, O_CLOEXEC) < 0 || pipe2(f.err, O_CLOEXEC) < 0 ||
 	    pipe2(f.status, O_CLOEXEC) < 0 || pipe2(f.sync, O_CLOEXEC) < 0 ||
 	    pipe2(f.fail, O_CLOEXEC) < 0 ||
-	    (l->ws_fill &&
+	    (hand &&
 	     socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f.ws) < 0)) {
 		rc = -errno;
 		goto fail;
@@ -709,9 +753,9 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 	close(f.sync[1]);
 	f.sync[1] = -1;
 
-	if (l->ws_fill) {
+	if (hand) {
 		what = "receiving the workspace";
-		rc = receive_workspace(l, f.ws[0], f.fail[0], &wfd);
+		rc = receive_areas(l, f.ws[0], f.fail[0], &wfd, &afd);
 		if (rc < 0)
 			goto fail_child;
 		close_pair(f.ws);
@@ -752,6 +796,8 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 		*l->ws_fd_out = wfd;
 	else if (wfd >= 0)
 		close(wfd);
+	if (l->acks_fd_out != NULL)
+		*l->acks_fd_out = afd;
 	*child = (al_child){
 		.pid = pid,
 		.pidfd = pidfd,
@@ -786,6 +832,8 @@ fail:
 	close_pair(f.ws);
 	if (wfd >= 0)
 		close(wfd);
+	if (afd >= 0)
+		close(afd);
 	al_sb_cgrun_close_tasks(f.cg_tasks);
 	free(ctx);
 	return al_error_set(err, AL_ERR_UNAVAILABLE, -rc, reason,

@@ -59,6 +59,14 @@ typedef struct al_sb_launch {
 	int (*ws_check)(void *ctx, int ws_fd);
 	void *ws_check_ctx;
 	int *ws_fd_out;
+	/* The same hand-over without the filling and the check (a warm
+	 * member's empty tmpfs /workspace; the parent writes the inputs
+	 * beneath the descriptor when the run comes). */
+	bool ws_hand;
+	/* The plan has a tmpfs /inbox-acks: its O_PATH descriptor is handed
+	 * over with the workspace's, to *acks_fd_out (closed by the
+	 * caller), for mirroring the program's markers (warm_inbox.h). */
+	int *acks_fd_out;
 	/* A warm pool member that execs later (warm.h): the program stops
 	 * after the seccomp filter, reports itself ready on the fail pipe
 	 * and reads a header from its stdin (AL_SB_GO_* below) into go_buf,

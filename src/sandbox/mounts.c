@@ -15,6 +15,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <airlock/json.h>
+
 #include "core/util.h"
 
 #define OLDROOT "/.oldroot"
@@ -163,6 +165,15 @@ void al_sb_tmpfs_opts(char *buf, size_t len, const char *mode, uint64_t bytes)
 		 bytes, inodes);
 }
 
+void al_sb_acks_tmpfs_opts(char *buf, size_t len, uint64_t bytes, uid_t uid,
+			   gid_t gid)
+{
+	snprintf(buf, len,
+		 "mode=0700,size=%" PRIu64 ",nr_inodes=%u,uid=%u,gid=%u",
+		 bytes > 0 ? bytes : 65536, AL_MAX_INBOX_EVENTS + 1u,
+		 (unsigned)uid, (unsigned)gid);
+}
+
 static int add_dev(al_sb_mount_plan *p, uint64_t shm_bytes)
 {
 	int rc = add(p, AL_MOP_TMPFS, "mode=0755,size=64k", "/dev", false,
@@ -239,12 +250,16 @@ int al_sb_mount_plan_build(const al_sb_mount_params *prm,
 		rc = add(p, prm->build_rw ? AL_MOP_BIND : AL_MOP_VIEW,
 			 prm->build_dir, "/build", prm->build_rw, false,
 			 false);
-	if (rc == 0 && prm->inbox_dir && prm->inbox_acks_dir) {
+	if (rc == 0 && prm->inbox_dir) {
 		rc = add(p, AL_MOP_BIND, prm->inbox_dir, "/inbox", false, false,
 			 false);
+		/* the program's markers: never on the host, so a run cannot
+		 * fill the host's disk or inodes through them */
+		al_sb_acks_tmpfs_opts(opts, sizeof(opts), prm->inbox_acks_bytes,
+				      prm->ws_uid, prm->ws_gid);
 		if (rc == 0)
-			rc = add(p, AL_MOP_BIND, prm->inbox_acks_dir,
-				 "/inbox-acks", true, false, false);
+			rc = add(p, AL_MOP_TMPFS, opts, "/inbox-acks", true,
+				 false, false);
 	}
 	if (rc == 0) {
 		if (prm->workspace == AL_WORKSPACE_NONE ||

@@ -66,10 +66,13 @@ typedef struct al_sb_mount_params {
 	bool live;
 	const char *build_dir;	  /* host RUN/tmp mounted at /build, or NULL */
 	bool build_rw;		  /* the build step writes /build */
-	/* A durable run's inbox: events read-only at /inbox, the program's
-	 * acknowledgements writable at /inbox-acks.  NULL: none. */
+	/* A durable run's inbox: events read-only at /inbox (NULL: no
+	 * inbox), the program's acknowledgements at /inbox-acks, a tmpfs of
+	 * inbox_acks_bytes owned by ws_uid/ws_gid with room for one marker
+	 * per event (nothing of it on the host: the parent reads it through
+	 * the descriptor the init hands over, launch.h). */
 	const char *inbox_dir;
-	const char *inbox_acks_dir;
+	uint64_t inbox_acks_bytes;
 } al_sb_mount_params;
 
 int al_sb_mount_plan_build(const al_sb_mount_params *prm,
@@ -95,6 +98,11 @@ int al_sb_mounts_apply(const al_sb_mount_plan *plan, const char *staging,
  * the inputs do not fit).  Async-signal-safe. */
 int al_sb_workspace_fill(const al_bundle_item *items, size_t n, uid_t uid,
 			 gid_t gid, bool ro);
+
+/* The /inbox-acks tmpfs's options: a size, one inode per event the
+ * inbox can hold (and its root), mode 0700, owned by uid/gid. */
+void al_sb_acks_tmpfs_opts(char *buf, size_t len, uint64_t bytes, uid_t uid,
+			   gid_t gid);
 
 /* tmpfs options with a size and an inode cap proportional to it (so a
  * tree of empty files cannot pin unbounded kernel memory). */

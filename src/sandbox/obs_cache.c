@@ -354,6 +354,10 @@ bool al_sb_obs_load(const char *cache_dir, const char *key,
 		goto out;
 	obs->cg.v2_ok = json_is_true(v2);
 	obs->cg.v2_kill = json_is_true(kill);
+	json_t *sock = json_object_get(cg, "v1_socket");
+	if (!json_is_boolean(sock))
+		goto out;
+	obs->cg.v1_socket = json_is_true(sock);
 	for (int i = 0; i < AL_CG__N; i++)
 		if (!parse_ver(json_object_get(cg, ctrl_names[i]),
 			       &obs->cg.ver[i]))
@@ -374,8 +378,8 @@ void al_sb_obs_store(const char *cache_dir, const char *key,
 	pthread_mutex_lock(&lock);
 	json_t *e = entry_for(cache_dir, key);
 	json_t *mech = json_object();
-	json_t *cg = json_pack("{s:b, s:b}", "v2", obs->cg.v2_ok, "kill",
-			       obs->cg.v2_kill);
+	json_t *cg = json_pack("{s:b, s:b, s:b}", "v2", obs->cg.v2_ok, "kill",
+			       obs->cg.v2_kill, "v1_socket", obs->cg.v1_socket);
 	al_sb_mechanisms m = obs->mech;
 	for (size_t i = 0; mech && i < sizeof(mech_names) / sizeof(mech_names[0]);
 	     i++)

@@ -229,6 +229,11 @@ unsigned al_sb_probe_limits(const al_sb_context *ctx)
 		l |= AL_LIMIT_MEMORY_BYTES;
 	if (ctx->cg.ver[AL_CG_PIDS] != AL_CG_NONE)
 		l |= AL_LIMIT_PIDS;
+	/* socket_bytes on its own only where a limit of its own can be
+	 * written (v1); on v2 socket buffers count against memory_bytes and
+	 * cannot be bounded apart from it */
+	if (ctx->cg.v1_socket)
+		l |= AL_LIMIT_SOCKET_BYTES;
 	return l;
 }
 
@@ -237,12 +242,17 @@ static char *mechanism_json(const al_sb_context *ctx, json_t *absent)
 	struct utsname u;
 	if (uname(&u) < 0)
 		snprintf(u.release, sizeof(u.release), "unknown");
+	/* where socket buffers are charged (docs/sandbox.md, "Socket
+	 * memory") */
+	const char *sock = ctx->cg.v1_socket ? "v1_kmem_tcp"
+			   : ctx->cg.ver[AL_CG_MEMORY] == AL_CG_V2 ? "v2_memory"
+								   : "none";
 	json_t *cg = json_pack(
-		"{s:s, s:s, s:s, s:s}", "memory",
+		"{s:s, s:s, s:s, s:s, s:s}", "memory",
 		al_sb_cgver_name(ctx->cg.ver[AL_CG_MEMORY]), "pids",
 		al_sb_cgver_name(ctx->cg.ver[AL_CG_PIDS]), "cpu",
 		al_sb_cgver_name(ctx->cg.ver[AL_CG_CPU]), "kill",
-		ctx->cg.v2_kill ? "v2" : "pid_namespace");
+		ctx->cg.v2_kill ? "v2" : "pid_namespace", "socket", sock);
 	/* the bounds a run that names no limit still gets (cgroup.c); none
 	 * where the controller has no cgroup */
 	json_t *bounds = json_object();

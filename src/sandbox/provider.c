@@ -160,6 +160,7 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 	al_runlog log = {.fd = -1};
 	al_sb_member *member = NULL;
 	int ws_fd = -1, store_fd = -1;
+	int member_ws = -1; /* a member's tmpfs /workspace (grant rw) */
 	int rc;
 
 	snprintf(res->run_id, sizeof(res->run_id), "%s", exec->run_id);
@@ -205,6 +206,8 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 		member->slot = (al_sb_uid){.fd = -1};
 		rd = member->rd;
 		memset(&member->rd, 0, sizeof(member->rd));
+		member_ws = member->ws_fd;
+		member->ws_fd = -1;
 		uid = h->ctx.privileged ? slot.uid : geteuid();
 	} else if (h->ctx.privileged) {
 		rc = al_sb_uid_take(h->ctx.cfg.uid_base, h->ctx.cfg.uid_count,
@@ -223,7 +226,8 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 		uid = geteuid();
 	}
 
-	bool bounded = al_sb_workspace_bounded(req);
+	/* a tmpfs /workspace: nothing of it on the host (run.h) */
+	bool bounded = al_sb_workspace_bytes(&h->ctx.cfg, req) > 0;
 	rc = member != NULL
 		     ? 0
 		     : al_rundir_create(h->ctx.cfg.run_dir ? h->ctx.cfg.run_dir
@@ -233,21 +237,31 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 	 * uid before anything is written into them (a member's were at its
 	 * start; its program has not run yet). */
 	if (rc == 0 && member == NULL && h->ctx.privileged &&
-	    (chown(rd.workspace, uid, uid) < 0 || chown(rd.tmp, uid, uid) < 0 ||
-	     (exec->inbox_acks_dir != NULL &&
-	      chown(exec->inbox_acks_dir, uid, uid) < 0)))
+	    (chown(rd.workspace, uid, uid) < 0 || chown(rd.tmp, uid, uid) < 0))
 		rc = al_error_set(&setup_err, AL_ERR_UNAVAILABLE, errno,
 				  "workspace_setup_failed",
 				  "cannot hand the workspace to the run's uid");
 	/* The code always goes to RUN/code (bound read-only at /code); the
-	 * inputs to RUN/workspace unless the init writes them into its
-	 * bounded tmpfs. */
+	 * inputs to RUN/workspace unless the workspace is a tmpfs: a cold
+	 * init writes them into its own, a member's is written here beneath
+	 * its descriptor. */
+	uid_t own = h->ctx.privileged ? uid : (uid_t)-1;
+	gid_t gown = h->ctx.privileged ? (gid_t)uid : (gid_t)-1;
 	if (rc == 0)
 		rc = al_rundir_materialise(&rd, bu.bundle, bu.manifest, !bounded,
-					   h->ctx.privileged ? uid : (uid_t)-1,
-					   h->ctx.privileged ? (gid_t)uid
-							     : (gid_t)-1,
-					   &setup_err);
+					   own, gown, &setup_err);
+	if (rc == 0 && member != NULL && bounded && member_ws < 0)
+		rc = al_error_set(&setup_err, AL_ERR_UNAVAILABLE, EBADF,
+				  "workspace_setup_failed",
+				  "the warm member has no workspace");
+	if (rc == 0 && member_ws >= 0) {
+		rc = al_bundle_materialise(bu.bundle, bu.manifest, -1,
+					   member_ws, own, gown, &setup_err);
+		if (rc == 0) {
+			ws_fd = member_ws;
+			member_ws = -1;
+		}
+	}
 	if (rc == 0 && !bounded && (ws_fd = al_rundir_workspace_fd(&rd)) < 0)
 		rc = al_error_set(&setup_err, AL_ERR_UNAVAILABLE, -ws_fd,
 				  "workspace_setup_failed",
@@ -323,6 +337,11 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 		member = NULL;
 		al_sb_pool_done(h->pool, req->language);
 	}
+	if (rc == 1 && step.ws_fd != NULL && ws_fd >= 0) {
+		/* a dead member's tmpfs: the cold init fills its own */
+		close(ws_fd);
+		ws_fd = -1;
+	}
 	if (rc == 1) /* no member, or one found dead before go: cold */
 		rc = al_sb_run_step(&step, res, err);
 	al_runlog_close(&log);
@@ -356,6 +375,8 @@ out:
 	res->finished_at_ms = al_now_ms();
 	if (ws_fd >= 0)
 		close(ws_fd);
+	if (member_ws >= 0)
+		close(member_ws);
 	if (store_fd >= 0)
 		close(store_fd);
 	al_bundle_use_clear(&bu);

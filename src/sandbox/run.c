@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bundle/bundle.h"
 #include "proc/shepherd.h"
@@ -15,6 +16,7 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/launch.h"
 #include "sandbox/mounts.h"
+#include "sandbox/warm_inbox.h"
 
 size_t al_sb_build_rlimits(const al_limits *l, al_rlimit_spec *out)
 {
@@ -105,10 +107,20 @@ bool al_sb_step_stdin(const al_sb_step *s)
 	return s->with_stdin && req->has_stdin && req->stdin_data.len > 0;
 }
 
-bool al_sb_workspace_bounded(const al_request *req)
+uint64_t al_sb_workspace_bytes(const al_sb_config *cfg,
+			       const al_request *req)
 {
-	return req->limits.workspace_bytes > 0 &&
-	       req->grant.workspace != AL_WORKSPACE_NONE;
+	if (req->grant.workspace == AL_WORKSPACE_NONE)
+		return 0;
+	if (req->limits.workspace_bytes > 0)
+		return req->limits.workspace_bytes;
+	return req->grant.workspace == AL_WORKSPACE_RW ? cfg->workspace_bytes
+						       : 0;
+}
+
+uint64_t al_sb_socket_bytes(const al_sb_config *cfg, const al_limits *l)
+{
+	return l->socket_bytes > 0 ? l->socket_bytes : cfg->socket_bytes;
 }
 
 int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
@@ -122,6 +134,15 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 
 	rc = al_sb_cgrun_create(&ctx->cg, s->cg_name, &req->limits, &cg,
 				&setup_err);
+	/* before the program's first socket: sockets made earlier would go
+	 * uncharged */
+	if (rc == 0 &&
+	    al_sb_cgrun_limit_sockets(&ctx->cg, &cg,
+				      al_sb_socket_bytes(&ctx->cfg,
+							 &req->limits)) < 0) {
+		al_sb_cgrun_destroy(&cg);
+		rc = -EIO;
+	}
 	if (rc < 0) {
 		al_error_free(setup_err);
 		return al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
@@ -131,12 +152,18 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 	 * tmpfs belongs to the run's host uid) or as root of the run's user
 	 * namespace (unprivileged; already the caller's uid outside). */
 	uid_t ws_uid = ctx->privileged ? s->uid : 0;
-	bool ws_tmpfs = al_sb_workspace_bounded(req);
+	uint64_t ws_bytes = al_sb_workspace_bytes(&ctx->cfg, req);
+	bool ws_tmpfs = ws_bytes > 0;
+	/* The inbox is the program's, not the build step's. */
+	bool inbox = !s->build && s->exec->inbox_dir != NULL &&
+		     s->exec->inbox_acks_dir != NULL;
+	int acks_fd = -1;
+	al_sb_inbox_fwd *fwd = NULL;
 	al_sb_mount_params mp = {
 		.code_dir = s->rd->code_dir,
 		.workspace_dir = s->rd->workspace,
 		.workspace = req->grant.workspace,
-		.workspace_bytes = ws_tmpfs ? req->limits.workspace_bytes : 0,
+		.workspace_bytes = ws_bytes,
 		.ws_uid = ws_uid,
 		.ws_gid = (gid_t)ws_uid,
 		.network = req->grant.network,
@@ -144,9 +171,8 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 		.extra_roots = s->extra_roots,
 		.build_dir = s->has_build_dir ? s->rd->tmp : NULL,
 		.build_rw = s->build,
-		/* The inbox is the program's, not the build step's. */
-		.inbox_dir = s->build ? NULL : s->exec->inbox_dir,
-		.inbox_acks_dir = s->build ? NULL : s->exec->inbox_acks_dir,
+		.inbox_dir = inbox ? s->exec->inbox_dir : NULL,
+		.inbox_acks_bytes = ctx->cfg.inbox_acks_bytes,
 	};
 	rc = al_sb_mount_plan_build(&mp, &plan, err);
 	if (rc < 0)
@@ -171,9 +197,7 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 			     .workspace_rw =
 				     req->grant.workspace == AL_WORKSPACE_RW,
 			     .build_rw = s->build,
-			     .inbox_acks_rw = !s->build &&
-					      s->exec->inbox_dir != NULL &&
-					      s->exec->inbox_acks_dir != NULL,
+			     .inbox_acks_rw = inbox,
 			     .deny_tcp = req->grant.network == AL_NETWORK_NONE},
 		.cgroups = &cg,
 		.ws_fill = ws_tmpfs,
@@ -185,6 +209,7 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 		.ws_check = check_inputs,
 		.ws_check_ctx = (void *)s->manifest,
 		.ws_fd_out = s->ws_fd,
+		.acks_fd_out = inbox ? &acks_fd : NULL,
 	};
 	al_child child;
 	rc = al_sb_launch_start(&l, &child, &setup_err);
@@ -195,8 +220,21 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 		al_error_free(setup_err);
 		goto out;
 	}
+	/* the program's markers, mirrored into the run's acks directory
+	 * while it lives and once more when it is over (warm_inbox.h) */
+	int frc = inbox ? al_sb_inbox_fwd_start(s->exec->inbox_dir,
+						s->exec->inbox_acks_dir, NULL,
+						acks_fd, &fwd)
+			: 0;
 	rc = al_sb_step_supervise(s, &child, &cg, NULL, res, err);
+	if (frc == 0)
+		frc = al_sb_inbox_fwd_stop(fwd);
+	if (frc < 0 && rc == 0)
+		rc = al_error_set(err, AL_ERR_IO, -frc, NULL,
+				  "cannot mirror the inbox acknowledgements");
 out:
+	if (acks_fd >= 0)
+		close(acks_fd);
 	al_sb_mount_plan_clear(&plan);
 	if (al_sb_cgrun_destroy(&cg) < 0 && rc == 0)
 		rc = al_error_set(err, AL_ERR_INTERNAL, EBUSY, NULL,

@@ -39,15 +39,22 @@ typedef struct al_sb_step {
 	int *ws_fd;
 } al_sb_step;
 
-/* true when /workspace is a tmpfs of limits.workspace_bytes filled with
- * the input files inside the sandbox (nothing of it on the host), rather
- * than a bind of RUN/workspace. */
-bool al_sb_workspace_bounded(const al_request *req);
+/* The size of the tmpfs that is the run's /workspace (nothing of it on
+ * the host; a cold run's init fills it with the input files), or 0 when
+ * /workspace is a read-only bind of RUN/workspace (grant ro without
+ * workspace_bytes) or an empty directory (grant none): the request's
+ * workspace_bytes, else for grant rw the config's default. */
+uint64_t al_sb_workspace_bytes(const al_sb_config *cfg,
+			       const al_request *req);
 
 /* Fills res with the step's outcome (unavailable when the sandbox could
  * not be set up).  Returns 0, or a negative errno for a provider bug or a
  * cgroup that could not be removed (res still holds the outcome). */
 int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err);
+
+/* The bound of the run's socket buffers: the request's socket_bytes,
+ * else the config's default (al_sb_cgrun_limit_sockets). */
+uint64_t al_sb_socket_bytes(const al_sb_config *cfg, const al_limits *l);
 
 /* The rlimits of a run (out: room for 4); returns how many. */
 size_t al_sb_build_rlimits(const al_limits *l, al_rlimit_spec *out);

@@ -5,10 +5,10 @@
  * of a CLI run and ~1.3 ms of the library's provider path; on a tmpfs a
  * fraction of that.  So it goes to /dev/shm/airlock-<euid> when /dev/shm
  * is a root-owned sticky tmpfs and nothing chose a place (the provider's
- * run_dir, AIRLOCK_RUN_BASE, TMPDIR win) -- except for a run that may
- * write an unbounded workspace (grant rw without workspace_bytes): on a
- * tmpfs what it writes would count against its memory limit instead of
- * taking disk space, so it stays where al_rundir_create puts it. */
+ * run_dir, AIRLOCK_RUN_BASE, TMPDIR win).  Nothing the program writes
+ * lands there: a rw /workspace is a tmpfs of its own (run.h), and the
+ * directory holds only what the host wrote (the code, a read-only
+ * workspace's inputs, a build step's output). */
 #ifndef AL_SANDBOX_RUNBASE_H
 #define AL_SANDBOX_RUNBASE_H
 

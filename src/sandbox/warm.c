@@ -61,8 +61,10 @@ const char *al_sb_warm_mismatch(const al_sb_warm_class *c,
 		return "network";
 	if (req->grant.workspace != c->workspace)
 		return "workspace";
-	/* a tmpfs /workspace is mounted by the init before the program */
-	if (al_sb_workspace_bounded(req))
+	/* a member's /workspace is a tmpfs of the config's default size
+	 * (rw) or a read-only bind (ro): a size of the request's own is
+	 * mounted by a cold init */
+	if (req->limits.workspace_bytes > 0)
 		return "workspace_bytes";
 	/* an inbox is two mounts and a Landlock rule the member has, or
 	 * has not, from its start (half an inbox shows none: cold) */
@@ -106,7 +108,10 @@ static void member_free(al_sb_member *m)
 		close(m->fail_fd);
 	free(m->tc_path);
 	free(m->inbox_dir);
-	free(m->acks_dir);
+	if (m->acks_fd >= 0)
+		close(m->acks_fd);
+	if (m->ws_fd >= 0)
+		close(m->ws_fd);
 	free(m);
 }
 
@@ -134,6 +139,8 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 	m->cg.v2_fd = -1;
 	m->child.pid = -1;
 	m->fail_fd = -1;
+	m->acks_fd = -1;
+	m->ws_fd = -1;
 	m->interp = interp_start(language);
 	snprintf(m->cls.language, sizeof(m->cls.language), "%s", language);
 	m->cls.network = network;
@@ -177,11 +184,9 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 				  "cannot hand the workspace to the member's uid");
 		goto fail;
 	}
-	/* its inbox as a cold run's: RUN/inbox 0755 ours, RUN/acks 0700
-	 * the run's uid (warm_inbox.h) */
-	if (inbox && (rc = al_sb_inbox_dirs_create(
-			      m->rd.root, ctx->privileged ? uid : (uid_t)-1,
-			      &m->inbox_dir, &m->acks_dir)) < 0) {
+	/* its inbox: RUN/inbox 0755 ours (warm_inbox.h) */
+	if (inbox && (rc = al_sb_inbox_dir_create(m->rd.root,
+						  &m->inbox_dir)) < 0) {
 		al_error_set(err, AL_ERR_UNAVAILABLE, -rc,
 			     "workspace_setup_failed",
 			     "cannot make the member's inbox");
@@ -193,19 +198,31 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 	rc = al_sb_cgrun_create(&ctx->cg, cg_name, &idle, &m->cg, err);
 	if (rc < 0)
 		goto fail;
+	/* socket accounting on before the interpreter starts (its sockets
+	 * would go uncharged); the request's own bound is written at go */
+	rc = al_sb_cgrun_limit_sockets(&ctx->cg, &m->cg,
+				       al_sb_socket_bytes(&ctx->cfg, &idle));
+	if (rc < 0) {
+		al_error_set(err, AL_ERR_UNAVAILABLE, -rc, "sandbox_unavailable",
+			     "cannot bound the member's socket memory");
+		goto fail;
+	}
 
 	uid_t ws_uid = ctx->privileged ? uid : 0;
 	al_sb_mount_params mp = {
 		.code_dir = m->rd.code_dir,
 		.workspace_dir = m->rd.workspace,
 		.workspace = workspace,
+		.workspace_bytes = workspace == AL_WORKSPACE_RW
+					   ? ctx->cfg.workspace_bytes
+					   : 0,
 		.ws_uid = ws_uid,
 		.ws_gid = (gid_t)ws_uid,
 		.network = network,
 		.tmp_bytes = ctx->cfg.tmp_bytes,
 		.extra_roots = tc->extra_roots,
 		.inbox_dir = m->inbox_dir,
-		.inbox_acks_dir = m->acks_dir,
+		.inbox_acks_bytes = ctx->cfg.inbox_acks_bytes,
 		.live = true, /* its code and inputs come at go */
 	};
 	rc = al_sb_mount_plan_build(&mp, &plan, err);
@@ -260,6 +277,9 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 		.go_ptrs = go_ptrs,
 		.go_nptrs = AL_SB_GO_PTRS,
 		.go_fail_fd = &m->fail_fd,
+		.ws_hand = workspace == AL_WORKSPACE_RW,
+		.ws_fd_out = &m->ws_fd,
+		.acks_fd_out = inbox ? &m->acks_fd : NULL,
 	};
 	rc = al_sb_launch_start(&l, &m->child, &e);
 	free(pathv);
@@ -292,6 +312,10 @@ int al_sb_member_claim(const al_sb_context *ctx, al_sb_member *m,
 		       const al_limits *limits)
 {
 	int rc = al_sb_cgrun_relimit(&ctx->cg, &m->cg, limits);
+	if (rc == 0)
+		rc = al_sb_cgrun_limit_sockets(&ctx->cg, &m->cg,
+					       al_sb_socket_bytes(&ctx->cfg,
+								  limits));
 	if (rc < 0)
 		return rc;
 	/* usage is reported from here on */
@@ -444,7 +468,7 @@ int al_sb_member_run(const al_sb_context *ctx, al_sb_member *m,
 	int rc = 0;
 	if (m->cls.inbox)
 		rc = al_sb_inbox_fwd_start(exec->inbox_dir, exec->inbox_acks_dir,
-					   m->inbox_dir, m->acks_dir, &fwd);
+					   m->inbox_dir, m->acks_fd, &fwd);
 	if (rc == 0)
 		rc = send_header(m->child.stdin_fd, hdr, len);
 	al_explicit_free_str(hdr);

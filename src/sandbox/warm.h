@@ -8,8 +8,9 @@
  * exec) for one class: language, network mode and workspace grant.  What
  * only the request knows is applied at "go": its limits (cgroup values
  * rewritten by the host, rlimits by the loader), its code and input files (written
- * by the host into RUN/code and RUN/workspace, which the member already
- * has bound at /code and /workspace), and then argv, environment and the
+ * by the host into RUN/code, which the member already has bound at /code,
+ * and into its /workspace: RUN/workspace bound read-only for grant ro, a
+ * tmpfs of its own beneath ws_fd for rw), and then argv, environment and the
  * stdin mode, sent as a header on the program's stdin, which the loader
  * reads before the program exists. */
 #ifndef AL_SANDBOX_WARM_H
@@ -49,9 +50,14 @@ typedef struct al_sb_member {
 	bool interp;	    /* python: the interpreter runs a loader; else the
 			     * program waits before its execve */
 	int fail_fd;	    /* exec kind: reports an exec failure after go */
-	/* inbox class: the member's own RUN/inbox and RUN/acks, bound at
-	 * /inbox and /inbox-acks (warm_inbox.h); removed with rd */
-	char *inbox_dir, *acks_dir;
+	/* inbox class: the member's own RUN/inbox, bound at /inbox
+	 * (removed with rd), and its /inbox-acks tmpfs (warm_inbox.h) */
+	char *inbox_dir;
+	int acks_fd;
+	/* workspace rw: its /workspace is a tmpfs of the config's
+	 * workspace_bytes, empty until the host writes the run's input files
+	 * beneath this descriptor; -1 otherwise.  Moved to the run at go. */
+	int ws_fd;
 } al_sb_member;
 
 /* true when the language has a warm start: python's interpreter started

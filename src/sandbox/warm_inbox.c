@@ -64,18 +64,10 @@ static int mkdir_exact(const char *root, const char *name, mode_t mode,
 	return 0;
 }
 
-int al_sb_inbox_dirs_create(const char *root, uid_t uid, char **inbox,
-			    char **acks)
+int al_sb_inbox_dir_create(const char *root, char **inbox)
 {
-	*inbox = *acks = NULL;
-	int rc = mkdir_exact(root, "inbox", 0755, (uid_t)-1, inbox);
-	if (rc == 0)
-		rc = mkdir_exact(root, "acks", 0700, uid, acks);
-	if (rc < 0) {
-		free(*inbox);
-		*inbox = NULL;
-	}
-	return rc;
+	*inbox = NULL;
+	return mkdir_exact(root, "inbox", 0755, (uid_t)-1, inbox);
 }
 
 /* ---- the forwarder ------------------------------------------------- */
@@ -83,7 +75,7 @@ int al_sb_inbox_dirs_create(const char *root, uid_t uid, char **inbox,
 typedef char inbox_id[AL_MAX_INBOX_ID_BYTES + 1];
 
 struct al_sb_inbox_fwd {
-	int src_fd, dst_fd;	/* the run's inbox, the member's */
+	int src_fd, dst_fd;	/* the run's inbox, the member's (-1: none) */
 	int macks_fd, hacks_fd; /* the member's acks (the program's), the run's */
 	DIR *src_dir;		/* listing of src_fd (a dup) */
 	struct timespec src_seen, acks_seen; /* their ctimes when looked at */
@@ -91,10 +83,20 @@ struct al_sb_inbox_fwd {
 	pthread_t thread;
 	bool started;
 	inbox_id *ids; /* forwarded events, AL_MAX_INBOX_EVENTS at most */
+	unsigned *seqs; /* their sequence numbers */
 	bool *acked;
 	size_t n;
 	char (*names)[NAME_MAX + 1]; /* a sweep's new events */
 };
+
+/* The sequence number of an event's name (event_name checked it). */
+static unsigned event_seq(const char *name)
+{
+	unsigned seq = 0;
+	for (int i = 0; i < 6; i++)
+		seq = seq * 10 + (unsigned)(name[i] - '0');
+	return seq;
+}
 
 /* "NNNNNN-<id>.json" with a valid id (as the daemon names events): the
  * id into id; false for anything else (its temps among them). */
@@ -181,6 +183,17 @@ out:
 	return rc;
 }
 
+/* A directory listed while an event is renamed into it may return a
+ * later event and not that one: what was taken is remembered by number,
+ * not by the newest number seen. */
+static bool taken(const al_sb_inbox_fwd *f, unsigned seq)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (f->seqs[i] == seq)
+			return true;
+	return false;
+}
+
 static int by_name(const void *a, const void *b)
 {
 	return strcmp(a, b);
@@ -198,19 +211,24 @@ static int sweep_events(al_sb_inbox_fwd *f)
 	       (de = readdir(f->src_dir)) != NULL) {
 		inbox_id id;
 		struct stat st;
-		if (!event_name(de->d_name, id) ||
-		    fstatat(f->dst_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ==
-			    0)
+		if (!event_name(de->d_name, id))
+			continue;
+		/* taken before: copied into the member's inbox, or (events
+		 * bound directly) noted by an earlier sweep */
+		if (f->dst_fd >= 0 ? fstatat(f->dst_fd, de->d_name, &st,
+					     AT_SYMLINK_NOFOLLOW) == 0
+				   : taken(f, event_seq(de->d_name)))
 			continue;
 		snprintf(f->names[k++], sizeof(f->names[0]), "%s", de->d_name);
 	}
 	qsort(f->names, k, sizeof(f->names[0]), by_name);
 	for (size_t i = 0; i < k; i++) {
-		int r = copy_event(f, f->names[i]);
+		int r = f->dst_fd >= 0 ? copy_event(f, f->names[i]) : 0;
 		if (r < 0) {
 			rc = r;
 			break; /* the next sweep tries it again, in order */
 		}
+		f->seqs[f->n] = event_seq(f->names[i]);
 		event_name(f->names[i], f->ids[f->n]);
 		f->acked[f->n++] = false;
 	}
@@ -288,6 +306,7 @@ static void fwd_free(al_sb_inbox_fwd *f)
 	if (f->src_dir != NULL)
 		closedir(f->src_dir);
 	free(f->ids);
+	free(f->seqs);
 	free(f->acked);
 	free(f->names);
 	free(f);
@@ -300,7 +319,7 @@ static int open_dir(const char *path)
 }
 
 int al_sb_inbox_fwd_start(const char *host_inbox, const char *host_acks,
-			  const char *m_inbox, const char *m_acks,
+			  const char *m_inbox, int m_acks_fd,
 			  al_sb_inbox_fwd **out)
 {
 	*out = NULL;
@@ -310,18 +329,22 @@ int al_sb_inbox_fwd_start(const char *host_inbox, const char *host_acks,
 	f->stop_fd = -1;
 	f->src_fd = open_dir(host_inbox);
 	f->hacks_fd = open_dir(host_acks);
-	f->dst_fd = open_dir(m_inbox);
-	f->macks_fd = open_dir(m_acks);
+	f->dst_fd = m_inbox != NULL ? open_dir(m_inbox) : -1;
+	f->macks_fd = fcntl(m_acks_fd, F_DUPFD_CLOEXEC, 3);
+	if (f->macks_fd < 0)
+		f->macks_fd = -errno;
 	int rc = f->src_fd < 0	  ? f->src_fd
 		 : f->hacks_fd < 0 ? f->hacks_fd
-		 : f->dst_fd < 0   ? f->dst_fd
+		 : m_inbox != NULL && f->dst_fd < 0 ? f->dst_fd
 				   : f->macks_fd;
 	if (rc > 0)
 		rc = 0;
 	f->ids = calloc(AL_MAX_INBOX_EVENTS, sizeof(*f->ids));
+	f->seqs = calloc(AL_MAX_INBOX_EVENTS, sizeof(*f->seqs));
 	f->acked = calloc(AL_MAX_INBOX_EVENTS, sizeof(*f->acked));
 	f->names = calloc(AL_MAX_INBOX_EVENTS, sizeof(*f->names));
-	if (rc == 0 && (f->ids == NULL || f->acked == NULL || f->names == NULL))
+	if (rc == 0 && (f->ids == NULL || f->seqs == NULL || f->acked == NULL ||
+			f->names == NULL))
 		rc = -ENOMEM;
 	if (rc == 0) {
 		int d = dup(f->src_fd);

@@ -1,32 +1,35 @@
-/* Internal: the inbox of a warm pool member (docs/sandbox.md, "Warm
- * pools").  A member of an inbox class is made before its run's
- * directories exist, so it has two of its own, in its run directory and
- * exactly as a cold run's: inbox (0755, the host's; bound read-only at
- * /inbox) and acks (0700, the run's uid; read-write at /inbox-acks).  At
- * go a forwarder copies the run's events (exec->inbox_dir) into the
- * member's inbox and mirrors the program's acknowledgements into
- * exec->inbox_acks_dir, until the run is over. */
+/* Internal: a sandboxed run's inbox (docs/sandbox.md, "Warm pools";
+ * docs/durability.md, "Inbox").  The program's acknowledgements are
+ * markers in /inbox-acks, a small tmpfs of the sandbox's own (mounts.h),
+ * never a host directory: the forwarder mirrors a marker named after a
+ * delivered event's id as an empty file into the run's host acks
+ * directory (exec->inbox_acks_dir), so the host holds at most one empty
+ * file per event whatever the program writes.  A cold run's /inbox is
+ * the run's inbox bound read-only.  A warm member of an inbox class is
+ * made before its run's directories exist, so its /inbox is a directory
+ * of its own (0755, the host's, in its run directory) into which the
+ * forwarder also copies the run's events. */
 #ifndef AL_SANDBOX_WARM_INBOX_H
 #define AL_SANDBOX_WARM_INBOX_H
 
 #include <sys/types.h>
 
-/* Creates root/inbox (0755) and root/acks (0700, owned by uid unless
- * uid is (uid_t)-1); *inbox and *acks get their paths (the caller frees
- * them; they go with the run directory).  0 or a negative errno. */
-int al_sb_inbox_dirs_create(const char *root, uid_t uid, char **inbox,
-			    char **acks);
+/* Creates root/inbox (0755); *inbox gets its path (the caller frees it;
+ * it goes with the run directory).  0 or a negative errno. */
+int al_sb_inbox_dir_create(const char *root, char **inbox);
 
 typedef struct al_sb_inbox_fwd al_sb_inbox_fwd;
 
-/* Copies the events already in host_inbox into m_inbox (before the
- * program starts), then forwards in a thread of its own: new events are
- * copied whole (temp + rename, 0444, the source's owner and times), and a
- * marker in m_acks named after a forwarded event's id is mirrored as an
- * empty file into host_acks (never followed, read or listed).  0, or a
- * negative errno with nothing left running. */
+/* Takes the events already in host_inbox (before the program starts),
+ * then forwards in a thread of its own: with m_inbox, new events are
+ * copied into it whole (temp + rename, 0444, the source's owner and
+ * times; NULL: the program sees host_inbox itself, the ids are only
+ * noted), and a marker beneath m_acks_fd (the /inbox-acks tmpfs; the
+ * forwarder holds a duplicate) named after a taken event's id is
+ * mirrored as an empty file into host_acks (never followed, read or
+ * listed).  0, or a negative errno with nothing left running. */
 int al_sb_inbox_fwd_start(const char *host_inbox, const char *host_acks,
-			  const char *m_inbox, const char *m_acks,
+			  const char *m_inbox, int m_acks_fd,
 			  al_sb_inbox_fwd **out);
 
 /* Stops the thread, then a last sweep (the program is over): every

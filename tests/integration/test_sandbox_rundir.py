@@ -1,12 +1,12 @@
 """Where a sandboxed run's directory (RUN/code, RUN/workspace) goes
 (src/sandbox/runbase.c), seen through `airlock run`:
 on the host's memory-backed /dev/shm when it is a tmpfs and nothing chose
-a place (cheaper to create and remove than ext4), except for a run that
-may write an unbounded workspace (grant rw, no workspace_bytes: its bytes
-would count against its memory limit there), which stays under /tmp;
-under TMPDIR or AIRLOCK_RUN_BASE when set; removed after the run either
-way.  Each test finds the run's directory from outside while the run
-sleeps (the run's own mount table does not name it)."""
+a place (cheaper to create and remove than ext4), a run with a rw
+workspace too (its /workspace is a tmpfs of its own, bounded: nothing the
+program writes lands in the run's directory); under TMPDIR or
+AIRLOCK_RUN_BASE when set; removed after the run either way.  Each test
+finds the run's directory from outside while the run sleeps (the run's
+own mount table does not name it)."""
 import json
 import os
 import signal
@@ -109,14 +109,21 @@ def test_default_is_dev_shm_when_it_is_tmpfs(state_dir):
         assert os.path.dirname(d) == tmp
 
 
-def test_unbounded_rw_workspace_stays_on_disk(state_dir, tmp_path):
+def test_rw_workspace_is_a_tmpfs_of_its_own(state_dir, run_json, tmp_path):
     need(language="sh")
     shm = "/dev/shm/airlock-%d" % os.geteuid()
     tmp = "/tmp/airlock-%d" % os.geteuid()
     d = run_dir_of(clean_env(), [shm, tmp], ["--workspace", "rw"],
                    state_dir)
-    assert os.path.dirname(d) == tmp
-    # bounded: the workspace is a tmpfs of its own, the run dir may be too
+    assert os.path.dirname(d) == (shm if shm_is_tmpfs() else tmp)
+    r, _ = run_json("-p", "sandbox", "--workspace", "rw", "-l", "sh", "-e",
+                    "grep ' /workspace ' /proc/self/mountinfo",
+                    env=clean_env())
+    assert r["outcome"] == "completed", r
+    fields = r["stdout"].split()
+    assert fields[fields.index("-") + 1] == "tmpfs"
+    assert "size=262144k" in r["stdout"], r["stdout"]
+    # an explicit workspace_bytes: the same, of that size
     req = tmp_path / "req.json"
     req.write_text(json.dumps({
         "language": "sh", "code": "",
