@@ -262,6 +262,16 @@ static char *mechanism_json(const al_sb_context *ctx, json_t *absent)
 	if (bounds && ctx->cg.ver[AL_CG_PIDS] != AL_CG_NONE)
 		json_object_set_new(bounds, "pids",
 				    json_integer(AL_SB_DEFAULT_PIDS));
+	/* a rw workspace is always a tmpfs of this size when the request
+	 * names none; socket buffers are bounded where v1 lets us */
+	if (bounds && ctx->cfg.workspace_bytes > 0)
+		json_object_set_new(
+			bounds, "workspace_bytes",
+			json_integer((json_int_t)ctx->cfg.workspace_bytes));
+	if (bounds && ctx->cg.v1_socket && ctx->cfg.socket_bytes > 0)
+		json_object_set_new(
+			bounds, "socket_bytes",
+			json_integer((json_int_t)ctx->cfg.socket_bytes));
 	json_t *o = json_pack(
 		"{s:s, s:o, s:o, s:b, s:i, s:b, s:s, s:s}", "kernel", u.release,
 		"default_bounds", bounds,
