@@ -812,6 +812,11 @@ int al_service_list(al_service *svc, const char *tenant, size_t limit,
 		rc = -ENOMEM;
 		goto out;
 	}
+	/* A finished run whose directory retention removed is forgotten:
+	 * not listed, though the table still holds it. */
+	int runs = -1;
+	if (al_runs_dir_open(svc->opts.state_dir, &runs) < 0)
+		runs = -1;
 	pthread_mutex_lock(&svc->lock);
 	run = svc->newest;
 	if (after != NULL) {
@@ -825,7 +830,13 @@ int al_service_list(al_service *svc, const char *tenant, size_t limit,
 			run = run->older;
 	}
 	for (; rc == 0 && run != NULL; run = run->older) {
+		struct stat st;
 		if (run->run_id[0] == '\0' || strcmp(run->tenant, tenant) != 0)
+			continue;
+		if (runs >= 0 && run->has_dir &&
+		    run->state == AL_SRV_RUN_DONE &&
+		    fstatat(runs, run->run_id, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+		    errno == ENOENT)
 			continue;
 		if (n == limit) {
 			more = true;
@@ -854,6 +865,8 @@ int al_service_list(al_service *svc, const char *tenant, size_t limit,
 			     ? -ENOMEM
 			     : 0;
 	pthread_mutex_unlock(&svc->lock);
+	if (runs >= 0)
+		close(runs);
 	if (rc < 0)
 		goto out;
 	if (json_object_set(doc, "runs", arr) < 0 ||

@@ -56,6 +56,8 @@ def test_forget_removes_all_stored_data_and_keeps_the_audit(tmp_path):
                      "/v1/runs/%s/events" % run_id):
             st, _, body = d.request("GET", path)
             assert st == 404 and SECRET not in str(body), (path, body)
+        st, _, listed = d.request("GET", "/v1/runs")
+        assert run_id not in [r["run_id"] for r in listed["runs"]]
         # the stored idempotent result went too: the same request runs
         # again instead of answering with the forgotten output
         st, _, again = d.run(req)
