@@ -782,12 +782,8 @@ static bool run_id_canonical(const char *s)
  * (an error reading a record) counts as used. */
 static bool run_id_ever_used(al_host *h, const char *run_id)
 {
-	static const char *const events[] = {"run.started", "run.denied",
-					     "run.finished"};
-	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
-		if (al_audit_has_event(h->db, run_id, events[i]) != 0)
-			return true;
-	return al_artifacts_exist(h->state_dir, run_id) != 0 ||
+	return al_audit_has_event(h->db, run_id, NULL) != 0 ||
+	       al_artifacts_exist(h->state_dir, run_id) != 0 ||
 	       al_idem_names_run(h->idem, run_id) != 0;
 }
 
