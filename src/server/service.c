@@ -365,16 +365,16 @@ static int open_owned_dir(al_service *svc, const char *tenant,
 /* run: the table's entry for run_id of this tenant, or NULL.  A run
  * that has a directory is owned as its record says; one the table knows
  * without a directory (refused before it was persisted: its id is new)
- * by the table.  A live run's large record is not read: the table's
- * entry for it was made with the directory (mkdir, exclusive). */
+ * by the table.  A record still holding a large request (a live run) is
+ * not read: the table's entry for that run was made with the directory
+ * (mkdir, exclusive, of an id never used before). */
 int al_service_owns(al_service *svc, const char *tenant, const char *run_id,
 		    al_srv_run *run)
 {
-	bool has_dir = true, live = false;
+	bool has_dir = true;
 	if (run != NULL) {
 		pthread_mutex_lock(&svc->lock);
 		has_dir = run->has_dir;
-		live = run->state != AL_SRV_RUN_DONE;
 		pthread_mutex_unlock(&svc->lock);
 		if (!has_dir)
 			return 0;
@@ -384,7 +384,7 @@ int al_service_owns(al_service *svc, const char *tenant, const char *run_id,
 	if (d >= 0)
 		close(d);
 	if (rc == -EFBIG)
-		return run != NULL && live ? 0 : -ENOENT;
+		return run != NULL ? 0 : -ENOENT;
 	return rc;
 }
 
