@@ -34,7 +34,8 @@ def test_large_result_is_stored_once_and_streamed(tmp_path):
     try:
         code = "head -c %d /dev/zero | tr '\\0' x" % OUT
         st, _, res = d.run(sh(code, streaming=True,
-                              limits={"output_bytes": 64 << 20}),
+                              limits={"output_bytes": 64 << 20,
+                                      "wall_ms": 120000}),
                            timeout=120)
         assert st == 200 and res["outcome"] == "completed", \
             {k: v for k, v in res.items() if k != "stdout"}
