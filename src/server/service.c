@@ -487,6 +487,24 @@ void al_service_publish(al_service *svc, al_srv_run *run, char *json,
 		json = NULL;
 	}
 	pthread_mutex_lock(&svc->lock);
+	/* A finished run keeps only the tail of its live output for late
+	 * subscribers (the result carries all of it): the table does not
+	 * pin every listed run's output. */
+	while (run->n_events > 0 &&
+	       run->event_bytes > AL_SRV_DONE_EVENT_BYTES)
+		drop_oldest_event(run);
+	if (run->n_events == 0) {
+		free(run->events);
+		run->events = NULL;
+		run->cap_events = 0;
+	} else if (run->n_events < run->cap_events) {
+		al_srv_event *ev =
+			realloc(run->events, run->n_events * sizeof(*ev));
+		if (ev != NULL) {
+			run->events = ev;
+			run->cap_events = run->n_events;
+		}
+	}
 	run->result_json = json;
 	run->status = status;
 	run->outcome = outcome;

@@ -105,6 +105,8 @@ struct al_service {
 #define AL_SRV_MAX_RUNS 4096u
 #define AL_SRV_MAX_EVENT_BYTES (1024u * 1024u)
 #define AL_SRV_MAX_EVENTS 8192u
+/* What a finished run keeps of them. */
+#define AL_SRV_DONE_EVENT_BYTES (16u * 1024u)
 
 int al_service_init(al_service *svc, const al_server_options *opts);
 void al_service_destroy(al_service *svc);

@@ -80,3 +80,27 @@ def test_large_result_is_stored_once_and_streamed(tmp_path):
         for s in socks:
             s[0].close()
         d.stop()
+
+
+def test_finished_runs_do_not_pin_their_live_output(tmp_path):
+    """The table keeps each finished run's live-output buffer for late SSE
+    subscribers: only its tail once the result (with all the output) is
+    stored."""
+    d = Daemon(tmp_path, local_config()).start()
+    try:
+        d.run(sh("echo warm", streaming=True))
+        before = rss_bytes(d.proc.pid)
+        runs = 48
+        for _ in range(runs):
+            st, _, res = d.run(sh("head -c 1048576 /dev/zero | tr '\\0' y",
+                                  streaming=True))
+            assert st == 200 and res["outcome"] == "completed"
+        grown = rss_bytes(d.proc.pid) - before
+        # 1 MiB of buffered events per run would be 48 MiB
+        assert grown < 16 << 20, grown
+        # a late subscriber still gets the whole output, in the result
+        events = d.events(res["run_id"])
+        assert events[-1][0] == "result"
+        assert len(events[-1][1]["stdout"]) == 1 << 20
+    finally:
+        d.stop()
