@@ -72,7 +72,7 @@ typedef struct al_srv_run {
 	bool launched;	     /* drun's supervisor is started: controllable */
 	bool stop_requested; /* interrupt?wait=true: escalate after grace */
 	int64_t stop_at_ms;
-	bool has_dir;	     /* a run directory exists (removed on eviction) */
+	bool has_dir;	     /* a run directory was made (retention removes it) */
 	al_admission *adopted; /* recovery: the resumed admission, handed to
 				  the watcher thread */
 	/* Live output kept for late subscribers: events [0, n_events) carry
