@@ -1,4 +1,4 @@
-/* airlock runs: a run's artifacts after the run (docs/workspaces.md).
+/* airlock runs: what a run leaves, after the run (docs/workspaces.md).
  *
  *   runs forget [--older-than AGE] [RUN_ID...]  retention
  *   runs artifact RUN_ID ARTIFACT               one artifact to stdout */
@@ -13,16 +13,21 @@
 
 #include "cli/cli.h"
 #include "host/config.h"
+#include "host/db.h"
+#include "host/idempotency.h"
 #include "proc/artifacts.h"
+#include "supervisor/retention.h"
 
 static const char runs_usage[] =
 	"usage: airlock runs forget [--older-than AGE] [RUN_ID...]\n"
 	"       airlock runs artifact RUN_ID ARTIFACT\n"
 	"\n"
-	"forget: removes the artifact stores of finished runs last changed\n"
-	"  more than AGE ago (default: the configuration's \"retention\",\n"
-	"  7 days), or exactly the named runs.  A live run's store is never\n"
-	"  removed: it is skipped (and, when named, the command fails).\n"
+	"forget: removes everything finished runs stored (final result,\n"
+	"  output, artifacts; the audit trail keeps its records) for runs\n"
+	"  finished more than AGE ago (default: the configuration's\n"
+	"  \"retention\", 7 days), or exactly the named runs, with their\n"
+	"  stored idempotent results.  A live run is never touched: it is\n"
+	"  skipped (and, when named, the command fails).\n"
 	"  AGE: 30s, 15m, 12h, 7d or plain seconds.\n"
 	"artifact: writes one artifact of a run (\"log\", \"out-1\", ...) to\n"
 	"  standard output.\n"
@@ -53,6 +58,28 @@ static int parse_age_ms(const char *s, uint64_t *out)
 		return -ERANGE;
 	*out = (uint64_t)v * scale;
 	return 0;
+}
+
+/* The idempotent results stored for the named runs carry their output:
+ * forgotten with them. */
+static int forget_idempotent(const cli_globals *g, char *const *ids,
+			     size_t n)
+{
+	al_db *db = NULL;
+	al_error *err = NULL;
+	if (al_db_open(g->state_dir, 5000, &db, &err) < 0) {
+		cli_error("runs forget: %s", al_error_get_message(err));
+		al_error_free(err);
+		return -EIO;
+	}
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = al_idem_forget_run(db, ids[i]);
+	al_db_close(db);
+	if (rc < 0)
+		cli_error("runs forget: cannot remove the stored idempotent "
+			  "results");
+	return rc;
 }
 
 static int runs_forget(const cli_globals *g, int argc, char **argv)
@@ -100,18 +127,20 @@ static int runs_forget(const cli_globals *g, int argc, char **argv)
 	}
 	al_forget_stats st;
 	al_error *err = NULL;
-	if (al_artifacts_forget(g->state_dir, older_ms, ids, n_ids, &st,
-				&err) < 0) {
+	if (al_runs_forget(g->state_dir, older_ms, ids, n_ids, &st, &err) <
+	    0) {
 		cli_error("runs forget: %s", al_error_get_message(err));
 		al_error_free(err);
 		return CLI_EXIT_REFUSED;
 	}
+	if (n_ids > 0 && forget_idempotent(g, ids, n_ids) < 0)
+		st.failed++;
 	printf("removed %zu, live %zu, younger %zu, unknown %zu, failed %zu\n",
 	       st.removed, st.live, st.kept, st.missing, st.failed);
 	if (n_ids > 0 && st.live > 0)
 		cli_error("runs forget: refused: a named run is still live");
 	if (n_ids > 0 && st.missing > 0)
-		cli_error("runs forget: a named run has no artifacts here");
+		cli_error("runs forget: a named run has no stored data here");
 	if (st.failed > 0 || (n_ids > 0 && (st.live > 0 || st.missing > 0)))
 		return CLI_EXIT_REFUSED;
 	return 0;

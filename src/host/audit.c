@@ -132,13 +132,17 @@ int al_audit_has_event(al_db *d, const char *run_id, const char *event)
 	sqlite3_stmt *st = NULL;
 	int rc;
 	pthread_mutex_lock(&d->lock);
+	/* event NULL: any record naming the run. */
 	if (sqlite3_prepare_v2(d->db,
 			       "SELECT 1 FROM audit WHERE "
-			       "json_extract(record, '$.run_id') = ? AND "
-			       "json_extract(record, '$.event') = ? LIMIT 1",
+			       "json_extract(record, '$.run_id') = ?1 AND "
+			       "(?2 IS NULL OR "
+			       "json_extract(record, '$.event') = ?2) LIMIT 1",
 			       -1, &st, NULL) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 1, run_id, -1, SQLITE_STATIC) != SQLITE_OK ||
-	    sqlite3_bind_text(st, 2, event, -1, SQLITE_STATIC) != SQLITE_OK) {
+	    (event != NULL
+		     ? sqlite3_bind_text(st, 2, event, -1, SQLITE_STATIC)
+		     : sqlite3_bind_null(st, 2)) != SQLITE_OK) {
 		rc = -EIO;
 		goto out;
 	}

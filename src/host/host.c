@@ -828,6 +828,18 @@ static int settle_limits(run_state *rs, unsigned lowered, unsigned soft)
 	return 0;
 }
 
+/* A caller-chosen run id must never have named a run before, whatever
+ * is left of it: an audit record, an artifact store or a stored
+ * idempotent result (the daemon also checks its run directories).  An
+ * id reused would inherit what the earlier run left under it.  Doubt
+ * (an error reading a record) counts as used. */
+static bool run_id_ever_used(al_host *h, const char *run_id)
+{
+	return al_audit_has_event(h->db, run_id, NULL) != 0 ||
+	       al_artifacts_exist(h->state_dir, run_id) != 0 ||
+	       al_idem_names_run(h->idem, run_id) != 0;
+}
+
 static int pipeline(al_host *h, const al_host_context *ctx,
 		    const al_request *in, const char *invalid_reason,
 		    const al_run_options *opts, const al_admit_options *aopts,
@@ -906,8 +918,10 @@ static int pipeline(al_host *h, const al_host_context *ctx,
 			rc = deny(rs, AL_OUTCOME_INVALID_REQUEST, "run_id");
 			goto done;
 		}
-		if (aopts->claim_run_id &&
-		    aopts->claim_run_id(aopts->claim_ctx, aopts->run_id) != 0) {
+		if (run_id_ever_used(h, aopts->run_id) ||
+		    (aopts->claim_run_id &&
+		     aopts->claim_run_id(aopts->claim_ctx, aopts->run_id) !=
+			     0)) {
 			rc = deny(rs, AL_OUTCOME_CONFLICT, "run_id_in_use");
 			goto done;
 		}

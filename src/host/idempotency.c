@@ -250,3 +250,41 @@ void al_idem_finish(al_idem *idem, const char *tenant, const char *key,
 	}
 	pthread_mutex_unlock(&idem->lock);
 }
+
+/* The stored results that name run_id (their "run_id" field): 1 when one
+ * does, 0 when none, <0 on error.  del: removes them instead (retention,
+ * "runs forget"), returning 0. */
+static int by_run(al_db *db, const char *run_id, bool del)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+	pthread_mutex_lock(&db->lock);
+	if (sqlite3_prepare_v2(
+		    db->db,
+		    del ? "DELETE FROM idempotency WHERE "
+			  "json_valid(result) AND "
+			  "json_extract(result, '$.run_id') = ?"
+			: "SELECT 1 FROM idempotency WHERE json_valid(result) "
+			  "AND json_extract(result, '$.run_id') = ? LIMIT 1",
+		    -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 1, run_id, -1, SQLITE_STATIC) != SQLITE_OK) {
+		rc = -EIO;
+		goto out;
+	}
+	int step = sqlite3_step(st);
+	rc = step == SQLITE_ROW ? 1 : step == SQLITE_DONE ? 0 : -EIO;
+out:
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&db->lock);
+	return rc;
+}
+
+int al_idem_names_run(al_idem *idem, const char *run_id)
+{
+	return by_run(idem->db, run_id, false);
+}
+
+int al_idem_forget_run(al_db *db, const char *run_id)
+{
+	return by_run(db, run_id, true);
+}

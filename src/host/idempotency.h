@@ -24,4 +24,10 @@ int al_idem_claim(al_idem *idem, const char *tenant, const char *key,
 void al_idem_finish(al_idem *idem, const char *tenant, const char *key,
 		    const char *req_hash, const char *result_json);
 
+/* 1 when a stored result names run_id (a run id once used), 0 when none,
+ * <0 on error. */
+int al_idem_names_run(al_idem *idem, const char *run_id);
+/* Removes every stored result naming run_id ("runs forget"): 0 or <0. */
+int al_idem_forget_run(al_db *db, const char *run_id);
+
 #endif

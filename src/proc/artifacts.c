@@ -173,6 +173,28 @@ int al_artifact_open(const char *state_dir, const char *run_id,
 	return fd;
 }
 
+int al_artifacts_exist(const char *state_dir, const char *run_id)
+{
+	if (state_dir == NULL || !al_run_id_safe(run_id))
+		return -EINVAL;
+	int base = open_base(state_dir, false);
+	if (base == -ENOENT)
+		return 0;
+	if (base < 0)
+		return base;
+	char tmp[64];
+	struct stat st;
+	snprintf(tmp, sizeof(tmp), NEW_PREFIX "%s", run_id);
+	/* A store being made under its dot name counts: it is one. */
+	int rc = fstatat(base, run_id, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+				 fstatat(base, tmp, &st, AT_SYMLINK_NOFOLLOW) ==
+					 0
+			 ? 1
+			 : 0;
+	close(base);
+	return rc;
+}
+
 /* ---- the log ---------------------------------------------------------- */
 
 void al_runlog_open(al_runlog *log, int store_dirfd, uint64_t cap,

@@ -52,6 +52,10 @@ int al_artifacts_open_dir(const char *artifact_dir);
 int al_artifact_open(const char *state_dir, const char *run_id,
 		     const char *artifact);
 
+/* 1 when the run has an artifact store (or one is being made), 0 when
+ * not, <0 on error: a run id with a store was used. */
+int al_artifacts_exist(const char *state_dir, const char *run_id);
+
 /* The run's combined output, as it arrives: at most `cap` bytes of each
  * stream (the bytes the result keeps), then nothing more of it.  Used as
  * the supervision loop's output callback; forwards every chunk to fwd

@@ -401,8 +401,9 @@ static void list_final(al_service *svc, al_srv_gen *gen, al_drun *dr)
 		al_result_free(res);
 		return;
 	}
+	/* Read from the disk when asked for: the table keeps no output. */
+	free(json);
 	pthread_mutex_lock(&svc->lock);
-	run->result_json = json;
 	run->status = al_srv_status_for(res->outcome, res->reason);
 	run->outcome = res->outcome;
 	pthread_mutex_unlock(&svc->lock);

@@ -391,27 +391,68 @@ static int bool_arg(struct MHD_Connection *conn, const char *name, int dflt)
 	return -1;
 }
 
+/* A stored result as the answer: from its file (sent from the
+ * descriptor, never held in memory) or from the table's small text. */
+static enum MHD_Result queue_stored(al_service *svc,
+				    struct MHD_Connection *conn,
+				    unsigned status, al_srv_stored *st)
+{
+	const char *retry = status == 429 ? "1" : NULL;
+	if (st->fd < 0) {
+		char *text = st->text;
+		st->text = NULL;
+		return queue_text(svc, conn, status, text, "application/json",
+				  retry ? "Retry-After" : NULL, retry);
+	}
+	struct MHD_Response *resp =
+		MHD_create_response_from_fd(st->size, st->fd);
+	if (resp == NULL)
+		return MHD_NO; /* st still owns the descriptor */
+	st->fd = -1;
+	add_common_headers(resp, "application/json");
+	if (retry != NULL)
+		MHD_add_response_header(resp, "Retry-After", retry);
+	enum MHD_Result ret = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	al_srv_metrics_http(svc->metrics, status);
+	return ret;
+}
+
+/* The run's state, or its result once finished.  as_stored: 200 (a
+ * read); else the status the outcome maps to (the run's own answer).
+ * run: the table's entry, or NULL for a run only the disk knows. */
 static enum MHD_Result answer_result(al_service *svc,
 				     struct MHD_Connection *conn,
+				     const char *tenant, const char *run_id,
 				     al_srv_run *run, bool as_stored)
 {
-	char *text = NULL;
 	unsigned status = 200;
-	const char *retry = NULL;
-	pthread_mutex_lock(&svc->lock);
-	if (run->state == AL_SRV_RUN_DONE) {
-		text = strdup(run->result_json);
-		status = as_stored ? 200 : run->status;
-		retry = status == 429 ? "1" : NULL;
-	} else {
-		json_t *o = json_pack("{s:s, s:s}", "run_id", run->run_id,
-				      "state", "running");
-		text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-		json_decref(o);
+	bool done = true;
+	if (run != NULL) {
+		pthread_mutex_lock(&svc->lock);
+		done = run->state == AL_SRV_RUN_DONE;
+		status = done && !as_stored ? run->status : 200;
+		pthread_mutex_unlock(&svc->lock);
 	}
-	pthread_mutex_unlock(&svc->lock);
-	return queue_text(svc, conn, status, text, "application/json",
-			  retry ? "Retry-After" : NULL, retry);
+	if (!done) {
+		json_t *o = json_pack("{s:s, s:s}", "run_id", run_id, "state",
+				      "running");
+		char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+		json_decref(o);
+		return al_http_json(svc, conn, 200, text);
+	}
+	al_srv_stored st;
+	int rc = al_service_stored_result(svc, tenant, run_id, run, &st);
+	if (rc == -ENOMEM)
+		return al_http_error(svc, conn, 503, "unavailable",
+				     "out of memory");
+	/* Another tenant's run answers exactly like an unknown one. */
+	if (rc < 0)
+		return al_http_error(svc, conn, 404, "not_found",
+				     "no such run");
+	enum MHD_Result ret = queue_stored(svc, conn, status, &st);
+	al_srv_stored_clear(&st);
+	return ret;
 }
 
 static enum MHD_Result post_run(al_service *svc, struct MHD_Connection *conn,
@@ -473,7 +514,7 @@ static enum MHD_Result post_run(al_service *svc, struct MHD_Connection *conn,
 		json_decref(o);
 		ret = al_http_json(svc, conn, 202, text);
 	} else if (done) {
-		ret = answer_result(svc, conn, run, false);
+		ret = answer_result(svc, conn, tenant, run_id, run, false);
 	} else {
 		ret = al_http_error(svc, conn, 503, "shutting_down",
 				    "the service closed before the run "
@@ -667,7 +708,8 @@ static enum MHD_Result run_state_answer(al_service *svc,
 }
 
 static enum MHD_Result interrupt(al_service *svc, struct MHD_Connection *conn,
-				 al_srv_run *run, const char *run_id)
+				 const char *tenant, al_srv_run *run,
+				 const char *run_id)
 {
 	/* wait=true is a stop: it answers once the tree is verified gone,
 	 * with the result. */
@@ -693,7 +735,7 @@ static enum MHD_Result interrupt(al_service *svc, struct MHD_Connection *conn,
 		return al_http_error(svc, conn, 503, "shutting_down",
 				     "the service closed before the run "
 				     "ended");
-	return answer_result(svc, conn, run, true);
+	return answer_result(svc, conn, tenant, run_id, run, true);
 }
 
 /* {"id": "<event id>", "event": {...}}: strict, values never echoed. */
@@ -836,20 +878,34 @@ static enum MHD_Result run_route(al_service *svc, struct MHD_Connection *conn,
 {
 	al_srv_run *run = al_service_find(svc, tenant, run_id);
 	enum MHD_Result ret;
-	/* Another tenant's run answers exactly like an unknown one. */
-	if (run == NULL)
+	/* What a run left is read as long as it is on disk, the table or
+	 * not, and only by the tenant its durable record names; another
+	 * tenant's run answers exactly like an unknown one. */
+	if (r == R_RUN) {
+		ret = answer_result(svc, conn, tenant, run_id, run, true);
+		al_service_run_put(svc, run);
+		return ret;
+	}
+	if (r == R_RUN_ARTIFACT) {
+		if (al_service_owns(svc, tenant, run_id, run) == 0)
+			ret = artifact(svc, conn, run_id, artifact_id);
+		else
+			ret = al_http_error(svc, conn, 404, "not_found",
+					    "no such artifact");
+		al_service_run_put(svc, run);
+		return ret;
+	}
+	if (run == NULL || al_service_owns(svc, tenant, run_id, run) < 0) {
+		al_service_run_put(svc, run);
 		return al_http_error(svc, conn, 404, "not_found",
 				     "no such run");
+	}
 	if (r == R_RUN_EVENTS)
 		return al_http_events(svc, conn, run);
-	if (r == R_RUN_ARTIFACT)
-		ret = artifact(svc, conn, run_id, artifact_id);
-	else if (r == R_RUN)
-		ret = answer_result(svc, conn, run, true);
-	else if (r == R_RUN_INBOX)
+	if (r == R_RUN_INBOX)
 		ret = inbox(svc, conn, run, run_id, rc);
 	else
-		ret = interrupt(svc, conn, run, run_id);
+		ret = interrupt(svc, conn, tenant, run, run_id);
 	al_service_run_put(svc, run);
 	return ret;
 }

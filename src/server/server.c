@@ -23,6 +23,7 @@
 #include "server/http.h"
 #include "server/listen.h"
 #include "server/service.h"
+#include "supervisor/retention.h"
 
 #define MAX_CONFIG_BYTES (4u * 1024u * 1024u)
 #define IDLE_TIMEOUT_S 120u
@@ -38,9 +39,9 @@ static int sig_pipe[2] = {-1, -1};
 
 static int64_t mono_ms(void);
 
-/* Retention (docs/workspaces.md): removes the artifact stores of runs
- * finished longer than the configuration's "retention" ago — never a live
- * run's, whose store is locked.  Returns the time until the next sweep:
+/* Retention (docs/workspaces.md): removes the stored data (run
+ * directory, artifact store) of runs finished longer than the
+ * configuration's "retention" ago — never a live run's.  Returns the time until the next sweep:
  * half the retention, from 1 s to 1 h. */
 static int64_t sweep_artifacts(al_service *svc)
 {
@@ -51,14 +52,14 @@ static int64_t sweep_artifacts(al_service *svc)
 	al_service_gen_put(svc, gen);
 	al_forget_stats st;
 	al_error *err = NULL;
-	if (al_artifacts_forget(svc->opts.state_dir, retention_ms, NULL, 0,
-				&st, &err) < 0)
+	if (al_runs_forget(svc->opts.state_dir, retention_ms, NULL, 0, &st,
+			   &err) < 0)
 		fprintf(stderr, "airlockd: retention: %s\n",
 			al_error_get_message(err));
 	else if (st.removed > 0 || st.failed > 0)
 		fprintf(stderr,
-			"airlockd: retention: removed %zu expired artifact "
-			"stores (%zu could not be removed)\n",
+			"airlockd: retention: removed the stored data of %zu "
+			"expired runs (%zu could not be removed)\n",
 			st.removed, st.failed);
 	al_error_free(err);
 	uint64_t next = retention_ms / 2;

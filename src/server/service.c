@@ -3,10 +3,12 @@
  * finished evicted first, with their run directories) after they end.
  * An admitted run is executed by its supervisor (durable_run.c). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -20,6 +22,16 @@ int al_service_init(al_service *svc, const al_server_options *opts)
 {
 	memset(svc, 0, sizeof(*svc));
 	svc->opts = *opts;
+	svc->max_runs = AL_SRV_MAX_RUNS;
+	/* Tests shrink the table to show that nothing depends on it
+	 * (docs/api.md, "Run ids"); it can only shrink. */
+	const char *env = getenv("AIRLOCK_RUN_TABLE_MAX");
+	if (env != NULL) {
+		char *end = NULL;
+		unsigned long v = strtoul(env, &end, 10);
+		if (end != env && *end == '\0' && v >= 1 && v < AL_SRV_MAX_RUNS)
+			svc->max_runs = v;
+	}
 	if ((svc->metrics = al_srv_metrics_new()) == NULL)
 		return -ENOMEM;
 	pthread_mutex_init(&svc->lock, NULL);
@@ -187,11 +199,11 @@ void al_service_run_put(al_service *svc, al_srv_run *run)
 
 /* Lock held.  Evicts the oldest finished runs past the table bound and
  * hands them back (linked through ->older) to be released unlocked
- * (release_evicted), their run directories with them. */
+ * (release_evicted). */
 static al_srv_run *evict_locked(al_service *svc)
 {
 	al_srv_run *dead = NULL, *run = svc->oldest;
-	while (svc->n_runs > AL_SRV_MAX_RUNS && run != NULL) {
+	while (svc->n_runs > svc->max_runs && run != NULL) {
 		al_srv_run *newer = run->newer;
 		if (run->state == AL_SRV_RUN_DONE) {
 			unlink_run_locked(svc, run);
@@ -205,15 +217,12 @@ static al_srv_run *evict_locked(al_service *svc)
 	return dead;
 }
 
-static void release_evicted(al_service *svc, al_srv_run *dead)
+/* An evicted run leaves only the table: its directory (output, final
+ * result) stays readable from disk until retention removes it. */
+static void release_evicted(al_srv_run *dead)
 {
 	while (dead != NULL) {
 		al_srv_run *next = dead->older;
-		if (dead->has_dir && svc->durable != NULL &&
-		    al_durable_remove_run(svc->durable, dead->run_id) < 0)
-			fprintf(stderr, "airlockd: cannot remove the directory "
-					"of run %s\n",
-				dead->run_id);
 		run_free(dead);
 		dead = next;
 	}
@@ -308,10 +317,194 @@ void al_service_output(void *ctx, int stream, const unsigned char *data,
 	pthread_mutex_unlock(&run->svc->lock);
 }
 
+/* ---- reading what a run left (docs/api.md, "Reading a run") -------- */
+
+/* A finished run's recovery record is small (its request is dropped when
+ * it ends); only a live run's may carry a large request. */
+#define OWNER_RECORD_MAX (1024u * 1024u)
+
+/* The run's directory, opened when its durable record names tenant as
+ * the owner: 0, -ENOENT (no such run, another tenant's, an unreadable
+ * record: all alike), -EFBIG (the record still holds a live run's
+ * request: not read). */
+static int open_owned_dir(al_service *svc, const char *tenant,
+			  const char *run_id, int *dirfd)
+{
+	int runs = -1, d = -1;
+	struct stat st;
+	*dirfd = -1;
+	if (!al_run_id_valid(run_id))
+		return -ENOENT;
+	int rc = al_runs_dir_open(svc->opts.state_dir, &runs);
+	if (rc == 0)
+		rc = al_run_dir_open(runs, run_id, false, &d);
+	if (runs >= 0)
+		close(runs);
+	if (rc < 0)
+		return -ENOENT;
+	if (fstatat(d, AL_RF_RECOVERY, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISREG(st.st_mode)) {
+		rc = -ENOENT;
+	} else if (st.st_size > (off_t)OWNER_RECORD_MAX) {
+		rc = -EFBIG;
+	} else {
+		al_recovery rec;
+		memset(&rec, 0, sizeof(rec));
+		if (al_recovery_read(d, run_id, &rec) < 0 ||
+		    rec.tenant == NULL || strcmp(rec.tenant, tenant) != 0)
+			rc = -ENOENT;
+		al_recovery_clear(&rec);
+	}
+	if (rc < 0)
+		close(d);
+	else
+		*dirfd = d;
+	return rc;
+}
+
+/* run: the table's entry for run_id of this tenant, or NULL.  A run
+ * that has a directory is owned as its record says; one the table knows
+ * without a directory (refused before it was persisted: its id is new)
+ * by the table.  A record still holding a large request (a live run) is
+ * not read: the table's entry for that run was made with the directory
+ * (mkdir, exclusive, of an id never used before). */
+int al_service_owns(al_service *svc, const char *tenant, const char *run_id,
+		    al_srv_run *run)
+{
+	bool has_dir = true;
+	if (run != NULL) {
+		pthread_mutex_lock(&svc->lock);
+		has_dir = run->has_dir;
+		pthread_mutex_unlock(&svc->lock);
+		if (!has_dir)
+			return 0;
+	}
+	int d = -1;
+	int rc = open_owned_dir(svc, tenant, run_id, &d);
+	if (d >= 0)
+		close(d);
+	if (rc == -EFBIG)
+		return run != NULL ? 0 : -ENOENT;
+	return rc;
+}
+
+int al_service_stored_result(al_service *svc, const char *tenant,
+			     const char *run_id, al_srv_run *run,
+			     al_srv_stored *out)
+{
+	bool has_dir = true;
+	char *mem = NULL;
+	out->text = NULL;
+	out->fd = -1;
+	out->size = 0;
+	if (run != NULL) {
+		pthread_mutex_lock(&svc->lock);
+		has_dir = run->has_dir;
+		bool copy = run->state == AL_SRV_RUN_DONE &&
+			    run->result_json != NULL;
+		mem = copy ? strdup(run->result_json) : NULL;
+		pthread_mutex_unlock(&svc->lock);
+		if (copy && mem == NULL)
+			return -ENOMEM;
+		if (!has_dir) {
+			out->text = mem;
+			return mem != NULL ? 0 : -ENOENT;
+		}
+	}
+	int d = -1;
+	int rc = open_owned_dir(svc, tenant, run_id, &d);
+	if (rc == -EFBIG && run != NULL) {
+		/* Finished, but its request could not be dropped: the
+		 * table's entry was made with the directory. */
+		int runs = -1;
+		rc = al_runs_dir_open(svc->opts.state_dir, &runs);
+		if (rc == 0)
+			rc = al_run_dir_open(runs, run_id, false, &d);
+		if (runs >= 0)
+			close(runs);
+	}
+	if (rc < 0) {
+		/* Not this tenant's, or forgotten (retention). */
+		free(mem);
+		return -ENOENT;
+	}
+	struct stat st;
+	int fd = openat(d, AL_RF_FINAL, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	close(d);
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		free(mem);
+		out->fd = fd;
+		out->size = (uint64_t)st.st_size;
+		return 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	/* The final record could not be written: the table's copy. */
+	out->text = mem;
+	return mem != NULL ? 0 : -ENOENT;
+}
+
+void al_srv_stored_clear(al_srv_stored *s)
+{
+	free(s->text);
+	s->text = NULL;
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+}
+
+/* true when the run's final.json holds exactly len bytes: the result the
+ * daemon wrote there, which reads then take from the disk. */
+static bool final_on_disk(al_service *svc, const char *run_id, size_t len)
+{
+	int runs = -1, d = -1;
+	struct stat st;
+	bool same = false;
+	if (al_runs_dir_open(svc->opts.state_dir, &runs) == 0 &&
+	    al_run_dir_open(runs, run_id, false, &d) == 0)
+		same = fstatat(d, AL_RF_FINAL, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		       S_ISREG(st.st_mode) && (uint64_t)st.st_size == len;
+	if (d >= 0)
+		close(d);
+	if (runs >= 0)
+		close(runs);
+	return same;
+}
+
 void al_service_publish(al_service *svc, al_srv_run *run, char *json,
 			unsigned status, al_outcome outcome)
 {
 	pthread_mutex_lock(&svc->lock);
+	bool has_dir = run->has_dir;
+	char run_id[40];
+	snprintf(run_id, sizeof(run_id), "%s", run->run_id);
+	pthread_mutex_unlock(&svc->lock);
+	/* A result on disk is read from there: the table holds no copy of
+	 * a run's output (docs/api.md, "Reading a run"). */
+	if (json != NULL && has_dir && run_id[0] != '\0' &&
+	    final_on_disk(svc, run_id, strlen(json))) {
+		free(json);
+		json = NULL;
+	}
+	pthread_mutex_lock(&svc->lock);
+	/* A finished run keeps only the tail of its live output for late
+	 * subscribers (the result carries all of it): the table does not
+	 * pin every listed run's output. */
+	while (run->n_events > 0 &&
+	       run->event_bytes > AL_SRV_DONE_EVENT_BYTES)
+		drop_oldest_event(run);
+	if (run->n_events == 0) {
+		free(run->events);
+		run->events = NULL;
+		run->cap_events = 0;
+	} else if (run->n_events < run->cap_events) {
+		al_srv_event *ev =
+			realloc(run->events, run->n_events * sizeof(*ev));
+		if (ev != NULL) {
+			run->events = ev;
+			run->cap_events = run->n_events;
+		}
+	}
 	run->result_json = json;
 	run->status = status;
 	run->outcome = outcome;
@@ -452,7 +645,7 @@ int al_service_submit(al_service *svc, al_srv_gen *gen, const char *tenant,
 	}
 	dead = evict_locked(svc);
 	pthread_mutex_unlock(&svc->lock);
-	release_evicted(svc, dead);
+	release_evicted(dead);
 	*out = run;
 	return 0;
 }
@@ -506,7 +699,7 @@ al_srv_run *al_service_insert(al_service *svc, al_srv_gen *gen,
 	svc->n_runs++;
 	dead = evict_locked(svc);
 	pthread_mutex_unlock(&svc->lock);
-	release_evicted(svc, dead);
+	release_evicted(dead);
 	return run;
 }
 
@@ -653,6 +846,11 @@ int al_service_list(al_service *svc, const char *tenant, size_t limit,
 		rc = -ENOMEM;
 		goto out;
 	}
+	/* A finished run whose directory retention removed is forgotten:
+	 * not listed, though the table still holds it. */
+	int runs = -1;
+	if (al_runs_dir_open(svc->opts.state_dir, &runs) < 0)
+		runs = -1;
 	pthread_mutex_lock(&svc->lock);
 	run = svc->newest;
 	if (after != NULL) {
@@ -666,7 +864,13 @@ int al_service_list(al_service *svc, const char *tenant, size_t limit,
 			run = run->older;
 	}
 	for (; rc == 0 && run != NULL; run = run->older) {
+		struct stat st;
 		if (run->run_id[0] == '\0' || strcmp(run->tenant, tenant) != 0)
+			continue;
+		if (runs >= 0 && run->has_dir &&
+		    run->state == AL_SRV_RUN_DONE &&
+		    fstatat(runs, run->run_id, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+		    errno == ENOENT)
 			continue;
 		if (n == limit) {
 			more = true;
@@ -695,6 +899,8 @@ int al_service_list(al_service *svc, const char *tenant, size_t limit,
 			     ? -ENOMEM
 			     : 0;
 	pthread_mutex_unlock(&svc->lock);
+	if (runs >= 0)
+		close(runs);
 	if (rc < 0)
 		goto out;
 	if (json_object_set(doc, "runs", arr) < 0 ||

@@ -50,7 +50,7 @@ typedef struct al_srv_run {
 	char principal[AL_AUTH_PRINCIPAL_LEN];
 	int64_t created_ms;
 	al_srv_run_state state;
-	char *result_json; /* when done */
+	char *result_json; /* when done and not on disk (refusals) */
 	unsigned status;   /* HTTP status of the result, when done */
 	al_outcome outcome;
 	al_cancel *cancel;
@@ -72,7 +72,7 @@ typedef struct al_srv_run {
 	bool launched;	     /* drun's supervisor is started: controllable */
 	bool stop_requested; /* interrupt?wait=true: escalate after grace */
 	int64_t stop_at_ms;
-	bool has_dir;	     /* a run directory exists (removed on eviction) */
+	bool has_dir;	     /* a run directory was made (retention removes it) */
 	al_admission *adopted; /* recovery: the resumed admission, handed to
 				  the watcher thread */
 	/* Live output kept for late subscribers: events [0, n_events) carry
@@ -91,6 +91,7 @@ struct al_service {
 	al_srv_metrics *metrics;
 	al_srv_run *newest, *oldest;
 	size_t n_runs;
+	size_t max_runs; /* AL_SRV_MAX_RUNS, or smaller for tests */
 	unsigned active;  /* runs not done */
 	unsigned workers; /* worker threads alive */
 	unsigned requests; /* HTTP requests past their headers, not ended */
@@ -104,6 +105,8 @@ struct al_service {
 #define AL_SRV_MAX_RUNS 4096u
 #define AL_SRV_MAX_EVENT_BYTES (1024u * 1024u)
 #define AL_SRV_MAX_EVENTS 8192u
+/* What a finished run keeps of them. */
+#define AL_SRV_DONE_EVENT_BYTES (16u * 1024u)
 
 int al_service_init(al_service *svc, const al_server_options *opts);
 void al_service_destroy(al_service *svc);
@@ -133,6 +136,25 @@ void al_service_wait(al_service *svc, al_srv_run *run, bool wait_done);
 al_srv_run *al_service_find(al_service *svc, const char *tenant,
 			    const char *run_id);
 void al_service_run_put(al_service *svc, al_srv_run *run);
+/* Reads of what a run left (docs/api.md, "Reading a run").  Ownership of
+ * a run that has a directory comes from its durable record (the tenant
+ * in RUN/recovery.json), never from the table: run is the table's entry
+ * for this tenant or NULL (evicted, or made by an earlier daemon).
+ * 0 when tenant owns it, -ENOENT otherwise (another tenant's, unknown,
+ * forgotten: all alike). */
+int al_service_owns(al_service *svc, const char *tenant, const char *run_id,
+		    al_srv_run *run);
+/* A finished run's result: its final.json open for reading (fd, size),
+ * or, for a run that has no directory, the table's text. */
+typedef struct al_srv_stored {
+	char *text; /* or NULL */
+	int fd;	    /* or -1 */
+	uint64_t size;
+} al_srv_stored;
+int al_service_stored_result(al_service *svc, const char *tenant,
+			     const char *run_id, al_srv_run *run,
+			     al_srv_stored *out);
+void al_srv_stored_clear(al_srv_stored *s);
 /* Interrupts a live run (stop: and escalates to killing its tree when it
  * has not ended after the grace): 0, -EALREADY when finished, -EPERM when
  * a newer daemon owns it. */

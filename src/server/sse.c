@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -27,6 +28,10 @@ typedef struct sse {
 	char *pend;    /* formatted bytes not yet handed to MHD */
 	size_t pend_len, pend_off;
 	bool finished; /* the result event is formatted */
+	/* A result on disk: opened once its event's head is sent, streamed
+	 * from the descriptor, then the event's end. */
+	enum { F_NONE, F_OPEN, F_STREAM } file;
+	int fd;
 } sse;
 
 /* "event: NAME\nid: SEQ\ndata: JSON\n\n" with {"data": text} for UTF-8
@@ -85,10 +90,17 @@ static bool next_chunk_locked(sse *s)
 			return s->pend != NULL;
 		}
 		if (run->state == AL_SRV_RUN_DONE) {
-			s->pend = al_strdup_printf(
-				"event: result\nid: %llu\ndata: %s\n\n",
-				(unsigned long long)run->next_seq,
-				run->result_json);
+			if (run->result_json != NULL) {
+				s->pend = al_strdup_printf(
+					"event: result\nid: %llu\ndata: %s\n\n",
+					(unsigned long long)run->next_seq,
+					run->result_json);
+			} else {
+				s->pend = al_strdup_printf(
+					"event: result\nid: %llu\ndata: ",
+					(unsigned long long)run->next_seq);
+				s->file = F_OPEN;
+			}
 			s->finished = true;
 			return s->pend != NULL;
 		}
@@ -104,22 +116,60 @@ static bool next_chunk_locked(sse *s)
 	}
 }
 
+/* The stored result after "data: " (compact JSON: one line), then the
+ * event's end.  false when it cannot be read. */
+static bool open_result(sse *s)
+{
+	al_srv_stored st;
+	s->file = F_NONE;
+	/* The route checked the run's ownership; tenant and id are fixed. */
+	if (al_service_stored_result(s->svc, s->run->tenant, s->run->run_id,
+				     s->run, &st) < 0)
+		return false;
+	if (st.fd >= 0) {
+		s->fd = st.fd;
+		st.fd = -1;
+		s->file = F_STREAM;
+	} else {
+		s->pend = al_strdup_printf("%s\n\n", st.text);
+	}
+	al_srv_stored_clear(&st);
+	return s->file == F_STREAM || s->pend != NULL;
+}
+
 static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	sse *s = cls;
 	(void)pos;
-	if (s->pend_off >= s->pend_len) {
+	while (s->pend_off >= s->pend_len) {
 		free(s->pend);
 		s->pend = NULL;
 		s->pend_off = s->pend_len = 0;
-		if (s->finished)
-			return MHD_CONTENT_READER_END_OF_STREAM;
-		pthread_mutex_lock(&s->svc->lock);
-		bool more = next_chunk_locked(s);
-		pthread_mutex_unlock(&s->svc->lock);
-		if (!more)
-			return s->finished ? MHD_CONTENT_READER_END_OF_STREAM
-					   : MHD_CONTENT_READER_END_WITH_ERROR;
+		if (s->file == F_OPEN && !open_result(s))
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		if (s->file == F_STREAM) {
+			ssize_t n;
+			do
+				n = read(s->fd, buf, max);
+			while (n < 0 && errno == EINTR);
+			if (n > 0)
+				return n;
+			close(s->fd);
+			s->fd = -1;
+			s->file = F_NONE;
+			if (n < 0 || (s->pend = strdup("\n\n")) == NULL)
+				return MHD_CONTENT_READER_END_WITH_ERROR;
+		} else if (s->pend == NULL) {
+			if (s->finished)
+				return MHD_CONTENT_READER_END_OF_STREAM;
+			pthread_mutex_lock(&s->svc->lock);
+			bool more = next_chunk_locked(s);
+			pthread_mutex_unlock(&s->svc->lock);
+			if (!more)
+				return s->finished
+					       ? MHD_CONTENT_READER_END_OF_STREAM
+					       : MHD_CONTENT_READER_END_WITH_ERROR;
+		}
 		s->pend_len = strlen(s->pend);
 	}
 	size_t n = s->pend_len - s->pend_off;
@@ -134,6 +184,8 @@ static void sse_free(void *cls)
 {
 	sse *s = cls;
 	al_service_run_put(s->svc, s->run);
+	if (s->fd >= 0)
+		close(s->fd);
 	free(s->pend);
 	free(s);
 }
@@ -165,6 +217,7 @@ enum MHD_Result al_http_events(al_service *svc, struct MHD_Connection *conn,
 	}
 	s->svc = svc;
 	s->run = run;
+	s->fd = -1;
 	/* A reconnecting client resumes after the last event it saw. */
 	const char *last = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 						       "Last-Event-ID");

@@ -992,16 +992,27 @@ int al_drun_mark_finishing(al_drun *r)
 	return 0;
 }
 
+/* A final result larger than this is stored once: final.json durably,
+ * and the supervisor's result.json (the same output again) removed. */
+#define FINAL_ONCE_BYTES (64u * 1024u)
+
 int al_drun_write_final(al_drun *r, const char *json)
 {
 	/* With the supervisor's result.json (durable) the same final result
 	 * is made again should this one be lost in a machine crash; a
 	 * result the daemon made itself exists only here. */
-	al_dfile_how how = al_dfile_exists(r->dirfd, AL_RF_RESULT)
-				   ? AL_DF_ATOMIC
-				   : AL_DF_DURABLE;
-	return al_dfile_write_how(r->dirfd, AL_RF_FINAL, json, strlen(json),
-				  0600, how);
+	size_t len = strlen(json);
+	bool has_result = al_dfile_exists(r->dirfd, AL_RF_RESULT);
+	bool once = has_result && len > FINAL_ONCE_BYTES;
+	al_dfile_how how = has_result && !once ? AL_DF_ATOMIC : AL_DF_DURABLE;
+	int rc = al_dfile_write_how(r->dirfd, AL_RF_FINAL, json, len, 0600,
+				    how);
+	if (rc == 0 && once && unlinkat(r->dirfd, AL_RF_RESULT, 0) < 0 &&
+	    errno != ENOENT)
+		fprintf(stderr, "airlockd: run %s: cannot remove its result "
+				"record\n",
+			r->run_id);
+	return rc;
 }
 
 void al_drun_cleanup(al_drun *r)
@@ -1014,6 +1025,11 @@ void al_drun_cleanup(al_drun *r)
 	/* What a supervisor killed while holding its result left. */
 	unlinkat(r->dirfd, AL_RF_RESERVE, 0);
 	unlinkat(r->dirfd, AL_RF_PENDING, 0);
+	/* The live output is in the final result now: kept once. */
+	if (unlinkat(r->dirfd, AL_RF_OUTPUT, 0) < 0 && errno != ENOENT)
+		fprintf(stderr, "airlockd: run %s: cannot remove its output "
+				"file\n",
+			r->run_id);
 	if (r->rec.cgroup != NULL && al_runcg_populated(r->rec.cgroup) == 0 &&
 	    al_runcg_remove(r->rec.cgroup) < 0)
 		fprintf(stderr, "airlockd: run %s: cannot remove its cgroup\n",

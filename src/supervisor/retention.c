@@ -1,0 +1,223 @@
+/* Retention of runs' stored data (see retention.h). */
+#include "supervisor/retention.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/util.h"
+#include "proc/rundir.h"
+#include "supervisor/runrec.h"
+
+#define GONE_PREFIX ".gone-"
+
+/* STATE_DIR/runs, not created: -ENOENT when there is none.  Ours and
+ * private, like every reader of it demands. */
+static int open_runs(const char *state_dir)
+{
+	char *path = al_strdup_printf("%s/" AL_RUNS_DIR, state_dir);
+	if (path == NULL)
+		return -ENOMEM;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int e = errno;
+	free(path);
+	if (fd < 0)
+		return -e;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() ||
+	    (st.st_mode & 0077) != 0) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Out of sight first (a half-removed directory never answers under the
+ * run's id), then removed without following a link. */
+static int remove_hidden(int parent, const char *name)
+{
+	static unsigned seq;
+	char gone[96];
+	snprintf(gone, sizeof(gone), GONE_PREFIX "%d-%u", (int)getpid(),
+		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+	if (renameat(parent, name, parent, gone) < 0)
+		return -errno;
+	return al_remove_tree_at(parent, gone);
+}
+
+/* One run directory: 1 removed, 0 too young, -EBUSY live (unfinished, or
+ * being finished: its lock is held), -ENOENT none, other: failure. */
+static int forget_dir(int runs, const char *id, bool any_age,
+		      uint64_t older_than_ms, int64_t now)
+{
+	int d = openat(runs, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					 O_CLOEXEC);
+	if (d < 0)
+		return errno == ENOENT ? -ENOENT : -errno;
+	struct stat st;
+	int rc;
+	if (flock(d, LOCK_EX | LOCK_NB) < 0) {
+		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
+	} else if (fstatat(d, AL_RF_FINAL, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		/* No final result: live, or waiting for a daemon to
+		 * recover it. */
+		rc = errno == ENOENT ? -EBUSY : -errno;
+	} else if (!any_age &&
+		   now - ((int64_t)st.st_mtim.tv_sec * 1000 +
+			  st.st_mtim.tv_nsec / 1000000) <
+			   (int64_t)older_than_ms) {
+		rc = 0;
+	} else {
+		rc = remove_hidden(runs, id);
+		rc = rc < 0 ? rc : 1;
+	}
+	close(d);
+	return rc;
+}
+
+/* The store of a run whose directory went (or that never had one). */
+static void forget_store(const char *state_dir, const char *id,
+			 al_forget_stats *st)
+{
+	char *ids[1] = {(char *)id};
+	if (al_artifacts_forget(state_dir, 0, ids, 1, st, NULL) < 0)
+		st->failed++;
+}
+
+static int forget_named(const char *state_dir, int runs, char *const *ids,
+			size_t n, al_forget_stats *stats)
+{
+	int64_t now = now_ms();
+	for (size_t i = 0; i < n; i++) {
+		if (!al_run_id_safe(ids[i])) {
+			stats->missing++;
+			continue;
+		}
+		int dr = runs >= 0 ? forget_dir(runs, ids[i], true, 0, now)
+				   : -ENOENT;
+		if (dr == -EBUSY) {
+			stats->live++;
+			continue;
+		}
+		al_forget_stats s;
+		forget_store(state_dir, ids[i], &s);
+		if (s.live > 0)
+			stats->live++; /* its directory is gone already */
+		else if (dr < 0 && dr != -ENOENT)
+			stats->failed++;
+		else if (s.failed > 0)
+			stats->failed++;
+		else if (dr == 1 || s.removed > 0)
+			stats->removed++;
+		else
+			stats->missing++;
+	}
+	return 0;
+}
+
+static int forget_aged(const char *state_dir, int runs, uint64_t older_ms,
+		       al_forget_stats *stats, al_error **err)
+{
+	al_forget_stats s;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+	if (runs >= 0) {
+		int dfd = fcntl(runs, F_DUPFD_CLOEXEC, 3);
+		DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+		if (d == NULL) {
+			int e = errno;
+			if (dfd >= 0)
+				close(dfd);
+			return al_error_set(err, AL_ERR_IO, e, NULL,
+					    "cannot list the run directories");
+		}
+		/* Names first: removing while reading may skip some. */
+		struct dirent *de;
+		while ((de = readdir(d)) != NULL) {
+			const char *nm = de->d_name;
+			bool gone = strncmp(nm, GONE_PREFIX,
+					    strlen(GONE_PREFIX)) == 0;
+			if (!gone && !al_run_id_valid(nm))
+				continue;
+			if (n == cap) {
+				size_t nc = cap ? cap * 2 : 64;
+				char **v = realloc(names, nc * sizeof(*v));
+				if (v == NULL) {
+					rc = -ENOMEM;
+					break;
+				}
+				names = v;
+				cap = nc;
+			}
+			if ((names[n] = strdup(nm)) == NULL) {
+				rc = -ENOMEM;
+				break;
+			}
+			n++;
+		}
+		closedir(d);
+	}
+	int64_t now = now_ms();
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if (names[i][0] == '.') {
+			/* A removal a crash interrupted. */
+			(void)al_remove_tree_at(runs, names[i]);
+			continue;
+		}
+		int dr = forget_dir(runs, names[i], false, older_ms, now);
+		if (dr == 1) {
+			forget_store(state_dir, names[i], &s);
+			stats->removed++;
+		} else if (dr < 0 && dr != -EBUSY && dr != -ENOENT) {
+			stats->failed++;
+		}
+	}
+	al_strv_free(names, n);
+	if (rc < 0)
+		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				    "out of memory");
+	/* Then the stores left: runs made without a directory (the
+	 * command line's) and those of the runs kept above. */
+	if (al_artifacts_forget(state_dir, older_ms, NULL, 0, &s, err) < 0)
+		return -EIO;
+	stats->removed += s.removed;
+	stats->live += s.live;
+	stats->kept += s.kept;
+	stats->failed += s.failed;
+	return 0;
+}
+
+int al_runs_forget(const char *state_dir, uint64_t older_than_ms,
+		   char *const *run_ids, size_t n_run_ids,
+		   al_forget_stats *stats, al_error **err)
+{
+	memset(stats, 0, sizeof(*stats));
+	int runs = open_runs(state_dir);
+	if (runs < 0 && runs != -ENOENT)
+		return al_error_set(err, AL_ERR_IO, -runs, NULL,
+				    "cannot open the run directories");
+	int rc = n_run_ids > 0
+			 ? forget_named(state_dir, runs, run_ids, n_run_ids,
+					stats)
+			 : forget_aged(state_dir, runs, older_than_ms, stats,
+				       err);
+	if (runs >= 0)
+		close(runs);
+	return rc;
+}

@@ -1,0 +1,120 @@
+"""Retention (docs/workspaces.md, "Retention"; docs/threat-model.md,
+"Result reads and retention (T8, S8)"): forgetting a run removes all of
+its stored data — run directory (final result, output), artifact store,
+stored idempotent result — and keeps its audit records; until retention
+removes it, a finished run is read from the disk, whether or not the
+daemon's table still holds it, also after a restart."""
+import http.client
+import os
+import subprocess
+import time
+
+from test_api_support import AIRLOCK_BIN, Daemon, local_config, sh
+from test_durable_support import audit_events
+
+SECRET = "forget-me-0b1d"
+
+
+def post_cheap(d, n):
+    """n invalid POSTs on one connection: each enters the run table."""
+    conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=30)
+    h = {"Authorization": "Bearer " + d.token,
+         "Content-Type": "application/json"}
+    try:
+        for _ in range(n):
+            conn.request("POST", "/v1/runs", body="x", headers=h)
+            r = conn.getresponse()
+            r.read()
+            assert r.status == 400
+    finally:
+        conn.close()
+
+
+def test_forget_removes_all_stored_data_and_keeps_the_audit(tmp_path):
+    d = Daemon(tmp_path, local_config()).start()
+    try:
+        req = sh("mkdir -p out; echo %s > out/s.txt; echo %s" % (SECRET,
+                                                                  SECRET),
+                 outputs=["out/s.txt"], idempotency_key="k-forget",
+                 streaming=True)
+        st, _, res = d.run(req)
+        assert st == 200 and res["stdout"] == SECRET + "\n", res
+        run_id = res["run_id"]
+        assert (d.state / "runs" / run_id).is_dir()
+        assert (d.state / "artifacts" / run_id).is_dir()
+
+        p = subprocess.run([AIRLOCK_BIN, "--state-dir", str(d.state),
+                            "runs", "forget", run_id],
+                           capture_output=True, timeout=30)
+        assert p.returncode == 0, p.stderr
+        assert b"removed 1" in p.stdout, p.stdout
+        assert not (d.state / "runs" / run_id).exists()
+        assert not (d.state / "artifacts" / run_id).exists()
+        # the daemon that ran it answers like for an unknown run
+        for path in ("/v1/runs/" + run_id,
+                     "/v1/runs/%s/artifacts/out-1" % run_id,
+                     "/v1/runs/%s/events" % run_id):
+            st, _, body = d.request("GET", path)
+            assert st == 404 and SECRET not in str(body), (path, body)
+        st, _, listed = d.request("GET", "/v1/runs")
+        assert run_id not in [r["run_id"] for r in listed["runs"]]
+        # the stored idempotent result went too: the same request runs
+        # again instead of answering with the forgotten output
+        st, _, again = d.run(req)
+        assert st == 200 and again["run_id"] != run_id, again
+        # nothing on disk names the secret but the new run's data
+        for root, _, files in os.walk(d.state):
+            if run_id in root:
+                raise AssertionError(root)
+        # the audit records stay
+        events = audit_events(d, run_id)
+        assert "run.started" in events and "run.finished" in events, events
+        p = subprocess.run([AIRLOCK_BIN, "--state-dir", str(d.state),
+                            "runs", "forget", run_id],
+                           capture_output=True, timeout=30)
+        assert p.returncode == 125 and b"no stored data" in p.stderr
+    finally:
+        d.stop()
+
+
+def test_finished_run_is_read_from_disk_after_restart_and_eviction(
+        tmp_path):
+    d = Daemon(tmp_path, local_config())
+    d.start()
+    try:
+        st, _, res = d.run(sh("echo %s" % SECRET))
+        assert st == 200, res
+        run_id = res["run_id"]
+    finally:
+        d.stop()
+    # Restarted with a small table (AIRLOCK_RUN_TABLE_MAX), then as many
+    # requests as evict a run from the full-size one (4,096).
+    os.environ["AIRLOCK_RUN_TABLE_MAX"] = "8"
+    try:
+        d.start()
+    finally:
+        del os.environ["AIRLOCK_RUN_TABLE_MAX"]
+    try:
+        post_cheap(d, 4200)
+        st, _, body = d.request("GET", "/v1/runs/" + run_id)
+        assert st == 200 and body["stdout"] == SECRET + "\n", body
+        st, _, listed = d.request("GET", "/v1/runs?limit=1000")
+        assert run_id not in [r["run_id"] for r in listed["runs"]]
+    finally:
+        d.stop()
+
+
+def test_retention_sweep_removes_the_run_directory(tmp_path):
+    d = Daemon(tmp_path, local_config(extra={"retention": 1})).start()
+    try:
+        st, _, res = d.run(sh("echo %s" % SECRET))
+        assert st == 200, res
+        run_dir = d.state / "runs" / res["run_id"]
+        deadline = time.monotonic() + 15
+        while run_dir.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not run_dir.exists()
+        st, _, body = d.request("GET", "/v1/runs/" + res["run_id"])
+        assert st == 404 and SECRET not in str(body), body
+    finally:
+        d.stop()
