@@ -154,7 +154,39 @@ bench: deps
 	$(MAKE) all
 	@bench/run.sh $(abspath $(CLI))
 
+# ---- fuzzing (docs/testing.md, "Fuzzing") -----------------------------
+# libFuzzer targets tests/fuzz/fuzz_*.c, built with clang, ASan and UBSan
+# against an instrumented libairlock.a in build-fuzz/.  `make fuzz` runs
+# each for FUZZ_SECONDS; `make fuzz-check` (in `make check`) for
+# FUZZ_CHECK_SECONDS each, starting from the seed corpora.
+FUZZ_CC       ?= clang
+FUZZ_BUILD    ?= build-fuzz
+FUZZ_SECONDS  ?= 60
+FUZZ_CHECK_SECONDS ?= 15
+# clang warns about `"text" + n` where gcc does not; only the fuzz build
+# uses clang.
+FUZZ_SANFLAGS = -fsanitize=fuzzer-no-link,address,undefined \
+                -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
+                -Wno-string-plus-int
+FUZZ_SRC      = $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN      = $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+
+.PHONY: fuzz fuzz-check fuzz-build fuzz-targets
+fuzz-build:
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) SAN=1 \
+		SANFLAGS="$(FUZZ_SANFLAGS)" fuzz-targets
+fuzz-targets: $(FUZZ_BIN)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIBA)
+	@mkdir -p $(dir $@)
+	@echo "  FUZZ    $@"
+	@$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $< $(LIBA) $(LDLIBS)
+
+fuzz: fuzz-build
+	@scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) keep
+fuzz-check: fuzz-build
+	@scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_CHECK_SECONDS)
+
 clean:
-	rm -rf build build-san build-test build-san-test
+	rm -rf build build-san build-test build-san-test build-fuzz
 
 -include $(shell find $(BUILD)/obj $(BUILD)/obj-netmod -name "*.d" 2>/dev/null)

@@ -2,6 +2,7 @@
  * run's buffered output from the start (or after Last-Event-ID), then live
  * output, then one `result` event, and the stream ends. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,8 +153,10 @@ enum MHD_Result al_http_events(al_service *svc, struct MHD_Connection *conn,
 		char *end;
 		errno = 0;
 		unsigned long long v = strtoull(last, &end, 10);
+		/* The largest id names no event yet: resume at the end,
+		 * not (wrapping) at the start. */
 		if (errno == 0 && end != last && *end == '\0')
-			s->next = v + 1;
+			s->next = v < ULLONG_MAX ? v + 1 : v;
 	}
 	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024,
 						 sse_read, s, sse_free);
