@@ -119,7 +119,9 @@ deps:
 	@scripts/install-deps.sh
 
 # Every test: unit tests (plain, then ASan+UBSan, then valgrind), the
-# integration suite against the CLI, lint.  See docs/testing.md.
+# integration suite against the CLI, the conformance kit, both again
+# against the ASan+UBSan build, the fuzz targets briefly, lint.  See
+# docs/testing.md.
 check: deps
 	$(MAKE) all
 	$(MAKE) unit
@@ -127,6 +129,8 @@ check: deps
 	$(MAKE) valgrind
 	$(MAKE) integration
 	$(MAKE) contract
+	$(MAKE) integration-san
+	$(MAKE) fuzz-check
 	$(MAKE) lint
 
 unit: all
@@ -153,6 +157,26 @@ demo: deps
 bench: deps
 	$(MAKE) all
 	@bench/run.sh $(abspath $(CLI))
+
+# ---- sanitizers beyond unit tests (docs/testing.md) -------------------
+# The integration suite and the conformance kit against the ASan+UBSan
+# build (build-san/), the fault tests against an ASan+UBSan AL_TEST_BUILD
+# (build-san-test/).
+integration-san:
+	$(MAKE) SAN=1 all
+	$(MAKE) SAN=1 BUILD=build-san-test AL_TEST_BUILD=1 \
+		build-san-test/airlock build-san-test/libairlock-net.so
+	@scripts/integration-san.sh build-san build-san-test
+.PHONY: integration-san
+
+# ---- soak (docs/testing.md, "Soak"; not part of `make check`) ---------
+# SOAK_RUNS requests from 2 clients to a real airlockd; the report goes to
+# bench/results/soak-DATE.md.
+SOAK_RUNS ?= 10000
+soak: all
+	/usr/bin/python3 bench/soak.py --bin $(abspath $(CLI)) --runs $(SOAK_RUNS) \
+		--out bench/results/soak-$$(date -u +%Y-%m-%d).md
+.PHONY: soak
 
 # ---- fuzzing (docs/testing.md, "Fuzzing") -----------------------------
 # libFuzzer targets tests/fuzz/fuzz_*.c, built with clang, ASan and UBSan
