@@ -10,6 +10,8 @@
 #
 # usage: integration-san.sh SAN-BUILD-DIR SAN-FAULT-BUILD-DIR
 #   SAN_PYTEST_ARGS: extra pytest arguments (e.g. -k to narrow a rerun)
+# A test marked @pytest.mark.not_under_san("why") is skipped here, and
+# pytest -rs prints why (tests/integration/conftest.py).
 set -u
 san=${1:?usage: integration-san.sh SAN-BUILD FAULT-BUILD}
 fault=${2:?usage: integration-san.sh SAN-BUILD FAULT-BUILD}
@@ -31,7 +33,7 @@ export LSAN_OPTIONS="log_path=$logs/lsan"
 status=0
 echo "integration-san: pytest tests/integration against $bin"
 # shellcheck disable=SC2086
-AIRLOCK_BIN="$bin" AIRLOCK_FAULT_BIN="$fault_bin" \
+AIRLOCK_SAN=1 AIRLOCK_BIN="$bin" AIRLOCK_FAULT_BIN="$fault_bin" \
 	/usr/bin/python3 -m pytest -q -rs -p no:cacheprovider \
 	${SAN_PYTEST_ARGS:-} "$here/tests/integration" || status=1
 echo "integration-san: the conformance kit against $bin"
