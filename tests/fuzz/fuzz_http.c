@@ -30,10 +30,10 @@ const char *fuzz_lookup_value(struct MHD_Connection *conn,
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define MAX_ARGS 16
+#define FZ_MAX_ARGS 16
 struct fuzz_query {
 	size_t n;
-	char *key[MAX_ARGS], *value[MAX_ARGS];
+	char *key[FZ_MAX_ARGS], *value[FZ_MAX_ARGS];
 };
 
 /* The first value of key, as libmicrohttpd answers a lookup. */
@@ -49,12 +49,12 @@ const char *fuzz_lookup_value(struct MHD_Connection *conn,
 	return NULL;
 }
 
-static const char *const methods[] = {"GET",	"POST",	   "HEAD", "PUT",
-				      "DELETE", "OPTIONS", "PATCH", "get",
-				      "",	"TRACE",   NULL};
+static const char *const fz_methods[] = {
+	"GET", "POST", "HEAD", "PUT", "DELETE", "OPTIONS", "PATCH", "get", "",
+	"TRACE", NULL};
 
 /* Is method one of the comma-separated names in list? */
-static bool listed(const char *list, const char *method)
+static bool fz_listed(const char *list, const char *method)
 {
 	size_t n = strlen(method);
 	for (const char *p = list; *p;) {
@@ -71,7 +71,7 @@ static bool listed(const char *list, const char *method)
 	return false;
 }
 
-static void check_route(char *path)
+static void fz_check_route(char *path)
 {
 	char run_id[40], art[33];
 	memset(run_id, 0x55, sizeof(run_id));
@@ -95,9 +95,9 @@ static void check_route(char *path)
 		     strcmp(rest + strlen("/artifacts/"), art) != 0))
 			abort();
 	}
-	for (const char *const *m = methods; *m; m++)
+	for (const char *const *m = fz_methods; *m; m++)
 		if (r != R_NONE &&
-		    method_allowed(r, *m) != listed(allowed_methods(r), *m)) {
+		    method_allowed(r, *m) != fz_listed(allowed_methods(r), *m)) {
 			fprintf(stderr, "route %d: %s allowed=%d, Allow: %s\n",
 				(int)r, *m, method_allowed(r, *m),
 				allowed_methods(r));
@@ -105,11 +105,11 @@ static void check_route(char *path)
 		}
 }
 
-static void check_query(char *query)
+static void fz_check_query(char *query)
 {
 	struct fuzz_query q = {0};
 	for (char *save = NULL, *arg = strtok_r(query, "&", &save);
-	     arg != NULL && q.n < MAX_ARGS; arg = strtok_r(NULL, "&", &save)) {
+	     arg != NULL && q.n < FZ_MAX_ARGS; arg = strtok_r(NULL, "&", &save)) {
 		char *eq = strchr(arg, '=');
 		if (eq != NULL)
 			*eq = '\0';
@@ -131,7 +131,7 @@ static void check_query(char *query)
 		abort();
 }
 
-static void check_body(const uint8_t *d, size_t n)
+static void fz_check_body(const uint8_t *d, size_t n)
 {
 	req_ctx rc = {0};
 	size_t max = 1 + (n > 0 ? d[0] : 0) * 4u, fed = 0;
@@ -162,7 +162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size == 0 || size > 4096)
 		return 0;
 	if (data[0] == 1) {
-		check_body(data + 1, size - 1);
+		fz_check_body(data + 1, size - 1);
 		return 0;
 	}
 	/* A request target as the C string libmicrohttpd hands over. */
@@ -175,9 +175,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (q != NULL)
 		*q++ = '\0';
 	MHD_http_unescape(url);
-	check_route(url);
+	fz_check_route(url);
 	if (q != NULL)
-		check_query(q);
+		fz_check_query(q);
 	free(url);
 	return 0;
 }

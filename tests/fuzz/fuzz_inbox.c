@@ -26,7 +26,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void names_agree(const char *name)
+static void fz_names_agree(const char *name)
 {
 	delivered d;
 	inbox_id id;
@@ -37,7 +37,7 @@ static void names_agree(const char *name)
 	}
 }
 
-static void check_body(const uint8_t *data, size_t size)
+static void fz_check_body(const uint8_t *data, size_t size)
 {
 	req_ctx rc = {0};
 	char *id = NULL, *event = NULL;
@@ -79,7 +79,7 @@ static void check_body(const uint8_t *data, size_t size)
 	if (!parse_name(name, &d) || d.seq != 999999u ||
 	    strcmp(d.id, id) != 0)
 		abort();
-	names_agree(name);
+	fz_names_agree(name);
 	free(id);
 	free(event);
 	free(rc.body);
@@ -90,13 +90,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size == 0 || size > 2 * MAX_INBOX_BODY)
 		return 0;
 	if (data[0] == 0) {
-		check_body(data + 1, size - 1);
+		fz_check_body(data + 1, size - 1);
 		return 0;
 	}
 	char name[NAME_MAX + 1];
 	size_t n = size - 1 < NAME_MAX ? size - 1 : NAME_MAX;
 	memcpy(name, data + 1, n);
 	name[n] = '\0';
-	names_agree(name);
+	fz_names_agree(name);
 	return 0;
 }
