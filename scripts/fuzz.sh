@@ -28,6 +28,7 @@ for bin in "$build"/fuzz/fuzz_*; do
 	dict=""
 	case $name in
 	request | config | manifest | inbox) dict="-dict=$here/tests/fuzz/json.dict" ;;
+	api) dict="-dict=$here/tests/fuzz/http.dict" ;;
 	esac
 	log="$build/fuzz-$name.log"
 	# -timeout: one input taking longer is a hang; -rss_limit_mb: memory
