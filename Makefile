@@ -119,7 +119,9 @@ deps:
 	@scripts/install-deps.sh
 
 # Every test: unit tests (plain, then ASan+UBSan, then valgrind), the
-# integration suite against the CLI, lint.  See docs/testing.md.
+# integration suite against the CLI, the conformance kit, both again
+# against the ASan+UBSan build, the fuzz targets briefly, lint.  See
+# docs/testing.md.
 check: deps
 	$(MAKE) all
 	$(MAKE) unit
@@ -128,6 +130,8 @@ check: deps
 	$(MAKE) integration
 	$(MAKE) integration-unprivileged
 	$(MAKE) contract
+	$(MAKE) integration-san
+	$(MAKE) fuzz-check
 	$(MAKE) lint
 
 unit: all
@@ -160,7 +164,59 @@ bench: deps
 	$(MAKE) all
 	@bench/run.sh $(abspath $(CLI))
 
+# ---- sanitizers beyond unit tests (docs/testing.md) -------------------
+# The integration suite and the conformance kit against the ASan+UBSan
+# build (build-san/), the fault tests against an ASan+UBSan AL_TEST_BUILD
+# (build-san-test/).
+integration-san:
+	$(MAKE) SAN=1 all
+	$(MAKE) SAN=1 BUILD=build-san-test AL_TEST_BUILD=1 \
+		build-san-test/airlock build-san-test/libairlock-net.so
+	@scripts/integration-san.sh build-san build-san-test
+.PHONY: integration-san
+
+# ---- soak (docs/testing.md, "Soak"; not part of `make check`) ---------
+# SOAK_RUNS requests from 2 clients to a real airlockd; the report goes to
+# bench/results/soak-DATE.md.
+SOAK_RUNS ?= 10000
+soak: all
+	/usr/bin/python3 bench/soak.py --bin $(abspath $(CLI)) --runs $(SOAK_RUNS) \
+		--out bench/results/soak-$$(date -u +%Y-%m-%d).md
+.PHONY: soak
+
+# ---- fuzzing (docs/testing.md, "Fuzzing") -----------------------------
+# libFuzzer targets tests/fuzz/fuzz_*.c, built with clang, ASan and UBSan
+# against an instrumented libairlock.a in build-fuzz/.  `make fuzz` runs
+# each for FUZZ_SECONDS; `make fuzz-check` (in `make check`) for
+# FUZZ_CHECK_SECONDS each, starting from the seed corpora.
+FUZZ_CC       ?= clang
+FUZZ_BUILD    ?= build-fuzz
+FUZZ_SECONDS  ?= 60
+FUZZ_CHECK_SECONDS ?= 15
+# clang warns about `"text" + n` where gcc does not; only the fuzz build
+# uses clang.
+FUZZ_SANFLAGS = -fsanitize=fuzzer-no-link,address,undefined \
+                -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
+                -Wno-string-plus-int
+FUZZ_SRC      = $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN      = $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+
+.PHONY: fuzz fuzz-check fuzz-build fuzz-targets
+fuzz-build:
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) SAN=1 \
+		SANFLAGS="$(FUZZ_SANFLAGS)" fuzz-targets
+fuzz-targets: $(FUZZ_BIN)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIBA)
+	@mkdir -p $(dir $@)
+	@echo "  FUZZ    $@"
+	@$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $< $(LIBA) $(LDLIBS)
+
+fuzz: fuzz-build
+	@scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) keep
+fuzz-check: fuzz-build
+	@scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_CHECK_SECONDS)
+
 clean:
-	rm -rf build build-san build-test build-san-test
+	rm -rf build build-san build-test build-san-test build-fuzz
 
 -include $(shell find $(BUILD)/obj $(BUILD)/obj-netmod -name "*.d" 2>/dev/null)

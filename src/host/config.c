@@ -779,6 +779,13 @@ int al_config_parse(const char *json, size_t len, al_config **out,
 	int rc;
 
 	*out = NULL;
+	/* A raw NUL byte is never JSON, but jansson 2.14 skips one that
+	 * follows a number; the source is also kept as a C string. */
+	if (memchr(json, '\0', len) != NULL)
+		return al_error_set(err, AL_ERR_INVALID_CONFIG, EINVAL,
+				    "syntax",
+				    "configuration is not valid JSON (a NUL "
+				    "byte)");
 	root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root)
 		return al_error_set(err, AL_ERR_INVALID_CONFIG, EINVAL,

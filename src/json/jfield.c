@@ -79,6 +79,11 @@ int jf_load(const jf_ctx *c, const char *json, size_t len, size_t max_len,
 		return jf_fail(c, "body", "is missing");
 	if (len > max_len)
 		return jf_fail(c, "body", "is larger than %zu bytes", max_len);
+	/* A raw NUL byte is never JSON, but jansson 2.14 skips one that
+	 * follows a number ("[1\0]" loads as [1]). */
+	if (memchr(json, '\0', len) != NULL)
+		return jf_fail(c, "body", "%s",
+			       load_error_text(json_error_null_character));
 	json_error_t jerr;
 	json_t *root = json_loadb(json, len,
 				  JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);

@@ -744,7 +744,8 @@ static const char *parse_event(const req_ctx *rc, char **id, char **event)
 	json_error_t jerr;
 	const char *why = NULL;
 	*id = *event = NULL;
-	json_t *o = rc->body != NULL
+	/* memchr: jansson 2.14 skips a raw NUL byte after a number. */
+	json_t *o = rc->body != NULL && memchr(rc->body, '\0', rc->len) == NULL
 			    ? json_loadb(rc->body, rc->len,
 					 JSON_REJECT_DUPLICATES, &jerr)
 			    : NULL;

@@ -9,6 +9,26 @@ BIN = os.environ.get("AIRLOCK_BIN") or os.path.join(
     os.path.dirname(__file__), "..", "..", "build", "airlock")
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "not_under_san(reason): left out of the run against "
+        "the ASan+UBSan build (scripts/integration-san.sh sets AIRLOCK_SAN=1)"
+        ", with the reason printed")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under AIRLOCK_SAN=1, a test marked not_under_san is skipped and
+    says why (docs/testing.md, "Sanitizers beyond unit tests")."""
+    if os.environ.get("AIRLOCK_SAN") != "1":
+        return
+    for item in items:
+        m = item.get_closest_marker("not_under_san")
+        if m is not None:
+            why = m.args[0] if m.args else m.kwargs.get("reason", "")
+            item.add_marker(pytest.mark.skip(
+                reason="left out under ASan+UBSan: " + why))
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _private_default_state_dir(tmp_path_factory):
     """Tests that do not pass --state-dir still never write the machine's
