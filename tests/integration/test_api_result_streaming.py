@@ -29,7 +29,10 @@ def dir_bytes(path):
 
 
 def test_large_result_is_stored_once_and_streamed(tmp_path):
-    d = Daemon(tmp_path, local_config()).start()
+    cfg = local_config()
+    # above the built-in 16 MiB output ceiling: this tenant's own
+    cfg["tenants"]["default"]["ceilings"] = {"output_bytes": 64 << 20}
+    d = Daemon(tmp_path, cfg).start()
     socks = []
     try:
         code = "head -c %d /dev/zero | tr '\\0' x" % OUT
