@@ -129,8 +129,8 @@ def test_interrupt_a_sleeping_run(client, tmp_path):
 
 
 def test_artifacts_listing_and_download(client, tmp_path):
+    rid = client.submit(sh("sleep 0.5"))
     with pytest.raises(ac.RunNotFinishedError):
-        rid = client.submit(sh("sleep 0.5"))
         client.artifacts(rid)
     client.wait(rid, timeout=30)
     big = "head -c 300000 /dev/urandom > out/big.bin"
@@ -244,3 +244,20 @@ def test_sse_wire_format():
     # an id with a NUL is ignored; an empty id resets it
     assert _parse(b"id: a\0b\ndata: 1\n\nid\ndata: 2\n\n") == [
         (None, "message", "1"), ("", "message", "2")]
+
+
+def test_python_client_type_checks():
+    """The package is typed (py.typed): mypy --strict passes on it and on
+    its example.  Debian's python3-mypy; skipped when not installed."""
+    import importlib.util
+    import subprocess
+    if importlib.util.find_spec("mypy") is None:
+        pytest.skip("mypy is not installed (Debian: python3-mypy)")
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "clients",
+                        "python")
+    p = subprocess.run([sys.executable, "-m", "mypy", "--strict",
+                        "--cache-dir=/dev/null", "airlock_client",
+                        "examples"],
+                       cwd=root, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=300)
+    assert p.returncode == 0, p.stdout.decode(errors="replace")
