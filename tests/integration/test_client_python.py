@@ -56,10 +56,18 @@ def test_run_returns_the_result_whatever_its_outcome(client):
     assert failed.stdout_data == b"\xff" and failed.stdout == "\ufffd"
 
 
-def test_submit_get_wait_and_list(client):
-    rid = client.submit(sh("sleep 0.3; echo done"))
+def gated(path, then="true"):
+    """sh code that waits (bounded, 60 s) for the test to create `path`."""
+    return sh("i=0; while [ ! -e %s ] && [ $i -lt 3000 ]; do sleep 0.02;"
+              " i=$((i+1)); done; %s" % (path, then))
+
+
+def test_submit_get_wait_and_list(client, tmp_path):
+    gate = tmp_path / "gate"
+    rid = client.submit(gated(gate, "echo done"))
     assert isinstance(rid, str) and rid
-    assert client.get(rid) is None  # still sleeping
+    assert client.get(rid) is None  # waiting for the gate
+    gate.touch()
     res = client.wait(rid, timeout=30)
     assert res.run_id == rid and res.stdout == "done\n"
     got = client.get(rid)
@@ -129,9 +137,11 @@ def test_interrupt_a_sleeping_run(client, tmp_path):
 
 
 def test_artifacts_listing_and_download(client, tmp_path):
-    rid = client.submit(sh("sleep 0.5"))
+    gate = tmp_path / "gate"
+    rid = client.submit(gated(gate))
     with pytest.raises(ac.RunNotFinishedError):
         client.artifacts(rid)
+    gate.touch()
     client.wait(rid, timeout=30)
     big = "head -c 300000 /dev/urandom > out/big.bin"
     res = client.run(sh("mkdir -p out; printf 'a\\0b' > out/small.dat; %s;"
@@ -177,6 +187,7 @@ def test_inbox_delivery(client, tmp_path):
             break
         except ac.ConflictError as e:
             assert e.error == "not_started"
+            time.sleep(0.02)
     assert state == "delivered"
     assert client.deliver(rid, "go", {"k": "v"}) == "duplicate"
     res = client.wait(rid, timeout=30)

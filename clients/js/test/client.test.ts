@@ -28,6 +28,11 @@ function sh(code: string, extra: Partial<RunRequest> = {}, streaming = false): R
   return { language: "sh", code, grant: { network: "host", workspace: "rw", streaming }, ...extra };
 }
 
+// sh code that waits (bounded, 60 s) for the test to create `path`.
+function gated(path: string, then = "true"): RunRequest {
+  return sh(`i=0; while [ ! -e ${path} ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i+1)); done; ${then}`);
+}
+
 const clientP = Client.create(URL_, { tokenFile: TOKEN_FILE, timeoutMs: 30_000 });
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
@@ -64,8 +69,10 @@ test("run resolves to the result whatever its outcome", async () => {
 
 test("submit, get, wait and list", async () => {
   const c = await clientP;
-  const id = await c.submit(sh("sleep 0.3; echo done"));
+  const gate = join(TMP, "gate-wait");
+  const id = await c.submit(gated(gate, "echo done"));
   assert.equal(await c.get(id), null);
+  writeFileSync(gate, "");
   const r = await c.wait(id, { timeoutMs: 30_000 });
   assert.equal(r.run_id, id);
   assert.equal(r.stdout, "done\n");
@@ -122,8 +129,10 @@ test("interrupt a sleeping run", async () => {
 
 test("artifacts: listing and streamed download", async () => {
   const c = await clientP;
-  const running = await c.submit(sh("sleep 0.5"));
+  const gate = join(TMP, "gate-artifacts");
+  const running = await c.submit(gated(gate));
   await assert.rejects(c.artifacts(running), RunNotFinishedError);
+  writeFileSync(gate, "");
   await c.wait(running);
   const r = await c.run(sh("mkdir -p out; printf 'a\\0b' > out/small.dat;" +
                            " head -c 300000 /dev/urandom > out/big.bin; echo logged",
@@ -168,6 +177,7 @@ test("inbox delivery", async () => {
       state = await c.deliver(id, "go", { k: "v" });
     } catch (e) {
       assert.ok(e instanceof ConflictError && e.error === "not_started", String(e));
+      await new Promise((r) => setTimeout(r, 20));
     }
   }
   assert.equal(state, "delivered");
