@@ -1,26 +1,37 @@
 #!/bin/sh
 # Installs the project's own helper tools into <repo>/tools with npm:
 # esbuild, the TypeScript transpiler used when no Node.js that strips types
-# is installed (Node 20 cannot).  esbuild ships its native binary inside an
-# npm package, so running it needs no node.  Idempotent: does nothing when
-# the pinned version is already present.  Override the target directory with
+# is installed (Node 20 cannot); typescript and @types/node, only for the
+# type check of the JavaScript client (clients/js, its test runs
+# `tsc --noEmit`).  esbuild ships its native binary inside an npm package,
+# so running it needs no node.  Idempotent: does nothing when the pinned
+# versions are already present.  Override the target directory with
 # AIRLOCK_TOOLS_DIR.
 set -eu
 
 ESBUILD_VERSION=0.28.2
+TYPESCRIPT_VERSION=5.9.3
+TYPES_NODE_VERSION=20.19.43
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 tools=${AIRLOCK_TOOLS_DIR:-$repo/tools}
-pkg=$tools/node_modules/esbuild/package.json
 
 installed_version() {
 	# package.json is JSON; a sed pattern is enough for its "version" key.
+	pkg=$tools/node_modules/$1/package.json
 	[ -f "$pkg" ] || return 0
 	sed -n 's/^[[:space:]]*"version":[[:space:]]*"\([^"]*\)".*/\1/p' "$pkg" | head -n 1
 }
 
-if [ "$(installed_version)" = "$ESBUILD_VERSION" ] &&
-   [ -x "$tools/node_modules/.bin/esbuild" ]; then
+up_to_date() {
+	[ "$(installed_version esbuild)" = "$ESBUILD_VERSION" ] &&
+	[ -x "$tools/node_modules/.bin/esbuild" ] &&
+	[ "$(installed_version typescript)" = "$TYPESCRIPT_VERSION" ] &&
+	[ -x "$tools/node_modules/.bin/tsc" ] &&
+	[ "$(installed_version @types/node)" = "$TYPES_NODE_VERSION" ]
+}
+
+if up_to_date; then
 	exit 0
 fi
 
@@ -30,11 +41,12 @@ if ! command -v npm >/dev/null 2>&1; then
 fi
 
 mkdir -p "$tools"
-echo "install-tools: installing esbuild@$ESBUILD_VERSION into $tools" >&2
+echo "install-tools: installing esbuild@$ESBUILD_VERSION typescript@$TYPESCRIPT_VERSION @types/node@$TYPES_NODE_VERSION into $tools" >&2
 npm install --prefix "$tools" --no-audit --no-fund --loglevel=error \
-	--no-save "esbuild@$ESBUILD_VERSION" >/dev/null
+	--no-save "esbuild@$ESBUILD_VERSION" "typescript@$TYPESCRIPT_VERSION" \
+	"@types/node@$TYPES_NODE_VERSION" >/dev/null
 
-[ "$(installed_version)" = "$ESBUILD_VERSION" ] || {
-	echo "install-tools: esbuild@$ESBUILD_VERSION did not install" >&2
+up_to_date || {
+	echo "install-tools: the pinned tools did not install" >&2
 	exit 1
 }
