@@ -10,7 +10,8 @@ libjansson-dev libseccomp-dev libcap-dev libsqlite3-dev nettle-dev libssl-dev
 libmicrohttpd-dev libcurl4-openssl-dev libcmocka-dev
 python3 python3-pytest python3-yaml python3-jsonschema
 sqlite3 curl valgrind cppcheck clang-tidy
-ruby nodejs"
+ruby nodejs
+scdoc man-db groff-base systemd zsh"
 
 missing=""
 for p in $PACKAGES; do
