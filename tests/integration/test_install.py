@@ -29,6 +29,18 @@ MODULEDIR = PREFIX + "/lib/airlock"
 IS_ROOT = os.geteuid() == 0
 
 
+def make(args):
+    """`make -s -C REPO ARGS`, the build directory of the tests' binary,
+    without a parent make's flags (a `make integration` jobserver)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    cmd = ["make", "-s", "-C", REPO] + list(args)
+    if build_dir() is not None:
+        cmd.append("BUILD=" + build_dir())
+    p = subprocess.run(cmd, capture_output=True, timeout=300, env=env)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+
+
 def build_dir():
     """The build directory the tests' binary came from (make's BUILD)."""
     d = os.path.dirname(os.path.abspath(BIN))
@@ -38,12 +50,7 @@ def build_dir():
 @pytest.fixture(scope="module")
 def dest(tmp_path_factory):
     d = tmp_path_factory.mktemp("destdir") / "root"
-    cmd = ["make", "-s", "-C", REPO, "install", "DESTDIR=" + str(d)]
-    b = build_dir()
-    if b is not None:
-        cmd.append("BUILD=" + b)
-    p = subprocess.run(cmd, capture_output=True, timeout=300)
-    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    make(["install", "DESTDIR=" + str(d)])
     return str(d)
 
 
@@ -118,11 +125,7 @@ def test_installed_config_is_kept(dest):
     with open(path, "w") as f:
         f.write(edited)
     try:
-        cmd = ["make", "-s", "-C", REPO, "install", "DESTDIR=" + dest]
-        if build_dir() is not None:
-            cmd.append("BUILD=" + build_dir())
-        p = subprocess.run(cmd, capture_output=True, timeout=300)
-        assert p.returncode == 0, p.stderr.decode(errors="replace")
+        make(["install", "DESTDIR=" + dest])
         with open(path) as f:
             assert f.read() == edited
     finally:
@@ -413,12 +416,7 @@ def test_zsh_completion_loads(dest):
 
 def test_uninstall_keeps_configuration(tmp_path):
     d = tmp_path / "root"
-    cmd = ["make", "-s", "-C", REPO, "DESTDIR=" + str(d)]
-    if build_dir() is not None:
-        cmd.append("BUILD=" + build_dir())
-    p = subprocess.run(cmd + ["install"], capture_output=True, timeout=300)
-    assert p.returncode == 0, p.stderr.decode(errors="replace")
-    p = subprocess.run(cmd + ["uninstall"], capture_output=True, timeout=300)
-    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    make(["install", "DESTDIR=" + str(d)])
+    make(["uninstall", "DESTDIR=" + str(d)])
     left = sorted(str(f.relative_to(d)) for f in d.rglob("*") if f.is_file())
     assert left == ["etc/airlock/config.json"]
