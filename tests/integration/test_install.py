@@ -69,6 +69,28 @@ def in_prefix_ns(dest, argv):
             dest] + list(argv)
 
 
+# The unit's writable places under ProtectSystem=strict (StateDirectory is
+# the test's own state directory instead of /var/lib/airlock).
+UNIT_RW = ["/run/airlock", "/var/cache/airlock"]
+
+
+def in_unit_ns(dest, state, argv):
+    """argv as in_prefix_ns, and with / read-only but for the unit's
+    runtime and cache directories and `state`: ProtectSystem=strict's
+    view (/dev, /proc, /sys are mounts of their own and stay writable)."""
+    for d, mode in zip(UNIT_RW, (0o755, 0o700)):
+        # what airlock itself creates on a root run; the unit's
+        # RuntimeDirectory= and CacheDirectory= do it under systemd
+        os.makedirs(d, mode=mode, exist_ok=True)
+    ns = in_prefix_ns(dest, [])
+    script = ('mount --bind "$0/usr/local" /usr/local && '
+              'for d in ' + " ".join(UNIT_RW) + ' "$1"; do '
+              'mount --bind "$d" "$d" || exit 1; done && '
+              'mount -o remount,bind,ro / && '
+              'mount -o remount,bind,ro /usr/local && shift && exec "$@"')
+    return ns[:ns.index("-c") + 1] + [script, dest, str(state)] + list(argv)
+
+
 def cli_commands():
     """The subcommands `airlock --help` lists."""
     out = subprocess.run([BIN, "--help"], capture_output=True,
@@ -274,6 +296,8 @@ def test_unit_directives(dest):
     assert s["Delegate"] == "yes"
     assert s["StateDirectory"] == "airlock"
     assert s["StateDirectoryMode"] == "0700"
+    assert s["CacheDirectory"] == "airlock"
+    assert s["RuntimeDirectory"] == "airlock"
     assert s["NoNewPrivileges"] == "yes"
     assert s["ProtectSystem"] == "strict"
     # The sandbox creates namespaces and sets the run's hostname.
@@ -296,10 +320,11 @@ def test_systemd_analyze_verify(dest):
 
 
 def test_unit_capabilities_run_the_sandbox(dest, tmp_path):
-    """The unit's CapabilityBoundingSet with NoNewPrivileges is enough for
-    real sandbox runs with the installed configuration: a workspace with an
-    input file, loopback, and a timeout whose TERM reaches the program
-    (CAP_KILL: the program runs as another uid)."""
+    """The unit's CapabilityBoundingSet with NoNewPrivileges, on a
+    read-only root with only the unit's writable directories, is enough
+    for real sandbox runs with the installed configuration: a workspace
+    with an input file, loopback, and a timeout whose TERM reaches the
+    program (CAP_KILL: the program runs as another uid)."""
     if not IS_ROOT or shutil.which("setpriv") is None:
         pytest.skip("needs root and setpriv(1)")
     caps = unit_settings(dest)["CapabilityBoundingSet"].split()
@@ -315,8 +340,16 @@ def test_unit_capabilities_run_the_sandbox(dest, tmp_path):
     env = dict(os.environ)
     env.pop("AIRLOCK_CONFIG", None)
 
+    view = subprocess.run(
+        in_unit_ns(dest, state, ["sh", "-c", "for d in /etc /var/lib /usr "
+                                 "/run/airlock /var/cache/airlock " +
+                                 str(state) + "; do test -w $d && echo "
+                                 "$d; done"]),
+        capture_output=True, timeout=60)
+    assert view.stdout.decode().split() == UNIT_RW + [str(state)], view
+
     def run(*args):
-        p = subprocess.run(in_prefix_ns(dest, base + list(args)),
+        p = subprocess.run(in_unit_ns(dest, state, base + list(args)),
                            capture_output=True, timeout=60, env=env,
                            cwd=str(tmp_path))
         out = p.stdout.decode()
