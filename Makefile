@@ -68,6 +68,15 @@ UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 EX_SRC   = $(wildcard examples/provider/*.c)
 EX_BIN   = $(if $(EX_SRC),$(BUILD)/example-provider-kit)
 
+# The shared library's ABI: SONAME libairlock.so.MAJOR, MAJOR taken from
+# AIRLOCK_VERSION in the public header.  It exports only the functions the
+# public headers declare (the version script is generated from them, so a
+# new public function is exported without a second list to keep).
+VERSION := $(shell sed -n 's/^\#define AIRLOCK_VERSION "\(.*\)"/\1/p' include/airlock/airlock.h)
+ABI     := $(firstword $(subst ., ,$(VERSION)))
+SONAME   = libairlock.so.$(ABI)
+LIBMAP   = $(BUILD)/libairlock.map
+
 LIBA  = $(BUILD)/libairlock.a
 LIBSO = $(BUILD)/libairlock.so
 KITA  = $(BUILD)/libairlock-contract.a
@@ -87,9 +96,10 @@ $(LIBA): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	@echo "  AR      $@"
 	@rm -f $@ && ar rcs $@ $^
-$(LIBSO): $(LIB_OBJ)
+$(LIBSO): $(LIB_OBJ) $(LIBMAP)
 	@echo "  LD      $@"
-	@$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@$(CC) -shared $(LDFLAGS) -Wl,-soname,$(SONAME) -Wl,--version-script,$(LIBMAP) \
+		-o $@ $(LIB_OBJ) $(LDLIBS)
 $(KITA): $(KIT_OBJ)
 	@mkdir -p $(dir $@)
 	@echo "  AR      $@"
@@ -215,6 +225,97 @@ fuzz: fuzz-build
 	@scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) keep
 fuzz-check: fuzz-build
 	@scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_CHECK_SECONDS)
+
+# ---- install (docs/install.md) --------------------------------------------
+# GNU-style directories; every one can be overridden, DESTDIR stages the
+# whole tree elsewhere (packaging, the install test).  SYSCONFDIR is /etc
+# whatever the prefix: the CLI reads /etc/airlock/config.json.
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+DATADIR    ?= $(PREFIX)/share
+MANDIR     ?= $(DATADIR)/man
+SYSCONFDIR ?= /etc
+MODULEDIR  ?= $(LIBDIR)/airlock
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+BASHCOMPDIR  ?= $(DATADIR)/bash-completion/completions
+ZSHCOMPDIR   ?= $(DATADIR)/zsh/site-functions
+INSTALL    ?= install
+SCDOC      ?= scdoc
+
+MAN_SRC = $(wildcard man/*.scd)
+MAN_OUT = $(MAN_SRC:man/%.scd=$(BUILD)/man/%)
+DIST_SUBST = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
+	-e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
+	-e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@MODULEDIR@|$(MODULEDIR)|g' \
+	-e 's|@VERSION@|$(VERSION)|g'
+
+.PHONY: install uninstall man FORCE
+FORCE:
+
+# The installed CLI finds its modules in MODULEDIR when they are not beside
+# it.  The directory is compiled in; the stamp changes (and the object is
+# rebuilt) only when the directory does.
+$(BUILD)/obj/src/cli/net_module.o: CFLAGS += -DAL_MODULE_DIR='"$(MODULEDIR)"'
+$(BUILD)/obj/src/cli/net_module.o: $(BUILD)/module-dir
+$(BUILD)/module-dir: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(MODULEDIR)' | cmp -s - $@ 2>/dev/null || echo '$(MODULEDIR)' > $@
+
+$(LIBMAP): include/airlock/*.h dist/gen-libairlock-map.sh
+	@mkdir -p $(dir $@)
+	@echo "  GEN     $@"
+	@CC="$(CC)" dist/gen-libairlock-map.sh $(ABI) include/airlock/*.h > $@.tmp && mv $@.tmp $@
+
+man: $(MAN_OUT)
+$(BUILD)/man/%: man/%.scd
+	@mkdir -p $(dir $@)
+	@echo "  SCDOC   $<"
+	@$(SCDOC) < $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/dist/%: dist/%.in FORCE
+	@mkdir -p $(dir $@)
+	@$(DIST_SUBST) $< > $@.tmp && mv $@.tmp $@
+
+install: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(REMOTESO) $(MAN_OUT) \
+	 $(BUILD)/dist/airlock.pc $(BUILD)/dist/airlockd.service
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(MODULEDIR) \
+		$(DESTDIR)$(INCLUDEDIR)/airlock $(DESTDIR)$(PKGCONFIGDIR) \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+	$(INSTALL) -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/airlock
+	$(INSTALL) -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/airlock
+	$(INSTALL) -m 0644 $(NETSO) $(REMOTESO) $(DESTDIR)$(MODULEDIR)/
+	$(INSTALL) -m 0644 $(LIBSO) $(DESTDIR)$(LIBDIR)/libairlock.so.$(VERSION)
+	ln -sf libairlock.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libairlock.so
+	$(INSTALL) -m 0644 $(LIBA) $(KITA) $(DESTDIR)$(LIBDIR)/
+	$(INSTALL) -m 0644 include/airlock/*.h $(DESTDIR)$(INCLUDEDIR)/airlock/
+	$(INSTALL) -m 0644 $(BUILD)/dist/airlock.pc $(DESTDIR)$(PKGCONFIGDIR)/
+	$(INSTALL) -m 0644 $(BUILD)/dist/airlockd.service $(DESTDIR)$(UNITDIR)/
+	@# An operator's edited configuration is never replaced.
+	[ -e $(DESTDIR)$(SYSCONFDIR)/airlock/config.json ] || \
+		$(INSTALL) -m 0644 dist/config.json $(DESTDIR)$(SYSCONFDIR)/airlock/config.json
+	$(INSTALL) -m 0644 $(filter %.1,$(MAN_OUT)) $(DESTDIR)$(MANDIR)/man1/
+	$(INSTALL) -m 0644 $(filter %.5,$(MAN_OUT)) $(DESTDIR)$(MANDIR)/man5/
+	$(INSTALL) -m 0644 $(filter %.8,$(MAN_OUT)) $(DESTDIR)$(MANDIR)/man8/
+	$(INSTALL) -m 0644 completion/airlock.bash $(DESTDIR)$(BASHCOMPDIR)/airlock
+	$(INSTALL) -m 0644 completion/_airlock $(DESTDIR)$(ZSHCOMPDIR)/_airlock
+
+# Leaves /etc/airlock (the operator's configuration) and the state alone.
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/airlock $(DESTDIR)$(MODULEDIR)/libairlock-net.so \
+		$(DESTDIR)$(MODULEDIR)/libairlock-remote.so \
+		$(DESTDIR)$(LIBDIR)/libairlock.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME) \
+		$(DESTDIR)$(LIBDIR)/libairlock.so $(DESTDIR)$(LIBDIR)/libairlock.a \
+		$(DESTDIR)$(LIBDIR)/libairlock-contract.a \
+		$(DESTDIR)$(PKGCONFIGDIR)/airlock.pc $(DESTDIR)$(UNITDIR)/airlockd.service \
+		$(DESTDIR)$(BASHCOMPDIR)/airlock $(DESTDIR)$(ZSHCOMPDIR)/_airlock
+	for f in $(notdir $(MAN_OUT)); do rm -f $(DESTDIR)$(MANDIR)/man$${f##*.}/$$f; done
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/airlock
+	-rmdir $(DESTDIR)$(MODULEDIR) 2>/dev/null
 
 clean:
 	rm -rf build build-san build-test build-san-test build-fuzz

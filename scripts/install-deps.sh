@@ -11,7 +11,8 @@ libmicrohttpd-dev libcurl4-openssl-dev libcmocka-dev
 python3 python3-pytest python3-yaml python3-jsonschema python3-mypy
 sqlite3 curl valgrind cppcheck clang-tidy
 ruby nodejs
-clang libclang-rt-dev"
+clang libclang-rt-dev
+scdoc man-db groff-base systemd zsh"
 
 missing=""
 for p in $PACKAGES; do

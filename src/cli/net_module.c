@@ -1,7 +1,9 @@
 /* The CLI loads the network parts only when a command needs them: the
  * runner service (libmicrohttpd) from libairlock-net.so, the remote
  * provider (libcurl, OpenSSL) from libairlock-remote.so, both beside the
- * airlock binary (or $AIRLOCK_NET_MODULE / $AIRLOCK_REMOTE_MODULE).
+ * airlock binary (the build tree), else in AL_MODULE_DIR (the installed
+ * layout: `make install` compiles in $(LIBDIR)/airlock), or exactly
+ * $AIRLOCK_NET_MODULE / $AIRLOCK_REMOTE_MODULE.
  * Linking them in would make every `airlock run` load some thirty more
  * shared libraries before doing anything, and a daemon without a remote
  * provider never maps libcurl.  The modules' own references to the library
@@ -36,28 +38,47 @@ static struct module remote_module = {"libairlock-remote.so",
 				      "AIRLOCK_REMOTE_MODULE",
 				      PTHREAD_ONCE_INIT, NULL, ""};
 
+/* The installed modules' directory; empty in a plain build, where only
+ * the binary's own directory is searched. */
+#ifndef AL_MODULE_DIR
+#define AL_MODULE_DIR ""
+#endif
+
+static void open_module(struct module *m, const char *path)
+{
+	m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (m->handle == NULL)
+		snprintf(m->error, sizeof(m->error), "%s", dlerror());
+}
+
 static void load(struct module *m)
 {
 	char path[PATH_MAX];
 	const char *env = getenv(m->env);
 	if (env != NULL && env[0] == '/') {
-		snprintf(path, sizeof(path), "%s", env);
-	} else {
-		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 32);
-		if (n <= 0) {
-			snprintf(m->error, sizeof(m->error),
-				 "cannot find the airlock binary's directory");
-			return;
-		}
+		open_module(m, env);
+		return;
+	}
+	/* Beside the binary first: a build tree's airlock uses its own
+	 * modules even when an installed copy exists. */
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 32);
+	if (n > 0) {
 		path[n] = '\0';
 		char *slash = strrchr(path, '/');
 		snprintf(slash != NULL ? slash + 1 : path,
 			 sizeof(path) - (size_t)(slash != NULL ? slash + 1 - path : 0),
 			 "%s", m->file);
+		if (access(path, F_OK) == 0 || AL_MODULE_DIR[0] == '\0') {
+			open_module(m, path);
+			return;
+		}
+	} else if (AL_MODULE_DIR[0] == '\0') {
+		snprintf(m->error, sizeof(m->error),
+			 "cannot find the airlock binary's directory");
+		return;
 	}
-	m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (m->handle == NULL)
-		snprintf(m->error, sizeof(m->error), "%s", dlerror());
+	snprintf(path, sizeof(path), "%s/%s", AL_MODULE_DIR, m->file);
+	open_module(m, path);
 }
 
 static void load_server(void)

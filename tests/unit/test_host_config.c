@@ -83,7 +83,8 @@ static void test_default(void **state)
 #define HEX64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 /* A tenant that names no ceiling still has one for every limit but
- * workspace_bytes; a configured one replaces the built-in one alone. */
+ * workspace_bytes and socket_bytes (the sandbox bounds those itself); a
+ * configured one replaces the built-in one alone. */
 static void test_default_ceilings(void **state)
 {
 	(void)state;
@@ -92,7 +93,8 @@ static void test_default_ceilings(void **state)
 	const al_cfg_tenant *t = al_config_tenant(cfg, "default");
 	assert_int_equal(t->ceilings_configured, 0);
 	assert_int_equal(t->ceilings.set,
-			 AL_LIMIT__ALL & ~AL_LIMIT_WORKSPACE_BYTES);
+			 AL_LIMIT__ALL & ~(AL_LIMIT_WORKSPACE_BYTES |
+					   AL_LIMIT_SOCKET_BYTES));
 	assert_int_equal(t->ceilings.wall_ms, AL_CFG_CEIL_WALL_MS);
 	assert_int_equal(t->ceilings.memory_bytes, AL_CFG_CEIL_MEMORY_BYTES);
 	assert_int_equal(t->ceilings.pids, AL_CFG_CEIL_PIDS);
