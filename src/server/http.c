@@ -1110,25 +1110,14 @@ void al_http_completed(void *cls, struct MHD_Connection *conn,
 	}
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 size_t al_http_unescape(void *cls, struct MHD_Connection *conn, char *s)
 {
 	char *w = s;
 	(void)cls;
 	(void)conn;
 	for (const char *p = s; *p != '\0';) {
-		int hi = p[0] == '%' ? hex_digit(p[1]) : -1;
-		int lo = hi >= 0 ? hex_digit(p[2]) : -1;
+		int hi = p[0] == '%' ? al_hex_digit(p[1]) : -1;
+		int lo = hi >= 0 ? al_hex_digit(p[2]) : -1;
 		if (lo >= 0 && (hi | lo) != 0) {
 			*w++ = (char)(hi * 16 + lo);
 			p += 3;
