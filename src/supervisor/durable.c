@@ -1248,18 +1248,12 @@ bool al_durable_run_held(al_durable *d, const char *run_id)
 int al_durable_recover(al_durable *d, const char *run_id, al_drun **out,
 		       al_recovered *kind)
 {
-	al_drun *r = drun_new(d, run_id);
-	int rc;
-
+	al_drun *r = NULL;
+	/* Opened as ended, until a live supervisor is found. */
+	int rc = al_durable_open_run(d, run_id, &r);
 	*out = NULL;
-	if (r == NULL)
-		return -ENOMEM;
-	if ((rc = al_run_dir_open(d->runs_fd, run_id, false, &r->dirfd)) < 0 ||
-	    (rc = al_drun_lock(r)) < 0) {
-		al_drun_free(r);
+	if (rc < 0)
 		return rc;
-	}
-	r->ended = true; /* until a live supervisor is found */
 	bool has_final = al_dfile_exists(r->dirfd, AL_RF_FINAL);
 	rc = al_recovery_read(r->dirfd, run_id, &r->rec);
 	if (rc == -ENOMEM)
