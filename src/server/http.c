@@ -247,14 +247,22 @@ typedef struct head_scan {
 	unsigned n_names;
 } head_scan;
 
+/* libmicrohttpd passes each name and value with its size: a NUL inside
+ * one makes it longer than C sees it. */
+static bool cut_by_nul(const char *key, size_t key_size, const char *value,
+		       size_t value_size)
+{
+	return strlen(key) != key_size ||
+	       (value != NULL && strlen(value) != value_size);
+}
+
 static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind,
 				   const char *key, size_t key_size,
 				   const char *value, size_t value_size)
 {
 	head_scan *h = cls;
 	(void)kind;
-	if (strlen(key) != key_size ||
-	    (value != NULL && strlen(value) != value_size))
+	if (cut_by_nul(key, key_size, value, value_size))
 		h->nul = true;
 	for (size_t i = 0; i < N_SINGLE; i++)
 		if (strcasecmp(key, single_headers[i]) == 0 &&
@@ -269,8 +277,7 @@ static enum MHD_Result scan_query(void *cls, enum MHD_ValueKind kind,
 {
 	head_scan *h = cls;
 	(void)kind;
-	if (strlen(key) != key_size ||
-	    (value != NULL && strlen(value) != value_size))
+	if (cut_by_nul(key, key_size, value, value_size))
 		h->nul = true;
 	bool known = false;
 	for (size_t i = 0; i < 2 && h->allowed[i] != NULL; i++)
