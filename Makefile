@@ -216,7 +216,7 @@ fuzz-build:
 	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) SAN=1 \
 		SANFLAGS="$(FUZZ_SANFLAGS)" fuzz-targets
 fuzz-targets: $(FUZZ_BIN)
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIBA)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(LIBA)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ    $@"
 	@$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $< $(LIBA) $(LDLIBS)

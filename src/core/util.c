@@ -146,3 +146,14 @@ char *al_log_quote(const char *s, size_t max)
 	out[k] = '\0';
 	return out;
 }
+
+int al_hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}

@@ -27,5 +27,7 @@ int al_write_all(int fd, const void *data, size_t len);
  * (and the quote and backslash) as \xNN, cut to at most max bytes of s
  * ("..." before the closing quote marks a cut).  NULL on failure. */
 char *al_log_quote(const char *s, size_t max);
+/* The value of one hex digit (either case), or -1. */
+int al_hex_digit(char c);
 
 #endif

@@ -47,6 +47,31 @@ static int exec_sql(sqlite3 *db, const char *sql)
 	return sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
 }
 
+/* The chain's head: the seq the next record takes and the hash it chains
+ * to (1 and 64 zeros when the trail is empty).  0 or -EIO. */
+static int chain_head(sqlite3 *db, int64_t *next_seq, char hash[65])
+{
+	sqlite3_stmt *st = NULL;
+	int rc = 0;
+	*next_seq = 1;
+	memcpy(hash, zero_hash, 65);
+	if (sqlite3_prepare_v2(db,
+			       "SELECT seq, hash FROM audit ORDER BY seq DESC "
+			       "LIMIT 1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	int step = sqlite3_step(st);
+	if (step == SQLITE_ROW) {
+		const char *h = (const char *)sqlite3_column_text(st, 1);
+		*next_seq = sqlite3_column_int64(st, 0) + 1;
+		snprintf(hash, 65, "%s", h ? h : "");
+	} else if (step != SQLITE_DONE) {
+		rc = -EIO;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int al_audit_append(al_db *d, json_t *record, bool full, al_error **err)
 {
 	sqlite3_stmt *st = NULL;
@@ -64,25 +89,8 @@ int al_audit_append(al_db *d, json_t *record, bool full, al_error **err)
 		goto out;
 	}
 	in_tx = true;
-	memcpy(prev, zero_hash, sizeof(prev));
-	if (sqlite3_prepare_v2(d->db,
-			       "SELECT seq, hash FROM audit ORDER BY seq DESC "
-			       "LIMIT 1",
-			       -1, &st, NULL) != SQLITE_OK) {
-		rc = -EIO;
+	if ((rc = chain_head(d->db, &seq, prev)) < 0)
 		goto out;
-	}
-	int step = sqlite3_step(st);
-	if (step == SQLITE_ROW) {
-		const unsigned char *h = sqlite3_column_text(st, 1);
-		seq = sqlite3_column_int64(st, 0) + 1;
-		snprintf(prev, sizeof(prev), "%s", h ? (const char *)h : "");
-	} else if (step != SQLITE_DONE) {
-		rc = -EIO;
-		goto out;
-	}
-	sqlite3_finalize(st);
-	st = NULL;
 
 	al_format_time_ms(al_now_ms(), when, sizeof(when));
 	if (json_object_set_new(record, "seq", json_integer(seq)) < 0 ||
@@ -190,24 +198,8 @@ int al_audit_open_starts(al_db *d, const al_audit_mark *from,
 	pthread_mutex_lock(&d->lock);
 	/* The head first: a start appended after it (another process) is
 	 * past it, so a search resuming at the head still sees it. */
-	if (sqlite3_prepare_v2(d->db,
-			       "SELECT seq, hash FROM audit ORDER BY seq DESC "
-			       "LIMIT 1",
-			       -1, &st, NULL) != SQLITE_OK) {
-		rc = -EIO;
+	if ((rc = chain_head(d->db, &head->seq, head->hash)) < 0)
 		goto out;
-	}
-	int hs = sqlite3_step(st);
-	if (hs == SQLITE_ROW) {
-		const char *h = (const char *)sqlite3_column_text(st, 1);
-		head->seq = sqlite3_column_int64(st, 0) + 1;
-		snprintf(head->hash, sizeof(head->hash), "%s", h ? h : "");
-	} else if (hs != SQLITE_DONE) {
-		rc = -EIO;
-		goto out;
-	}
-	sqlite3_finalize(st);
-	st = NULL;
 	/* A mark of another trail (the database replaced) is no mark. */
 	if (from != NULL && from->seq > 1 && from->seq <= head->seq) {
 		int is = record_is(d->db, from->seq - 1, from->hash);

@@ -2,7 +2,6 @@
  * retention (see artifacts.h). */
 #include "proc/artifacts.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,7 +17,6 @@
 #include "proc/rundir.h"
 
 #define NEW_PREFIX ".new-"
-#define GONE_PREFIX ".gone-"
 
 bool al_artifact_id_valid(const char *id)
 {
@@ -252,7 +250,6 @@ static void forget_one(int base, const char *name, bool any_age,
 		       uint64_t older_than_ms, int64_t now_ms,
 		       al_forget_stats *st)
 {
-	static unsigned seq;
 	int fd = openat(base, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 					   O_CLOEXEC);
 	if (fd < 0) {
@@ -288,17 +285,19 @@ static void forget_one(int base, const char *name, bool any_age,
 		close(fd);
 		return;
 	}
-	/* Out of sight first, so a half-removed store never answers under
-	 * the run's id; then removed without following any link. */
-	char gone[96];
-	snprintf(gone, sizeof(gone), GONE_PREFIX "%d-%u", (int)getpid(),
-		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
-	if (renameat(base, name, base, gone) < 0 ||
-	    al_remove_tree_at(base, gone) < 0)
+	if (al_remove_hidden_at(base, name) < 0)
 		st->failed++;
 	else
 		st->removed++;
 	close(fd);
+}
+
+/* A run's store, or one a crash left half made or half removed. */
+static bool store_entry(const char *name)
+{
+	return strncmp(name, NEW_PREFIX, strlen(NEW_PREFIX)) == 0 ||
+	       strncmp(name, AL_GONE_PREFIX, strlen(AL_GONE_PREFIX)) == 0 ||
+	       al_run_id_safe(name);
 }
 
 int al_artifacts_forget(const char *state_dir, uint64_t older_than_ms,
@@ -328,50 +327,20 @@ int al_artifacts_forget(const char *state_dir, uint64_t older_than_ms,
 		close(base);
 		return 0;
 	}
-	int dfd = fcntl(base, F_DUPFD_CLOEXEC, 3);
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-	if (d == NULL) {
-		int e = errno;
-		if (dfd >= 0)
-			close(dfd);
+	char **names = NULL;
+	size_t n = 0;
+	int rc = al_dir_names_at(base, store_entry, &names, &n);
+	if (rc < 0) {
 		close(base);
-		return al_error_set(err, AL_ERR_IO, e, NULL,
+		if (rc == -ENOMEM)
+			return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+					    "out of memory");
+		return al_error_set(err, AL_ERR_IO, -rc, NULL,
 				    "cannot list the artifact stores");
 	}
-	/* Names first: removing while reading a directory may skip some. */
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *de;
-	int rc = 0;
-	while ((de = readdir(d)) != NULL) {
-		const char *nm = de->d_name;
-		bool stale = strncmp(nm, NEW_PREFIX, strlen(NEW_PREFIX)) == 0 ||
-			     strncmp(nm, GONE_PREFIX, strlen(GONE_PREFIX)) == 0;
-		if (!stale && !al_run_id_safe(nm))
-			continue; /* not ours */
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 64;
-			char **v = realloc(names, nc * sizeof(*v));
-			if (v == NULL) {
-				rc = -ENOMEM;
-				break;
-			}
-			names = v;
-			cap = nc;
-		}
-		if ((names[n] = strdup(nm)) == NULL) {
-			rc = -ENOMEM;
-			break;
-		}
-		n++;
-	}
-	closedir(d);
-	for (size_t i = 0; rc == 0 && i < n; i++)
+	for (size_t i = 0; i < n; i++)
 		forget_one(base, names[i], false, older_than_ms, now, stats);
 	al_strv_free(names, n);
 	close(base);
-	if (rc < 0)
-		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
-				    "out of memory");
 	return 0;
 }

@@ -306,6 +306,66 @@ int al_remove_tree_at(int parent_fd, const char *name)
 	return failed ? -EIO : 0;
 }
 
+int al_remove_hidden_at(int parent_fd, const char *name)
+{
+	static unsigned seq;
+	char gone[96];
+	snprintf(gone, sizeof(gone), AL_GONE_PREFIX "%d-%u", (int)getpid(),
+		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+	if (renameat(parent_fd, name, parent_fd, gone) < 0)
+		return -errno;
+	return al_remove_tree_at(parent_fd, gone);
+}
+
+int al_dir_names_at(int dir_fd, bool (*keep)(const char *name),
+		    char ***names, size_t *n)
+{
+	*names = NULL;
+	*n = 0;
+	int lfd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
+	DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+	if (d == NULL) {
+		int e = errno;
+		if (lfd >= 0)
+			close(lfd);
+		return -e;
+	}
+	/* The duplicate shares dir_fd's offset: an earlier listing left it
+	 * at the end. */
+	rewinddir(d);
+	char **v = NULL;
+	size_t k = 0, cap = 0;
+	int rc = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		if (!keep(de->d_name))
+			continue;
+		if (k + 1 >= cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			char **nv = realloc(v, nc * sizeof(*nv));
+			if (nv == NULL) {
+				rc = -ENOMEM;
+				break;
+			}
+			v = nv;
+			cap = nc;
+		}
+		if ((v[k] = strdup(de->d_name)) == NULL) {
+			rc = -ENOMEM;
+			break;
+		}
+		v[++k] = NULL;
+	}
+	closedir(d);
+	if (rc < 0) {
+		al_strv_free(v, k);
+		return rc;
+	}
+	*names = v;
+	*n = k;
+	return 0;
+}
+
 int al_rundir_remove(al_rundir *rd)
 {
 	int rc = 0;

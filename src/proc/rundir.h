@@ -50,4 +50,18 @@ int al_rundir_remove(al_rundir *rd);
  * depth (deep subtrees are moved up and removed in later passes). */
 int al_remove_tree_at(int parent_fd, const char *name);
 
+/* Names of trees al_remove_hidden_at is removing: a crash may leave one
+ * behind for a later sweep to finish. */
+#define AL_GONE_PREFIX ".gone-"
+/* Renames parent_fd/name out of sight first (a half-removed tree never
+ * answers under its own name), then removes it as al_remove_tree_at
+ * does.  0 or -errno. */
+int al_remove_hidden_at(int parent_fd, const char *name);
+/* The names in dir_fd that keep accepts, every one read before the
+ * caller acts on any (removing while reading a directory may skip some):
+ * a NULL-terminated vector the caller frees with al_strv_free, NULL when
+ * there are none.  0, -ENOMEM, or -errno when dir_fd cannot be read. */
+int al_dir_names_at(int dir_fd, bool (*keep)(const char *name),
+		    char ***names, size_t *n);
+
 #endif

@@ -388,16 +388,26 @@ static int restrict_bind(const char *dst, bool rw, bool dev, bool noexec)
 	return mount(NULL, dst, NULL, fl, NULL) == 0 ? 0 : -errno;
 }
 
+/* o->src as the new root sees it, and its stat: 0, 1 when it is missing
+ * and optional (nothing to mount), or -errno. */
+static int old_src(const al_sb_mount_op *o, char src[PATH_MAX],
+		   struct stat *st)
+{
+	if (snprintf(src, PATH_MAX, OLDROOT "%s", o->src) >= PATH_MAX)
+		return -ENAMETOOLONG;
+	if (stat(src, st) < 0)
+		return o->optional ? 1 : -errno;
+	return 0;
+}
+
 static int do_bind(const al_sb_mount_op *o)
 {
 	char src[PATH_MAX];
-	if (snprintf(src, sizeof(src), OLDROOT "%s", o->src) >=
-	    (int)sizeof(src))
-		return -ENAMETOOLONG;
 	struct stat st;
-	if (stat(src, &st) < 0)
-		return o->optional ? 0 : -errno;
-	int rc = make_mountpoint(o->dst, S_ISDIR(st.st_mode));
+	int rc = old_src(o, src, &st);
+	if (rc != 0)
+		return rc > 0 ? 0 : rc;
+	rc = make_mountpoint(o->dst, S_ISDIR(st.st_mode));
 	if (rc < 0)
 		return rc;
 	if (mount(src, o->dst, NULL, MS_BIND, NULL) < 0) {
@@ -418,15 +428,13 @@ static int do_bind(const al_sb_mount_op *o)
 static int do_view(const al_sb_mount_op *o)
 {
 	char src[PATH_MAX];
-	if (snprintf(src, sizeof(src), OLDROOT "%s", o->src) >=
-	    (int)sizeof(src))
-		return -ENAMETOOLONG;
 	struct stat st;
-	if (stat(src, &st) < 0)
-		return o->optional ? 0 : -errno;
+	int rc = old_src(o, src, &st);
+	if (rc != 0)
+		return rc > 0 ? 0 : rc;
 	if (!S_ISDIR(st.st_mode))
 		return do_bind(o);
-	int rc = mkdir_p(o->dst, 0755);
+	rc = mkdir_p(o->dst, 0755);
 	if (rc < 0)
 		return rc;
 	rc = mkdir_p(VIEW_EMPTY, 0555);

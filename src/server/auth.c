@@ -33,23 +33,13 @@ struct al_auth {
 	size_t n;
 };
 
-static int hex_nibble(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static bool hex_decode32(const char *hex, unsigned char out[32])
 {
 	if (strlen(hex) != 64)
 		return false;
 	for (size_t i = 0; i < 32; i++) {
-		int hi = hex_nibble(hex[2 * i]), lo = hex_nibble(hex[2 * i + 1]);
+		int hi = al_hex_digit(hex[2 * i]);
+		int lo = al_hex_digit(hex[2 * i + 1]);
 		if (hi < 0 || lo < 0)
 			return false;
 		out[i] = (unsigned char)(hi << 4 | lo);
@@ -182,7 +172,7 @@ static int read_token_file(int fd, char hex[TOKEN_HEX_BYTES + 1],
 	hex[TOKEN_HEX_BYTES] = '\0';
 	explicit_bzero(buf, sizeof(buf));
 	for (size_t i = 0; i < TOKEN_HEX_BYTES; i++)
-		if (hex_nibble(hex[i]) < 0)
+		if (al_hex_digit(hex[i]) < 0)
 			return al_error_set(err, AL_ERR_INVALID_CONFIG, EINVAL,
 					    "token_file",
 					    "the token file does not hold a "

@@ -247,14 +247,22 @@ typedef struct head_scan {
 	unsigned n_names;
 } head_scan;
 
+/* libmicrohttpd passes each name and value with its size: a NUL inside
+ * one makes it longer than C sees it. */
+static bool cut_by_nul(const char *key, size_t key_size, const char *value,
+		       size_t value_size)
+{
+	return strlen(key) != key_size ||
+	       (value != NULL && strlen(value) != value_size);
+}
+
 static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind,
 				   const char *key, size_t key_size,
 				   const char *value, size_t value_size)
 {
 	head_scan *h = cls;
 	(void)kind;
-	if (strlen(key) != key_size ||
-	    (value != NULL && strlen(value) != value_size))
+	if (cut_by_nul(key, key_size, value, value_size))
 		h->nul = true;
 	for (size_t i = 0; i < N_SINGLE; i++)
 		if (strcasecmp(key, single_headers[i]) == 0 &&
@@ -269,8 +277,7 @@ static enum MHD_Result scan_query(void *cls, enum MHD_ValueKind kind,
 {
 	head_scan *h = cls;
 	(void)kind;
-	if (strlen(key) != key_size ||
-	    (value != NULL && strlen(value) != value_size))
+	if (cut_by_nul(key, key_size, value, value_size))
 		h->nul = true;
 	bool known = false;
 	for (size_t i = 0; i < 2 && h->allowed[i] != NULL; i++)
@@ -1110,25 +1117,14 @@ void al_http_completed(void *cls, struct MHD_Connection *conn,
 	}
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 size_t al_http_unescape(void *cls, struct MHD_Connection *conn, char *s)
 {
 	char *w = s;
 	(void)cls;
 	(void)conn;
 	for (const char *p = s; *p != '\0';) {
-		int hi = p[0] == '%' ? hex_digit(p[1]) : -1;
-		int lo = hi >= 0 ? hex_digit(p[2]) : -1;
+		int hi = p[0] == '%' ? al_hex_digit(p[1]) : -1;
+		int lo = hi >= 0 ? al_hex_digit(p[2]) : -1;
 		if (lo >= 0 && (hi | lo) != 0) {
 			*w++ = (char)(hi * 16 + lo);
 			p += 3;

@@ -1062,48 +1062,7 @@ int al_drun_read_request(al_drun *r, char **request_json, char **facts_json)
 
 int al_durable_list(al_durable *d, char ***ids, size_t *n)
 {
-	*ids = NULL;
-	*n = 0;
-	int fd = dup(d->runs_fd);
-	if (fd < 0)
-		return -errno;
-	DIR *dir = fdopendir(fd);
-	if (dir == NULL) {
-		close(fd);
-		return -errno;
-	}
-	rewinddir(dir);
-	char **v = NULL;
-	size_t k = 0, cap = 0;
-	int rc = 0;
-	struct dirent *de;
-	while ((de = readdir(dir)) != NULL) {
-		if (!al_run_id_valid(de->d_name))
-			continue;
-		if (k + 1 >= cap) {
-			size_t nc = cap ? cap * 2 : 64;
-			char **nv = realloc(v, nc * sizeof(*nv));
-			if (nv == NULL) {
-				rc = -ENOMEM;
-				break;
-			}
-			v = nv;
-			cap = nc;
-		}
-		if ((v[k] = strdup(de->d_name)) == NULL) {
-			rc = -ENOMEM;
-			break;
-		}
-		v[++k] = NULL;
-	}
-	closedir(dir);
-	if (rc < 0) {
-		al_strv_free(v, k);
-		return rc;
-	}
-	*ids = v;
-	*n = k;
-	return 0;
+	return al_dir_names_at(d->runs_fd, al_run_id_valid, ids, n);
 }
 
 /* Finds the run's supervisor: the recorded identity when it still
@@ -1289,18 +1248,12 @@ bool al_durable_run_held(al_durable *d, const char *run_id)
 int al_durable_recover(al_durable *d, const char *run_id, al_drun **out,
 		       al_recovered *kind)
 {
-	al_drun *r = drun_new(d, run_id);
-	int rc;
-
+	al_drun *r = NULL;
+	/* Opened as ended, until a live supervisor is found. */
+	int rc = al_durable_open_run(d, run_id, &r);
 	*out = NULL;
-	if (r == NULL)
-		return -ENOMEM;
-	if ((rc = al_run_dir_open(d->runs_fd, run_id, false, &r->dirfd)) < 0 ||
-	    (rc = al_drun_lock(r)) < 0) {
-		al_drun_free(r);
+	if (rc < 0)
 		return rc;
-	}
-	r->ended = true; /* until a live supervisor is found */
 	bool has_final = al_dfile_exists(r->dirfd, AL_RF_FINAL);
 	rc = al_recovery_read(r->dirfd, run_id, &r->rec);
 	if (rc == -ENOMEM)

@@ -1,11 +1,9 @@
 /* Retention of runs' stored data (see retention.h). */
 #include "supervisor/retention.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -16,8 +14,6 @@
 #include "core/util.h"
 #include "proc/rundir.h"
 #include "supervisor/runrec.h"
-
-#define GONE_PREFIX ".gone-"
 
 /* STATE_DIR/runs, not created: -ENOENT when there is none.  Ours and
  * private, like every reader of it demands. */
@@ -47,19 +43,6 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Out of sight first (a half-removed directory never answers under the
- * run's id), then removed without following a link. */
-static int remove_hidden(int parent, const char *name)
-{
-	static unsigned seq;
-	char gone[96];
-	snprintf(gone, sizeof(gone), GONE_PREFIX "%d-%u", (int)getpid(),
-		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
-	if (renameat(parent, name, parent, gone) < 0)
-		return -errno;
-	return al_remove_tree_at(parent, gone);
-}
-
 /* One run directory: 1 removed, 0 too young, -EBUSY live (unfinished, or
  * being finished: its lock is held), -ENOENT none, other: failure. */
 static int forget_dir(int runs, const char *id, bool any_age,
@@ -83,7 +66,7 @@ static int forget_dir(int runs, const char *id, bool any_age,
 			   (int64_t)older_than_ms) {
 		rc = 0;
 	} else {
-		rc = remove_hidden(runs, id);
+		rc = al_remove_hidden_at(runs, id);
 		rc = rc < 0 ? rc : 1;
 	}
 	close(d);
@@ -130,51 +113,30 @@ static int forget_named(const char *state_dir, int runs, char *const *ids,
 	return 0;
 }
 
+/* A run directory, or a removal a crash interrupted. */
+static bool runs_entry(const char *name)
+{
+	return strncmp(name, AL_GONE_PREFIX, strlen(AL_GONE_PREFIX)) == 0 ||
+	       al_run_id_valid(name);
+}
+
 static int forget_aged(const char *state_dir, int runs, uint64_t older_ms,
 		       al_forget_stats *stats, al_error **err)
 {
 	al_forget_stats s;
 	char **names = NULL;
-	size_t n = 0, cap = 0;
-	int rc = 0;
+	size_t n = 0;
 	if (runs >= 0) {
-		int dfd = fcntl(runs, F_DUPFD_CLOEXEC, 3);
-		DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-		if (d == NULL) {
-			int e = errno;
-			if (dfd >= 0)
-				close(dfd);
-			return al_error_set(err, AL_ERR_IO, e, NULL,
+		int rc = al_dir_names_at(runs, runs_entry, &names, &n);
+		if (rc == -ENOMEM)
+			return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+					    "out of memory");
+		if (rc < 0)
+			return al_error_set(err, AL_ERR_IO, -rc, NULL,
 					    "cannot list the run directories");
-		}
-		/* Names first: removing while reading may skip some. */
-		struct dirent *de;
-		while ((de = readdir(d)) != NULL) {
-			const char *nm = de->d_name;
-			bool gone = strncmp(nm, GONE_PREFIX,
-					    strlen(GONE_PREFIX)) == 0;
-			if (!gone && !al_run_id_valid(nm))
-				continue;
-			if (n == cap) {
-				size_t nc = cap ? cap * 2 : 64;
-				char **v = realloc(names, nc * sizeof(*v));
-				if (v == NULL) {
-					rc = -ENOMEM;
-					break;
-				}
-				names = v;
-				cap = nc;
-			}
-			if ((names[n] = strdup(nm)) == NULL) {
-				rc = -ENOMEM;
-				break;
-			}
-			n++;
-		}
-		closedir(d);
 	}
 	int64_t now = now_ms();
-	for (size_t i = 0; rc == 0 && i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (names[i][0] == '.') {
 			/* A removal a crash interrupted. */
 			(void)al_remove_tree_at(runs, names[i]);
@@ -189,9 +151,6 @@ static int forget_aged(const char *state_dir, int runs, uint64_t older_ms,
 		}
 	}
 	al_strv_free(names, n);
-	if (rc < 0)
-		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
-				    "out of memory");
 	/* Then the stores left: runs made without a directory (the
 	 * command line's) and those of the runs kept above. */
 	if (al_artifacts_forget(state_dir, older_ms, NULL, 0, &s, err) < 0)

@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -29,6 +28,7 @@
 
 #include <airlock/json.h>
 
+#include "fuzz_net.h"
 #include "host/config.h"
 #include "server/http.h"
 #include "server/service.h"
@@ -100,28 +100,14 @@ static void setup(void)
 		MHD_OPTION_CONNECTION_TIMEOUT, 5u,
 		MHD_OPTION_NOTIFY_COMPLETED, al_http_completed, &svc,
 		MHD_OPTION_END);
-	const union MHD_DaemonInfo *info =
-		mhd ? MHD_get_daemon_info(mhd, MHD_DAEMON_INFO_BIND_PORT)
-		    : NULL;
-	if (info == NULL)
-		abort();
-	port = info->port;
+	port = fuzz_mhd_port(mhd);
 	atexit(cleanup);
 }
 
 /* Sends the input, half-closes, reads the answer to its end. */
 static char *exchange(const uint8_t *data, size_t size, size_t *len)
 {
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in sa = {.sin_family = AF_INET,
-				 .sin_port = htons(port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct timeval tv = {.tv_sec = 20};
-	if (fd < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
-	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		abort();
+	int fd = fuzz_connect(port);
 	for (size_t off = 0; off < size;) {
 		ssize_t w = send(fd, data + off, size - off, MSG_NOSIGNAL);
 		if (w < 0 && errno == EINTR)
@@ -131,28 +117,13 @@ static char *exchange(const uint8_t *data, size_t size, size_t *len)
 		off += (size_t)w;
 	}
 	shutdown(fd, SHUT_WR);
-	size_t cap = 8192, got = 0;
-	char *buf = malloc(cap);
-	for (;;) {
-		if (buf == NULL)
-			abort();
-		ssize_t r = recv(fd, buf + got, cap - got - 1, 0);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			fprintf(stderr, "fuzz_api: no end to the answer\n");
-			abort();
-		}
-		if (r <= 0)
-			break; /* end, or reset by the daemon */
-		got += (size_t)r;
-		if (cap - got < 1024)
-			buf = realloc(buf, cap *= 2);
+	int err;
+	char *buf = fuzz_read_all(fd, len, &err);
+	if (err == EAGAIN || err == EWOULDBLOCK) {
+		fprintf(stderr, "fuzz_api: no end to the answer\n");
+		abort();
 	}
-	close(fd);
-	buf[got] = '\0';
-	*len = got;
-	return buf;
+	return buf; /* a reset by the daemon ends it too */
 }
 
 /* The value of header name in the head [h, end), or NULL. */

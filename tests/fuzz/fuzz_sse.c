@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
 
+#include "fuzz_net.h"
 #include "server/http.h"
 #include "server/service.h"
 
@@ -92,26 +92,13 @@ static void setup(void)
 				       MHD_USE_ITC,
 			       0, NULL, NULL, handler, NULL,
 			       MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_END);
-	const union MHD_DaemonInfo *info =
-		mhd ? MHD_get_daemon_info(mhd, MHD_DAEMON_INFO_BIND_PORT)
-		    : NULL;
-	if (info == NULL)
-		abort();
-	port = info->port;
+	port = fuzz_mhd_port(mhd);
 }
 
 /* The whole answer to one request; aborts if it does not end. */
 static char *fetch(const char *value, size_t *len)
 {
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in sa = {.sin_family = AF_INET,
-				 .sin_port = htons(port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct timeval tv = {.tv_sec = 20};
-	if (fd < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
-	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		abort();
+	int fd = fuzz_connect(port);
 	char req[256];
 	int n = snprintf(req, sizeof(req),
 			 "GET /v1/runs/run-1/events HTTP/1.0\r\n"
@@ -119,28 +106,12 @@ static char *fetch(const char *value, size_t *len)
 			 value);
 	if (n < 0 || write(fd, req, (size_t)n) != n)
 		abort();
-	size_t cap = 4096, got = 0;
-	char *buf = malloc(cap);
-	for (;;) {
-		if (buf == NULL)
-			abort();
-		ssize_t r = read(fd, buf + got, cap - got - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			fprintf(stderr, "the stream did not end: %s\n",
-				strerror(errno));
-			abort();
-		}
-		if (r == 0)
-			break;
-		got += (size_t)r;
-		if (cap - got < 1024)
-			buf = realloc(buf, cap *= 2);
+	int err;
+	char *buf = fuzz_read_all(fd, len, &err);
+	if (err != 0) {
+		fprintf(stderr, "the stream did not end: %s\n", strerror(err));
+		abort();
 	}
-	close(fd);
-	buf[got] = '\0';
-	*len = got;
 	return buf;
 }
 

@@ -196,3 +196,20 @@ def error_shape(body, status, code=None):
     assert isinstance(body.get("message"), str), body
     if code is not None:
         assert body["error"] == code, body
+
+
+def post_invalid_runs(d, n, token=None):
+    """n invalid POSTs on one keep-alive connection (token: d's when
+    None): each one enters the daemon's run table (answered 400) and
+    pushes older runs out."""
+    conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=30)
+    h = {"Authorization": "Bearer " + (token or d.token),
+         "Content-Type": "application/json"}
+    try:
+        for _ in range(n):
+            conn.request("POST", "/v1/runs", body="x", headers=h)
+            r = conn.getresponse()
+            r.read()
+            assert r.status == 400, r.status
+    finally:
+        conn.close()

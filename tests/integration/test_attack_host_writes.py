@@ -19,7 +19,7 @@ import pytest
 
 import sandbox_helpers as sb
 from test_durable_support import (DurableDaemon, cleanup_state, run_dir,
-                                  wait_until)
+                                  start_launched, wait_until)
 
 MIB = 1 << 20
 
@@ -67,12 +67,8 @@ def test_acks_are_bounded_and_nothing_stays(tmp_path):
     d = sandbox_daemon(tmp_path)
     try:
         d.start()
-        st, _, body = d.run({"language": "sh", "code": ACKS_FILL,
-                             "limits": {"wall_ms": 30000}}, wait=False)
-        assert st == 202, body
-        rid = body["run_id"]
-        wait_until(lambda: (run_dir(d, rid) / "identity.json").exists(),
-                   what="the launch")
+        rid = start_launched(d, {"language": "sh", "code": ACKS_FILL,
+                                 "limits": {"wall_ms": 30000}})
         st, _, b = d.request("POST", "/v1/runs/%s/inbox" % rid,
                              {"id": "ev-1", "event": {"n": 1}})
         assert st == 202, (b, d.wait_finished(rid)["stderr"])

@@ -6,13 +6,13 @@ tenant's API run long evicted from the daemon's table — is refused as
 409 run_id_in_use, and another tenant's run and artifacts answer 404
 exactly like unknown ones."""
 import hashlib
-import http.client
 import json
 import os
 import subprocess
 import uuid
 
-from test_api_support import AIRLOCK_BIN, Daemon, error_shape, local_config, sh
+from test_api_support import (AIRLOCK_BIN, Daemon, error_shape, local_config,
+                              post_invalid_runs, sh)
 
 TOKEN_V = "victim-token-" + "v" * 40
 TOKEN_M = "mallory-token-" + "m" * 40
@@ -89,22 +89,6 @@ def test_cli_run_id_cannot_be_claimed(tmp_path):
         d.stop()
 
 
-def evict_with_cheap_requests(d, n):
-    """n invalid POSTs on one keep-alive connection: each one enters the
-    daemon's run table (answered 400) and pushes older runs out."""
-    conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=30)
-    h = {"Authorization": "Bearer " + TOKEN_M,
-         "Content-Type": "application/json"}
-    try:
-        for _ in range(n):
-            conn.request("POST", "/v1/runs", body="x", headers=h)
-            r = conn.getresponse()
-            r.read()
-            assert r.status == 400, r.status
-    finally:
-        conn.close()
-
-
 def test_evicted_run_id_cannot_be_claimed(tmp_path):
     # The daemon's table holds 4,096 runs; the test shrinks it
     # (AIRLOCK_RUN_TABLE_MAX, only ever smaller) and still sends enough
@@ -116,7 +100,7 @@ def test_evicted_run_id_cannot_be_claimed(tmp_path):
                            token=TOKEN_V)
         assert st == 200 and res["outcome"] == "completed", res
         victim_id = res["run_id"]
-        evict_with_cheap_requests(d, 4200)
+        post_invalid_runs(d, 4200, TOKEN_M)
 
         st, _, body = claim(d, victim_id)
         assert_unreadable(d, victim_id)

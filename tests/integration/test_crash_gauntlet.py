@@ -14,10 +14,8 @@ afterwards:
 
 The checks are invariants: they must hold for any moment of the kill, so
 the moments only change which paths are exercised, never the verdict."""
-import json
 import os
 import random
-import sqlite3
 import subprocess
 import threading
 import time
@@ -26,8 +24,8 @@ import pytest
 
 from test_durable_faults import POINTS, fault_bin  # noqa: F401 (fixture)
 from test_durable_support import (AIRLOCK_BIN, DurableDaemon,
-                                  assert_no_sanitizer_reports, cleanup_state,
-                                  local_config, sh, wait_until)
+                                  assert_no_sanitizer_reports, audit_records,
+                                  cleanup_state, local_config, sh, wait_until)
 
 KILLS = 5
 ROUNDS = 3
@@ -94,16 +92,6 @@ class Clients:
         assert not self.errors, self.errors
 
 
-def audit_rows(d):
-    db = sqlite3.connect("file:%s?mode=ro" % (d.state / "airlock.db"),
-                         uri=True)
-    try:
-        rows = db.execute("SELECT record FROM audit ORDER BY seq").fetchall()
-    finally:
-        db.close()
-    return [json.loads(r) for (r,) in rows]
-
-
 def check_invariants(d, accepted, mark):
     """The gauntlet's verdict, on a running daemon after the last
     restart.  Every check runs; the failures are reported together."""
@@ -117,7 +105,7 @@ def check_invariants(d, accepted, mark):
     # The audit trail: one start and one finish per run it saw start.
     def by_run():
         seen = {}
-        for r in audit_rows(d):
+        for r in audit_records(d):
             if r.get("run_id") and r.get("event") in ("run.started",
                                                        "run.finished"):
                 seen.setdefault(r["run_id"], []).append(r["event"])

@@ -10,17 +10,16 @@ tmpfs that the test fills from outside while a run is going:
 Either way the run answers as running meanwhile (never `lost`), health
 and /metrics count the record as pending, and once space is freed the GET
 answers the real outcome and the audit has exactly one run.finished."""
-import json
 import os
 import pathlib
-import sqlite3
 import subprocess
 import threading
 
 import pytest
 
-from test_durable_support import (DurableDaemon, cleanup_state, local_config,
-                                  sh, wait_until)
+from test_durable_support import (DurableDaemon, cleanup_state,
+                                  finished_records, local_config, sh,
+                                  wait_until)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0,
                                 reason="mounts a tmpfs (root)")
@@ -67,18 +66,6 @@ def metric(d, name):
         if line.startswith(name + " "):
             return int(float(line.split()[1]))
     return None
-
-
-def finished_records(d, rid):
-    db = sqlite3.connect("file:%s?mode=ro" % (d.state / "airlock.db"),
-                         uri=True)
-    try:
-        rows = db.execute("SELECT record FROM audit ORDER BY seq").fetchall()
-    finally:
-        db.close()
-    recs = [json.loads(r) for (r,) in rows]
-    return [r for r in recs
-            if r.get("run_id") == rid and r["event"] == "run.finished"]
 
 
 def state_of(d, rid):

@@ -14,7 +14,7 @@ import pytest
 from test_durable_support import (AIRLOCK_BIN, DurableDaemon,
                                   assert_no_sanitizer_reports, cleanup_state,
                                   local_config, read_lines, run_dir, sh,
-                                  wait_until)
+                                  start_launched, wait_until)
 
 
 @pytest.fixture
@@ -55,11 +55,8 @@ def deliver(d, rid, eid, event, **kw):
 
 def test_events_are_delivered_acknowledged_and_listed(daemon, tmp_path):
     seen = tmp_path / "seen"
-    st, _, body = daemon.run(sh(READER, env={"SEEN": str(seen)},
-                                limits={"wall_ms": 30000}), wait=False)
-    rid = body["run_id"]
-    wait_until(lambda: (run_dir(daemon, rid) / "identity.json").exists(),
-               what="the launch")
+    rid = start_launched(daemon, sh(READER, env={"SEEN": str(seen)},
+                                    limits={"wall_ms": 30000}))
     st, _, b = deliver(daemon, rid, "ack-1", {"n": 1, "text": "hello"})
     assert st == 202 and b == {"run_id": rid, "state": "delivered",
                                "id": "ack-1"}
@@ -86,10 +83,7 @@ def test_events_are_delivered_acknowledged_and_listed(daemon, tmp_path):
 
 
 def test_a_run_that_acknowledges_nothing_has_no_inbox_acked(daemon):
-    st, _, body = daemon.run(sh("sleep 0.5"), wait=False)
-    rid = body["run_id"]
-    wait_until(lambda: (run_dir(daemon, rid) / "identity.json").exists(),
-               what="the launch")
+    rid = start_launched(daemon, sh("sleep 0.5"))
     assert deliver(daemon, rid, "e1", {"x": 1})[0] == 202
     res = daemon.wait_finished(rid)
     assert res["outcome"] == "completed" and "inbox_acked" not in res
@@ -97,11 +91,8 @@ def test_a_run_that_acknowledges_nothing_has_no_inbox_acked(daemon):
 
 def test_the_inbox_survives_a_restart(daemon, tmp_path):
     seen = tmp_path / "seen"
-    st, _, body = daemon.run(sh(READER, env={"SEEN": str(seen)},
-                                limits={"wall_ms": 30000}), wait=False)
-    rid = body["run_id"]
-    wait_until(lambda: (run_dir(daemon, rid) / "identity.json").exists(),
-               what="the launch")
+    rid = start_launched(daemon, sh(READER, env={"SEEN": str(seen)},
+                                    limits={"wall_ms": 30000}))
     assert deliver(daemon, rid, "ack-before", {})[0] == 202
     wait_until(lambda: read_lines(seen), what="the first read")
     daemon.kill9()
@@ -127,10 +118,7 @@ def test_the_inbox_survives_a_restart(daemon, tmp_path):
     ('{"id": "ok", "id": "ok", "event": {}}', "body"),
 ])
 def test_bad_events_are_typed_400(daemon, body, why):
-    st, _, b = daemon.run(sh("sleep 3"), wait=False)
-    rid = b["run_id"]
-    wait_until(lambda: (run_dir(daemon, rid) / "identity.json").exists(),
-               what="the launch")
+    rid = start_launched(daemon, sh("sleep 3"))
     st, h, b = daemon.request("POST", "/v1/runs/%s/inbox" % rid, body)
     assert st == 400, b
     assert b["error"] == "invalid_event" and b["message"].startswith(why), b
@@ -143,10 +131,7 @@ def test_bad_events_are_typed_400(daemon, body, why):
 
 
 def test_event_size_and_other_refusals(daemon):
-    st, _, b = daemon.run(sh("sleep 3"), wait=False)
-    rid = b["run_id"]
-    wait_until(lambda: (run_dir(daemon, rid) / "identity.json").exists(),
-               what="the launch")
+    rid = start_launched(daemon, sh("sleep 3"))
     # Over 64 KiB of event: typed 400; a body far past it: 413 unread.
     st, _, b = deliver(daemon, rid, "big", {"blob": "y" * (64 * 1024)})
     assert st == 400 and b["error"] == "invalid_event", b
@@ -196,12 +181,8 @@ while [ ! -e /inbox/000001-ack-1.json ]; do sleep 0.05; done
 cat /inbox/000001-ack-1.json; echo
 touch "$AIRLOCK_INBOX_ACKS/ack-1"
 '''
-        st, _, body = d.run({"language": "sh", "code": code,
-                             "limits": {"wall_ms": 20000}}, wait=False)
-        assert st == 202, body
-        rid = body["run_id"]
-        wait_until(lambda: (run_dir(d, rid) / "identity.json").exists(),
-                   what="the launch")
+        rid = start_launched(d, {"language": "sh", "code": code,
+                                 "limits": {"wall_ms": 20000}})
         assert deliver(d, rid, "ack-1", {"k": "v"})[0] == 202
         res = d.wait_finished(rid)
         assert res["outcome"] == "completed", res

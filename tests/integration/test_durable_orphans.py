@@ -9,30 +9,18 @@ start with one run.finished (`unavailable` / `lost`, detail
 The exact window is reached with the test build's fault point
 `before_persist` (test_durable_faults.py builds it); a kill -9 under a
 burst of 2 clients checks the same invariant with the ordinary binary."""
-import json
-import sqlite3
 import subprocess
 import threading
 import time
 
 from test_durable_faults import fault_bin  # noqa: F401 (a fixture)
-from test_durable_support import (AIRLOCK_BIN, DurableDaemon, cleanup_state,
-                                  local_config, sh, wait_until)
-
-
-def records(d):
-    db = sqlite3.connect("file:%s?mode=ro" % (d.state / "airlock.db"),
-                         uri=True)
-    try:
-        rows = db.execute("SELECT record FROM audit ORDER BY seq").fetchall()
-    finally:
-        db.close()
-    return [json.loads(r) for (r,) in rows]
+from test_durable_support import (AIRLOCK_BIN, DurableDaemon, audit_records,
+                                  cleanup_state, local_config, sh, wait_until)
 
 
 def ends_by_run(d):
     """{run_id: [run.finished records]} for every run with a start."""
-    recs = records(d)
+    recs = audit_records(d)
     out = {r["run_id"]: [] for r in recs if r["event"] == "run.started"}
     for r in recs:
         if r["event"] == "run.finished" and r["run_id"] in out:
@@ -73,7 +61,7 @@ def test_a_start_audited_before_a_kill_gets_one_lost_end(tmp_path,
         end = ends[rid][0]
         assert end["outcome"] == "unavailable" and end["reason"] == "lost"
         assert end["detail"] == "not_persisted"
-        start = [r for r in records(d)
+        start = [r for r in audit_records(d)
                  if r["event"] == "run.started" and r["run_id"] == rid][0]
         for k in ("tenant", "principal", "language", "code_sha256",
                   "provider"):

@@ -22,7 +22,8 @@ UNIFIED = pathlib.Path("/sys/fs/cgroup/unified")
 
 __all__ = ["AIRLOCK_BIN", "DurableDaemon", "local_config", "sh", "wait_until",
            "alive", "proc_state", "starttime", "run_dir", "identity",
-           "audit_events", "cleanup_state", "read_lines", "supervisor_log",
+           "audit_records", "audit_events", "finished_records",
+           "start_launched", "cleanup_state", "read_lines", "supervisor_log",
            "assert_no_sanitizer_reports", "run_cgroup", "idle_cgroups",
            "cgroup_tag"]
 
@@ -145,20 +146,38 @@ def run_cgroup(run_id, d=None):
     return found[0] if found else UNIFIED / ("airlock-run-%s.none" % run_id)
 
 
-def audit_events(d, run_id):
-    """The audit trail's events for one run, in order."""
+def audit_records(d):
+    """Every audit record of the daemon's state directory, in order
+    (read-only: the daemon may be running)."""
     db = sqlite3.connect("file:%s?mode=ro" % (d.state / "airlock.db"),
                          uri=True)
     try:
         rows = db.execute("SELECT record FROM audit ORDER BY seq").fetchall()
     finally:
         db.close()
-    out = []
-    for (rec,) in rows:
-        r = json.loads(rec)
-        if r.get("run_id") == run_id:
-            out.append(r["event"])
-    return out
+    return [json.loads(r) for (r,) in rows]
+
+
+def audit_events(d, run_id):
+    """The audit trail's events for one run, in order."""
+    return [r["event"] for r in audit_records(d) if r.get("run_id") == run_id]
+
+
+def finished_records(d, run_id):
+    """The run's run.finished audit records."""
+    return [r for r in audit_records(d)
+            if r.get("run_id") == run_id and r["event"] == "run.finished"]
+
+
+def start_launched(d, req, what="the launch"):
+    """Submits req without waiting for it; its run id once its supervisor
+    has recorded its identity (the run is launched)."""
+    st, _, body = d.run(req, wait=False)
+    assert st == 202, body
+    rid = body["run_id"]
+    wait_until(lambda: (run_dir(d, rid) / "identity.json").exists(),
+               what=what)
+    return rid
 
 
 def read_lines(path):

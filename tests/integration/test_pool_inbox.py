@@ -11,7 +11,7 @@ import json
 import pytest
 
 from test_durable_support import (DurableDaemon, assert_no_sanitizer_reports,
-                                  cleanup_state, run_dir, wait_until)
+                                  cleanup_state, start_launched, wait_until)
 from test_idle_supervisors import metrics, pool_config, wait_idle
 
 # Waits (bounded) for the event "ack-1", prints it, acknowledges it.
@@ -41,12 +41,9 @@ def test_an_api_run_with_an_inbox_takes_a_warm_member(tmp_path):
         if "python" not in [lang["language"] for lang in sb["languages"]]:
             pytest.skip("the sandbox found no python toolchain")
         wait_idle(d, 1, kind="warm")
-        st, _, body = d.run({"language": "python", "code": READER,
-                             "limits": {"wall_ms": 30000}}, wait=False)
-        assert st == 202, body
-        rid = body["run_id"]
-        wait_until(lambda: (run_dir(d, rid) / "identity.json").exists(),
-                   what="the hand-off")
+        rid = start_launched(d, {"language": "python", "code": READER,
+                                 "limits": {"wall_ms": 30000}},
+                             what="the hand-off")
         st, _, b = d.request("POST", "/v1/runs/%s/inbox" % rid,
                              {"id": "ack-1", "event": {"n": 1}})
         assert st == 202, b

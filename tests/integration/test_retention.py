@@ -4,30 +4,15 @@ its stored data — run directory (final result, output), artifact store,
 stored idempotent result — and keeps its audit records; until retention
 removes it, a finished run is read from the disk, whether or not the
 daemon's table still holds it, also after a restart."""
-import http.client
 import os
 import subprocess
 import time
 
-from test_api_support import AIRLOCK_BIN, Daemon, local_config, sh
+from test_api_support import (AIRLOCK_BIN, Daemon, local_config,
+                              post_invalid_runs, sh)
 from test_durable_support import audit_events
 
 SECRET = "forget-me-0b1d"
-
-
-def post_cheap(d, n):
-    """n invalid POSTs on one connection: each enters the run table."""
-    conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=30)
-    h = {"Authorization": "Bearer " + d.token,
-         "Content-Type": "application/json"}
-    try:
-        for _ in range(n):
-            conn.request("POST", "/v1/runs", body="x", headers=h)
-            r = conn.getresponse()
-            r.read()
-            assert r.status == 400
-    finally:
-        conn.close()
 
 
 def test_forget_removes_all_stored_data_and_keeps_the_audit(tmp_path):
@@ -95,7 +80,7 @@ def test_finished_run_is_read_from_disk_after_restart_and_eviction(
     finally:
         del os.environ["AIRLOCK_RUN_TABLE_MAX"]
     try:
-        post_cheap(d, 4200)
+        post_invalid_runs(d, 4200)
         st, _, body = d.request("GET", "/v1/runs/" + run_id)
         assert st == 200 and body["stdout"] == SECRET + "\n", body
         st, _, listed = d.request("GET", "/v1/runs?limit=1000")

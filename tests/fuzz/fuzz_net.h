@@ -1,0 +1,75 @@
+/* Loopback plumbing the HTTP fuzz targets share: the port a
+ * libmicrohttpd daemon bound, a connection to it, an answer read to its
+ * end.  Any failure to set these up aborts (the target cannot judge
+ * anything without them). */
+#ifndef AL_FUZZ_NET_H
+#define AL_FUZZ_NET_H
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+/* The port mhd (started on 127.0.0.1 port 0) listens on. */
+static inline uint16_t fuzz_mhd_port(struct MHD_Daemon *mhd)
+{
+	const union MHD_DaemonInfo *info =
+		mhd ? MHD_get_daemon_info(mhd, MHD_DAEMON_INFO_BIND_PORT)
+		    : NULL;
+	if (info == NULL)
+		abort();
+	return info->port;
+}
+
+/* A connection to 127.0.0.1:port whose reads and writes give up after 20
+ * seconds, so an answer that never ends shows as EAGAIN. */
+static inline int fuzz_connect(uint16_t port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+				 .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct timeval tv = {.tv_sec = 20};
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		abort();
+	return fd;
+}
+
+/* Reads fd to its end or to a failed read, then closes it: the bytes
+ * read, NUL-terminated, with their count in *len; *err is 0 at the end,
+ * else the failed read's errno (the caller judges it). */
+static inline char *fuzz_read_all(int fd, size_t *len, int *err)
+{
+	size_t cap = 8192, got = 0;
+	char *buf = malloc(cap);
+	*err = 0;
+	for (;;) {
+		if (buf == NULL)
+			abort();
+		ssize_t r = read(fd, buf + got, cap - got - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			*err = errno;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+		if (cap - got < 1024)
+			buf = realloc(buf, cap *= 2);
+	}
+	close(fd);
+	buf[got] = '\0';
+	*len = got;
+	return buf;
+}
+
+#endif
