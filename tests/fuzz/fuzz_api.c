@@ -38,6 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MAX_INPUT (64u * 1024u)
 
 static al_service svc;
+static al_http http = {.svc = &svc, .max_connections = 64};
 static struct MHD_Daemon *mhd;
 static uint16_t port;
 static char dir[] = "/tmp/airlock-fuzz-api-XXXXXX";
@@ -95,10 +96,10 @@ static void setup(void)
 	mhd = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD |
 			MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ITC,
-		0, NULL, NULL, al_http_handle, &svc, MHD_OPTION_SOCK_ADDR, &sa,
+		0, NULL, NULL, al_http_handle, &http, MHD_OPTION_SOCK_ADDR, &sa,
 		MHD_OPTION_CONNECTION_LIMIT, 64u,
 		MHD_OPTION_CONNECTION_TIMEOUT, 5u,
-		MHD_OPTION_NOTIFY_COMPLETED, al_http_completed, &svc,
+		MHD_OPTION_NOTIFY_COMPLETED, al_http_completed, &http,
 		MHD_OPTION_END);
 	port = fuzz_mhd_port(mhd);
 	atexit(cleanup);

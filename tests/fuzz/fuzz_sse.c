@@ -155,17 +155,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	body += 4;
 	if (strstr(resp, "chunked") != NULL)
 		abort(); /* HTTP/1.0: the stream ends with the connection */
-	if (status == 204 && tl > 0 && *body == '\0') {
+	/* A present value must be an event id (a decimal below 2^64-1):
+	 * else 400; at or past the result's id (NEXT) the stream is over:
+	 * 204; otherwise the stream resumes after it. */
+	uint64_t v = 0;
+	bool number = decimal(trimmed, &v) && v != UINT64_MAX;
+	unsigned want = tl == 0 ? 200 : !number ? 400 : v >= NEXT ? 204 : 200;
+	if (status != want) {
+		fprintf(stderr, "status %u (want %u) for Last-Event-ID '%s'\n",
+			status, want, value);
+		abort();
+	}
+	if (status == 400 && strstr(body, "\"invalid_header\"") == NULL)
+		abort();
+	if (status != 200) {
+		if (status == 204 && *body != '\0')
+			abort();
 		free(resp);
 		return 0;
 	}
-	if (status != 200) {
-		fprintf(stderr, "status %u for Last-Event-ID '%s'\n", status,
-			value);
-		abort();
-	}
 	/* The events: ids that rise by one, then exactly one result. */
-	uint64_t v = 0, prev = 0, dropped = 0, n_ids = 0;
+	uint64_t prev = 0, dropped = 0, n_ids = 0;
 	bool have_prev = false, result = false;
 	for (char *save = NULL, *ev = strtok_r(body, "\n", &save); ev;
 	     ev = strtok_r(NULL, "\n", &save)) {
@@ -176,6 +186,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (strcmp(ev, "event: result") == 0) {
 			result = true;
+			/* the result's own id, one past the last event's */
+			ev = strtok_r(NULL, "\n", &save);
+			if (ev == NULL || sscanf(ev, "id: %llu", &x) != 1 ||
+			    x != NEXT)
+				abort();
 			ev = strtok_r(NULL, "\n", &save);
 			if (ev == NULL ||
 			    strcmp(ev, "data: {\"outcome\":\"completed\"}") != 0)
@@ -197,10 +212,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (have_prev && prev != NEXT - 1)
 		abort();
-	if (decimal(trimmed, &v)) {
-		uint64_t from = v == UINT64_MAX ? NEXT : v + 1;
-		if (from > NEXT)
-			from = NEXT;
+	if (tl > 0) {
+		uint64_t from = v + 1;
 		uint64_t want_drop = from < FIRST ? FIRST - from : 0;
 		uint64_t want_ids = NEXT - (from < FIRST ? FIRST : from);
 		if (dropped != want_drop || n_ids != want_ids) {
