@@ -3,8 +3,18 @@
 # esbuild, the TypeScript transpiler used when no Node.js that strips types
 # is installed (Node 20 cannot); typescript and @types/node, only for the
 # type check of the JavaScript client (clients/js, its test runs
-# `tsc --noEmit`).  esbuild ships its native binary inside an npm package,
-# so running it needs no node.  Idempotent: does nothing when the pinned
+# `tsc --noEmit`); @apidevtools/swagger-parser, which validates
+# docs/openapi.yaml (tests/integration/test_api_openapi.py).  esbuild ships its native binary inside an npm package,
+# so running it needs no node.
+#
+# Also promtool (tools/bin/promtool), which checks the daemon's /metrics text
+# (tests/integration/test_metrics.py).  Debian ships it only inside the
+# `prometheus` package, whose installation creates a user and enables and
+# starts the Prometheus server, and brings ~100 MB of web assets; so the
+# package is downloaded with `apt-get download` (no root, nothing installed)
+# and only /usr/bin/promtool (a static Go binary) is extracted from it.
+#
+# Idempotent: does nothing when the pinned
 # versions are already present.  Override the target directory with
 # AIRLOCK_TOOLS_DIR.
 set -eu
@@ -12,6 +22,7 @@ set -eu
 ESBUILD_VERSION=0.28.2
 TYPESCRIPT_VERSION=5.9.3
 TYPES_NODE_VERSION=20.19.43
+SWAGGER_PARSER_VERSION=12.1.0
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 tools=${AIRLOCK_TOOLS_DIR:-$repo/tools}
@@ -28,8 +39,30 @@ up_to_date() {
 	[ -x "$tools/node_modules/.bin/esbuild" ] &&
 	[ "$(installed_version typescript)" = "$TYPESCRIPT_VERSION" ] &&
 	[ -x "$tools/node_modules/.bin/tsc" ] &&
-	[ "$(installed_version @types/node)" = "$TYPES_NODE_VERSION" ]
+	[ "$(installed_version @types/node)" = "$TYPES_NODE_VERSION" ] &&
+	[ "$(installed_version @apidevtools/swagger-parser)" = "$SWAGGER_PARSER_VERSION" ]
 }
+
+install_promtool() {
+	[ -x "$tools/bin/promtool" ] && return 0
+	command -v apt-get >/dev/null 2>&1 || {
+		echo "install-tools: apt-get not found; promtool not installed" >&2
+		return 1
+	}
+	dl=$(mktemp -d)
+	# shellcheck disable=SC2064
+	trap "rm -rf '$dl'" EXIT
+	(cd "$dl" && apt-get download -q prometheus >/dev/null 2>&1) || {
+		echo "install-tools: apt-get download prometheus failed; promtool not installed" >&2
+		return 1
+	}
+	mkdir -p "$tools/bin"
+	dpkg-deb --fsys-tarfile "$dl"/prometheus_*.deb |
+		tar -x -C "$dl" ./usr/bin/promtool &&
+	mv "$dl/usr/bin/promtool" "$tools/bin/promtool"
+}
+
+install_promtool || true
 
 if up_to_date; then
 	exit 0
@@ -41,10 +74,11 @@ if ! command -v npm >/dev/null 2>&1; then
 fi
 
 mkdir -p "$tools"
-echo "install-tools: installing esbuild@$ESBUILD_VERSION typescript@$TYPESCRIPT_VERSION @types/node@$TYPES_NODE_VERSION into $tools" >&2
+echo "install-tools: installing esbuild@$ESBUILD_VERSION typescript@$TYPESCRIPT_VERSION @types/node@$TYPES_NODE_VERSION @apidevtools/swagger-parser@$SWAGGER_PARSER_VERSION into $tools" >&2
 npm install --prefix "$tools" --no-audit --no-fund --loglevel=error \
 	--no-save "esbuild@$ESBUILD_VERSION" "typescript@$TYPESCRIPT_VERSION" \
-	"@types/node@$TYPES_NODE_VERSION" >/dev/null
+	"@types/node@$TYPES_NODE_VERSION" \
+	"@apidevtools/swagger-parser@$SWAGGER_PARSER_VERSION" >/dev/null
 
 up_to_date || {
 	echo "install-tools: the pinned tools did not install" >&2

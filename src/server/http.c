@@ -683,18 +683,25 @@ static enum MHD_Result metrics(const al_http *h, struct MHD_Connection *conn)
 	al_service *svc = h->svc;
 	al_srv_process_stats ps;
 	process_stats(h, &ps);
+	ps.resident_bytes = al_srv_resident_bytes();
 	pthread_mutex_lock(&svc->lock);
 	unsigned active = svc->active;
 	pthread_mutex_unlock(&svc->lock);
 	al_srv_gen *gen = al_service_gen_get(svc);
 	char *host_text = gen ? al_host_metrics_text(gen->host) : NULL;
+	al_srv_tenant_runs *tenants = NULL;
+	size_t n_tenants = 0;
+	int trc = al_srv_tenant_runs_collect(svc, gen, &tenants, &n_tenants);
 	al_service_gen_put(svc, gen);
 	al_idle_stats idle;
 	if (svc->idle_sups != NULL)
 		al_idle_pool_stats(svc->idle_sups, &idle);
-	char *text = al_srv_metrics_text(svc->metrics, active,
-					 svc->idle_sups != NULL ? &idle : NULL,
-					 &ps, host_text);
+	char *text = trc < 0 ? NULL
+			     : al_srv_metrics_text(
+				       svc->metrics, active,
+				       svc->idle_sups != NULL ? &idle : NULL,
+				       &ps, tenants, n_tenants, host_text);
+	al_srv_tenant_runs_free(tenants, n_tenants);
 	free(host_text);
 	return queue_text(svc, conn, 200, text,
 			  "text/plain; version=0.0.4; charset=utf-8", NULL,

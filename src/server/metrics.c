@@ -1,7 +1,10 @@
 /* The service's own Prometheus series (HTTP answers by status, runs in
- * flight, descriptors and connections); the run counters, duration histogram, slots and audit failures
- * come from the host (al_host_metrics_text) and are appended as is. */
+ * flight in all and per tenant, descriptors, memory and connections); the
+ * run counters, duration histogram, slots and audit failures come from the
+ * host (al_host_metrics_text) and are appended as is.  Every family has
+ * HELP and TYPE (the text format's lint, promtool check metrics). */
 #include <dirent.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <pthread.h>
 #include <sys/resource.h>
@@ -9,8 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "host/config.h"
 #include "server/metrics.h"
+#include "server/service.h"
 
 /* Counted HTTP statuses: 0..599. */
 #define N_STATUS 600
@@ -68,6 +74,82 @@ void al_srv_fd_usage(unsigned *open, unsigned *limit)
 			 : 0;
 }
 
+uint64_t al_srv_resident_bytes(void)
+{
+	/* statm: size resident shared ..., in pages. */
+	unsigned long long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+	if (f == NULL)
+		return 0;
+	int got = fscanf(f, "%llu %llu", &size, &resident);
+	fclose(f);
+	long page = sysconf(_SC_PAGESIZE);
+	if (got != 2 || page <= 0)
+		return 0;
+	return (uint64_t)resident * (uint64_t)page;
+}
+
+/* Adds delta to tenant's entry, appending one when absent. */
+static int tenant_add(al_srv_tenant_runs **v, size_t *n, size_t *cap,
+		      const char *tenant, unsigned delta)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp((*v)[i].tenant, tenant) == 0) {
+			(*v)[i].running += delta;
+			return 0;
+		}
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 8;
+		al_srv_tenant_runs *p = realloc(*v, c * sizeof(*p));
+		if (p == NULL)
+			return -ENOMEM;
+		*v = p;
+		*cap = c;
+	}
+	char *name = strdup(tenant);
+	if (name == NULL)
+		return -ENOMEM;
+	(*v)[(*n)++] = (al_srv_tenant_runs){.tenant = name, .running = delta};
+	return 0;
+}
+
+int al_srv_tenant_runs_collect(struct al_service *svc,
+			       const struct al_srv_gen *gen,
+			       al_srv_tenant_runs **out, size_t *n)
+{
+	al_srv_tenant_runs *v = NULL;
+	size_t cap = 0;
+	int rc = 0;
+	*n = 0;
+	/* The configured tenants are bounded by the configuration; a run's
+	 * tenant is one of them (or of the configuration it started under,
+	 * before a reload). */
+	if (gen != NULL && gen->cfg != NULL)
+		for (size_t i = 0; rc == 0 && i < gen->cfg->n_tenants; i++)
+			rc = tenant_add(&v, n, &cap, gen->cfg->tenants[i].name,
+					0);
+	pthread_mutex_lock(&svc->lock);
+	for (const al_srv_run *r = svc->newest; rc == 0 && r != NULL;
+	     r = r->older)
+		if (r->state == AL_SRV_RUN_RUNNING && r->tenant != NULL)
+			rc = tenant_add(&v, n, &cap, r->tenant, 1);
+	pthread_mutex_unlock(&svc->lock);
+	if (rc < 0) {
+		al_srv_tenant_runs_free(v, *n);
+		*n = 0;
+		v = NULL;
+	}
+	*out = v;
+	return rc;
+}
+
+void al_srv_tenant_runs_free(al_srv_tenant_runs *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].tenant);
+	free(v);
+}
+
 void al_srv_metrics_pending(al_srv_metrics *m, int delta)
 {
 	pthread_mutex_lock(&m->lock);
@@ -122,9 +204,25 @@ __attribute__((format(printf, 2, 3))) static void tb_printf(tbuf *t,
 	}
 }
 
+/* A label value in the text format: backslash, quote and newline
+ * escaped.  Tenant names are configuration names; escaping keeps the
+ * exposition valid whatever the operator chose. */
+static void tb_label(tbuf *t, const char *v)
+{
+	for (; *v != '\0'; v++) {
+		if (*v == '\\' || *v == '"')
+			tb_printf(t, "\\%c", *v);
+		else if (*v == '\n')
+			tb_printf(t, "\\n");
+		else
+			tb_printf(t, "%c", *v);
+	}
+}
+
 char *al_srv_metrics_text(al_srv_metrics *m, unsigned runs_active,
 			  const al_idle_stats *idle,
 			  const al_srv_process_stats *ps,
+			  const al_srv_tenant_runs *tenants, size_t n_tenants,
 			  const char *host_text)
 {
 	tbuf t = {0};
@@ -134,6 +232,14 @@ char *al_srv_metrics_text(al_srv_metrics *m, unsigned runs_active,
 		      "# TYPE airlock_api_runs_in_flight gauge\n"
 		      "airlock_api_runs_in_flight %u\n",
 		  runs_active);
+	tb_printf(&t, "# HELP airlock_tenant_runs_in_flight Runs not yet "
+		      "finished, per tenant.\n"
+		      "# TYPE airlock_tenant_runs_in_flight gauge\n");
+	for (size_t i = 0; i < n_tenants; i++) {
+		tb_printf(&t, "airlock_tenant_runs_in_flight{tenant=\"");
+		tb_label(&t, tenants[i].tenant);
+		tb_printf(&t, "\"} %u\n", tenants[i].running);
+	}
 	tb_printf(&t, "# HELP airlock_api_responses_total HTTP answers by "
 		      "status code.\n"
 		      "# TYPE airlock_api_responses_total counter\n");
@@ -173,6 +279,10 @@ char *al_srv_metrics_text(al_srv_metrics *m, unsigned runs_active,
 			  "# TYPE airlock_idle_supervisors_started_total "
 			  "counter\n"
 			  "airlock_idle_supervisors_started_total %llu\n"
+			  "# HELP airlock_idle_supervisors_failed_total Idle "
+			  "supervisors that failed before they were ready.\n"
+			  "# TYPE airlock_idle_supervisors_failed_total "
+			  "counter\n"
 			  "airlock_idle_supervisors_failed_total %llu\n",
 			  idle->ready - idle->ready_warm, idle->ready_warm,
 			  (unsigned long long)(idle->handoffs -
@@ -207,11 +317,16 @@ char *al_srv_metrics_text(al_srv_metrics *m, unsigned runs_active,
 			  "airlock_api_connection_timeouts_total{phase="
 			  "\"headers\"} %llu\n"
 			  "airlock_api_connection_timeouts_total{phase="
-			  "\"body\"} %llu\n",
+			  "\"body\"} %llu\n"
+			  "# HELP process_resident_memory_bytes Resident "
+			  "memory size in bytes.\n"
+			  "# TYPE process_resident_memory_bytes gauge\n"
+			  "process_resident_memory_bytes %llu\n",
 			  ps->open_fds, ps->max_fds, ps->connections,
 			  ps->max_connections,
 			  (unsigned long long)ps->header_timeouts,
-			  (unsigned long long)ps->body_timeouts);
+			  (unsigned long long)ps->body_timeouts,
+			  (unsigned long long)ps->resident_bytes);
 	if (host_text != NULL)
 		tb_printf(&t, "%s", host_text);
 	if (t.failed || t.s == NULL) {

@@ -4,7 +4,10 @@ ones the description documents."""
 import http.client
 import json
 import pathlib
+import os
 import re
+import shutil
+import subprocess
 
 import jsonschema
 import pytest
@@ -14,6 +17,10 @@ from test_api_support import Daemon, local_config, sh
 
 SPEC_PATH = pathlib.Path(__file__).resolve().parents[2] / "docs" / \
     "openapi.yaml"
+REPO = SPEC_PATH.parents[1]
+TOOLS = pathlib.Path(os.environ.get("AIRLOCK_TOOLS_DIR") or REPO / "tools")
+HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch",
+                "trace")
 
 
 @pytest.fixture(scope="module")
@@ -192,3 +199,38 @@ def test_oversized_body_is_documented(spec, daemon):
     schema = resolve(spec, op)["content"]["application/json"]["schema"]
     jsonschema.Draft202012Validator(schema,
                                     resolver=c.resolver).validate(body)
+
+
+def test_every_operation_has_a_unique_operation_id(spec):
+    ids = []
+    for path, item in spec["paths"].items():
+        for method in HTTP_METHODS:
+            if method in item:
+                op_id = item[method].get("operationId")
+                assert op_id, "%s %s has no operationId" % (method, path)
+                ids.append(op_id)
+    assert len(ids) == len(set(ids)), ids
+
+
+# swagger-parser's validate: the document against the OpenAPI 3.1 schema,
+# every $ref resolvable (uniqueness of operationIds is checked above).
+VALIDATE_JS = """
+const SwaggerParser = require(process.argv[1]);
+SwaggerParser.validate(process.argv[2]).then(
+  () => console.log("valid"),
+  (e) => { console.error(e.message); process.exit(1); });
+"""
+
+
+def test_spec_passes_swagger_parser():
+    node = shutil.which("node") or shutil.which("nodejs")
+    if node is None:
+        pytest.skip("node is not installed (scripts/install-deps.sh "
+                    "installs Debian's nodejs)")
+    module = TOOLS / "node_modules" / "@apidevtools" / "swagger-parser"
+    assert module.is_dir(), \
+        "%s missing: run scripts/install-tools.sh" % module
+    p = subprocess.run([node, "-e", VALIDATE_JS, str(module),
+                        str(SPEC_PATH)], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
