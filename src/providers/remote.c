@@ -427,10 +427,20 @@ static int remote_probe(const char *config_json, al_facts **out,
 	pthread_once(&curl_once, curl_init);
 	if (curl_init_rc != CURLE_OK)
 		return unavailable_facts("remote_unreachable", out);
-	if ((rc = parse_cfg(config_json, &c, err)) < 0)
+	/* An invalid configuration is an observation (unavailable facts),
+	 * not a failure of probe: its error is not the caller's. */
+	al_error *cfg_err = NULL;
+	rc = parse_cfg(config_json, &c, &cfg_err);
+	if (rc < 0) {
+		if (rc == -ENOMEM && err != NULL && *err == NULL) {
+			*err = cfg_err;
+			return rc;
+		}
+		al_error_free(cfg_err);
 		return rc == -ENOMEM ? rc
 				     : unavailable_facts("remote_config_invalid",
 							 out);
+	}
 	if (http_call(&c, NULL, "GET", "/v1/capabilities", NULL, NULL, &status,
 		      &b, &why) < 0)
 		rc = unavailable_facts(why, out);
