@@ -6,6 +6,8 @@ import os
 import re
 import socket
 
+import pytest
+
 from test_api_support import Daemon, local_config, sh
 
 OUT = 48 << 20  # within the 64 MiB output limit
@@ -85,6 +87,10 @@ def test_large_result_is_stored_once_and_streamed(tmp_path):
         d.stop()
 
 
+@pytest.mark.not_under_san(
+    "ASan's allocator keeps freed memory in quarantine and its "
+    "shadow memory grows with use, so RSS growth is not the "
+    "daemon's")
 def test_finished_runs_do_not_pin_their_live_output(tmp_path):
     """The table keeps each finished run's live-output buffer for late SSE
     subscribers: only its tail once the result (with all the output) is
