@@ -119,9 +119,14 @@ static char *fetch(const char *value, size_t *len)
 static bool decimal(const char *s, uint64_t *v)
 {
 	size_t n = strlen(s);
-	if (n == 0 || n > 20 || strspn(s, "0123456789") != n)
+	if (n == 0 || strspn(s, "0123456789") != n)
 		return false;
-	if (n == 20 && strcmp(s, "18446744073709551615") > 0)
+	/* leading zeros do not make a number larger */
+	while (n > 1 && *s == '0') {
+		s++;
+		n--;
+	}
+	if (n > 20 || (n == 20 && strcmp(s, "18446744073709551615") > 0))
 		return false;
 	*v = strtoull(s, NULL, 10);
 	return true;
