@@ -19,6 +19,7 @@
 #include <airlock/json.h>
 
 #include "bundle/bundle.h"
+#include "core/log.h"
 #include "host/admission.h"
 #include "host/audit.h"
 #include "host/forwarded_env.h"
@@ -360,10 +361,16 @@ static void *worker_main(void *arg)
 		/* The caller sees provider_error; the provider's own message
 		 * (which may name what a caller must not see) goes to the
 		 * operator's log only. */
-		char *q = al_log_quote(al_error_get_message(perr), 2048);
-		fprintf(stderr, "airlock: run %s: the provider %s failed: %s\n",
-			x->run_id, x->ref->ops->id, q ? q : "(out of memory)");
-		free(q);
+		char *cut = strndup(al_error_get_message(perr), 2048);
+		al_log_field f[] = {
+			AL_LF_S("run_id", x->run_id),
+			AL_LF_S("provider", x->ref->ops->id),
+			AL_LF_S("call", "execute"),
+			AL_LF_S("error", cut != NULL ? cut : "(out of memory)"),
+		};
+		al_log_fields(AL_LOG_ERROR, "the provider failed", f,
+			      sizeof(f) / sizeof(f[0]));
+		free(cut);
 	}
 	al_error_free(perr);
 	uint64_t one = 1;

@@ -14,6 +14,7 @@
 
 #include <airlock/json.h>
 
+#include "core/log.h"
 #include "core/util.h"
 #include "server/service.h"
 #include "supervisor/runrec.h"
@@ -161,8 +162,8 @@ void al_service_gen_set(al_service *svc, al_srv_gen *gen)
 	pthread_mutex_unlock(&svc->lock);
 	/* Idle supervisors of the old configuration are ended. */
 	if (idle != NULL && al_idle_pool_configure(idle, gen->cfg) < 0)
-		fprintf(stderr, "airlockd: cannot reconfigure the idle "
-				"supervisors\n");
+		al_logf(AL_LOG_WARN, NULL,
+			"cannot reconfigure the idle supervisors");
 	al_srv_gen_free(dead);
 }
 
