@@ -157,6 +157,7 @@ typedef struct run_state {
 	const char *tenant_name;     /* slots and idempotency scope */
 	char code_sha256[65];
 	char plan_sha256[65]; /* host/plan.h: what content pins name */
+	char traceparent[56]; /* the caller's W3C traceparent, "" when none */
 	char *canonical; /* canonical request JSON */
 	char canonical_sha256[65];
 	al_selection sel;
@@ -218,6 +219,12 @@ static json_t *audit_record(const run_state *rs, const char *event)
 	if (rs->selected || rs->sel.n_skips)
 		json_object_set_new(r, "selection",
 				    al_selection_json(&rs->sel));
+	if (strcmp(event, "run.started") == 0 && rs->traceparent[0]) {
+		json_object_set_new(r, "traceparent",
+				    json_string(rs->traceparent));
+		json_object_set_new(r, "trace_id",
+				    json_stringn(rs->traceparent + 3, 32));
+	}
 	if (strcmp(event, "run.started") != 0) {
 		json_object_set_new(
 			r, "outcome",
@@ -947,6 +954,10 @@ static int pipeline(al_host *h, const al_host_context *ctx,
 		goto done;
 	}
 	rs->tenant_name = rs->tenant->name;
+	if (aopts && aopts->traceparent &&
+	    strlen(aopts->traceparent) == sizeof(rs->traceparent) - 1)
+		memcpy(rs->traceparent, aopts->traceparent,
+		       sizeof(rs->traceparent));
 	/* 3b. a forwarded environment, from a tenant trusted to send one */
 	if (aopts && aopts->forwarded_env) {
 		if (!rs->tenant->accept_forwarded_env) {

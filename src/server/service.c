@@ -542,10 +542,12 @@ static void *worker(void *arg)
 			     .cancel = run->cancel,
 			     .on_run_id = on_run_id,
 			     .on_run_id_ctx = run};
-	al_admit_options ao = {.run_id = run->asked_run_id,
-			       .claim_run_id = claim_run_id,
-			       .claim_ctx = run,
-			       .forwarded_env = run->forwarded_env};
+	al_admit_options ao = {
+		.run_id = run->asked_run_id,
+		.claim_run_id = claim_run_id,
+		.claim_ctx = run,
+		.forwarded_env = run->forwarded_env,
+		.traceparent = run->traceparent[0] ? run->traceparent : NULL};
 	al_admission *adm = NULL;
 	al_result *res = NULL;
 	char *json = NULL;
@@ -608,6 +610,9 @@ int al_service_submit(al_service *svc, al_srv_gen *gen, const char *tenant,
 		run_free(run);
 		return -ENOMEM;
 	}
+	if (hdrs && hdrs->traceparent)
+		snprintf(run->traceparent, sizeof(run->traceparent), "%s",
+			 hdrs->traceparent);
 	memcpy(run->body, body, len);
 	run->body[len] = '\0';
 	run->body_len = len;
