@@ -70,7 +70,7 @@ void al_log_export_env(void)
 
 bool al_log_enabled(al_log_level level)
 {
-	return level <= max_level;
+	return (level & AL_LOG_ALWAYS) != 0 || level <= max_level;
 }
 
 void al_log_context(const char *request_id, const char *trace_id)
@@ -173,6 +173,7 @@ void al_log_fields(al_log_level level, const char *msg,
 {
 	if (!al_log_enabled(level))
 		return;
+	level &= ~AL_LOG_ALWAYS;
 	char ts[32];
 	timestamp(ts);
 	char *buf = NULL;

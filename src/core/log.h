@@ -12,7 +12,10 @@ typedef enum al_log_level {
 	AL_LOG_ERROR = 0,
 	AL_LOG_WARN,
 	AL_LOG_INFO,
-	AL_LOG_DEBUG
+	AL_LOG_DEBUG,
+	/* Or-ed into a level: written whatever the level (the start-up
+	 * lines a supervisor of airlockd reads its address from). */
+	AL_LOG_ALWAYS = 0x100
 } al_log_level;
 
 /* "text" or "json"; -EINVAL otherwise. */

@@ -413,9 +413,9 @@ int al_server_run(const al_server_options *opts, al_error **err)
 			goto out;
 		}
 	if (o.listen_addr != NULL)
-		al_logf(AL_LOG_INFO, NULL, "listening on %s", shown);
+		al_logf(AL_LOG_INFO | AL_LOG_ALWAYS, NULL, "listening on %s", shown);
 	if (o.unix_socket != NULL)
-		al_logf(AL_LOG_INFO, NULL, "listening on unix:%s",
+		al_logf(AL_LOG_INFO | AL_LOG_ALWAYS, NULL, "listening on unix:%s",
 			o.unix_socket);
 	if (token_path != NULL)
 		log_token_path(token_path);
