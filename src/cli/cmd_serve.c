@@ -6,6 +6,7 @@
 #include <airlock/server.h>
 
 #include "cli/cli.h"
+#include "core/log.h"
 #include "sandbox/sandbox.h"
 
 static const char serve_usage[] =
@@ -14,6 +15,8 @@ static const char serve_usage[] =
 	"                     [--max-connections-per-client N]\n"
 	"                     [--header-timeout-ms N] [--body-timeout-ms N]\n"
 	"                     [--shutdown-grace-ms N]\n"
+	"                     [--log-format text|json]\n"
+	"                     [--log-level error|warn|info|debug]\n"
 	"Starts the runner service on the configuration (global --config) and\n"
 	"the state directory (global --state-dir).  Default: 127.0.0.1:7878\n"
 	"with a token for tenant `default` created once in STATE_DIR/token.\n"
@@ -31,6 +34,8 @@ int cmd_serve(const cli_globals *g, int argc, char **argv)
 		{"max-connections-per-client", required_argument, NULL, 'p'},
 		{"header-timeout-ms", required_argument, NULL, 'H'},
 		{"body-timeout-ms", required_argument, NULL, 'B'},
+		{"log-format", required_argument, NULL, 'F'},
+		{"log-level", required_argument, NULL, 'L'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -40,6 +45,12 @@ int cmd_serve(const cli_globals *g, int argc, char **argv)
 	};
 	uint64_t v;
 
+	/* The environment's choice first, the flags over it. */
+	const char *bad_env = NULL;
+	if (al_log_from_env(&bad_env) < 0) {
+		cli_error("serve: %s expects text|json or a level", bad_env);
+		return CLI_EXIT_USAGE;
+	}
 	optind = 1;
 	int c;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -92,6 +103,21 @@ int cmd_serve(const cli_globals *g, int argc, char **argv)
 			}
 			so.shutdown_grace_ms = (unsigned)v;
 			break;
+		case 'F':
+			if (al_log_set_format(optarg) < 0) {
+				cli_error("serve: --log-format expects text or "
+					  "json");
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		case 'L':
+			if (al_log_set_level(optarg) < 0) {
+				cli_error("serve: --log-level expects error, "
+					  "warn, "
+					  "info or debug");
+				return CLI_EXIT_USAGE;
+			}
+			break;
 		case 'h':
 			fputs(serve_usage, stdout);
 			return 0;
@@ -104,6 +130,8 @@ int cmd_serve(const cli_globals *g, int argc, char **argv)
 		fputs(serve_usage, stderr);
 		return CLI_EXIT_USAGE;
 	}
+	/* Supervisors inherit the environment: they log alike. */
+	al_log_export_env();
 	al_error *err = NULL;
 	/* The daemon's own sandbox handle only probes and selects; runs go to
 	 * supervisors, and the idle ones hold the warm sandboxes

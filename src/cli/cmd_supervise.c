@@ -8,8 +8,9 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "supervisor/supervisor.h"
+#include "core/log.h"
 #include "sandbox/sandbox.h"
+#include "supervisor/supervisor.h"
 
 static const char supervise_usage[] =
 	"usage: airlock --state-dir DIR supervise --run ID --nonce HEX\n"
@@ -63,6 +64,9 @@ int cmd_supervise(const cli_globals *g, int argc, char **argv)
 			return CLI_EXIT_USAGE;
 		}
 	}
+	/* airlockd's log format and level (an invalid one: the defaults). */
+	const char *bad_env = NULL;
+	(void)al_log_from_env(&bad_env);
 	if (idle && optind == argc && run == NULL && nonce != NULL &&
 	    secrets_fd < 0)
 		return al_supervisor_idle_main(g->state_dir, nonce, 3);

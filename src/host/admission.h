@@ -50,6 +50,9 @@ typedef struct al_admit_options {
 	 * Its variables reach the program like resolved secrets; a granted
 	 * secret it names is not read from this host's store. */
 	const char *forwarded_env;
+	/* The caller's W3C traceparent (airlockd checked its form): recorded
+	 * in run.started so that the run joins the caller's trace. */
+	const char *traceparent;
 } al_admit_options;
 
 /* al_host_admit_json with admission options (NULL: none). */

@@ -19,6 +19,7 @@
 #include <airlock/json.h>
 
 #include "bundle/bundle.h"
+#include "core/log.h"
 #include "host/admission.h"
 #include "host/audit.h"
 #include "host/forwarded_env.h"
@@ -156,6 +157,7 @@ typedef struct run_state {
 	const char *tenant_name;     /* slots and idempotency scope */
 	char code_sha256[65];
 	char plan_sha256[65]; /* host/plan.h: what content pins name */
+	char traceparent[56]; /* the caller's W3C traceparent, "" when none */
 	char *canonical; /* canonical request JSON */
 	char canonical_sha256[65];
 	al_selection sel;
@@ -217,6 +219,12 @@ static json_t *audit_record(const run_state *rs, const char *event)
 	if (rs->selected || rs->sel.n_skips)
 		json_object_set_new(r, "selection",
 				    al_selection_json(&rs->sel));
+	if (strcmp(event, "run.started") == 0 && rs->traceparent[0]) {
+		json_object_set_new(r, "traceparent",
+				    json_string(rs->traceparent));
+		json_object_set_new(r, "trace_id",
+				    json_stringn(rs->traceparent + 3, 32));
+	}
 	if (strcmp(event, "run.started") != 0) {
 		json_object_set_new(
 			r, "outcome",
@@ -360,10 +368,16 @@ static void *worker_main(void *arg)
 		/* The caller sees provider_error; the provider's own message
 		 * (which may name what a caller must not see) goes to the
 		 * operator's log only. */
-		char *q = al_log_quote(al_error_get_message(perr), 2048);
-		fprintf(stderr, "airlock: run %s: the provider %s failed: %s\n",
-			x->run_id, x->ref->ops->id, q ? q : "(out of memory)");
-		free(q);
+		char *cut = strndup(al_error_get_message(perr), 2048);
+		al_log_field f[] = {
+			AL_LF_S("run_id", x->run_id),
+			AL_LF_S("provider", x->ref->ops->id),
+			AL_LF_S("call", "execute"),
+			AL_LF_S("error", cut != NULL ? cut : "(out of memory)"),
+		};
+		al_log_fields(AL_LOG_ERROR, "the provider failed", f,
+			      sizeof(f) / sizeof(f[0]));
+		free(cut);
 	}
 	al_error_free(perr);
 	uint64_t one = 1;
@@ -940,6 +954,10 @@ static int pipeline(al_host *h, const al_host_context *ctx,
 		goto done;
 	}
 	rs->tenant_name = rs->tenant->name;
+	if (aopts && aopts->traceparent &&
+	    strlen(aopts->traceparent) == sizeof(rs->traceparent) - 1)
+		memcpy(rs->traceparent, aopts->traceparent,
+		       sizeof(rs->traceparent));
 	/* 3b. a forwarded environment, from a tenant trusted to send one */
 	if (aopts && aopts->forwarded_env) {
 		if (!rs->tenant->accept_forwarded_env) {

@@ -12,6 +12,7 @@
 
 #include <airlock/json.h>
 
+#include "core/log.h"
 #include "core/util.h"
 #include "server/service.h"
 #include "supervisor/dfile.h"
@@ -55,9 +56,9 @@ static int pending_wait(void *ctx, unsigned attempt)
 	if (p->svc == NULL)
 		return -1;
 	if (!p->counted)
-		fprintf(stderr, "airlockd: run %s: cannot record its end (no "
-				"room on the disk?); kept in memory, retrying\n",
-			p->run_id);
+		al_logf(AL_LOG_WARN, p->run_id,
+			"cannot record its end (no room on the disk?); kept in "
+			"memory, retrying");
 	pending_set(p, true);
 	pthread_mutex_lock(&p->svc->lock);
 	bool stopping = p->svc->draining;
@@ -108,8 +109,7 @@ static void finish(al_service *svc, al_host *host, al_drun *dr,
 	o.audit_retry = pending_wait;
 	o.audit_retry_ctx = &p;
 	if (al_drun_lock(dr) < 0)
-		fprintf(stderr, "airlockd: run %s: cannot lock it to finish\n",
-			run_id);
+		al_logf(AL_LOG_WARN, run_id, "cannot lock it to finish");
 	if (al_drun_read_final(dr, &final) == 0) {
 		al_result *fr = NULL;
 		if (al_result_from_json(final, strlen(final), &fr, NULL) == 0) {
@@ -144,16 +144,16 @@ static void finish(al_service *svc, al_host *host, al_drun *dr,
 		for (unsigned attempt = 0; wr < 0; attempt++) {
 			if (!al_dfile_no_space(wr) ||
 			    pending_wait(&p, attempt) < 0) {
-				fprintf(stderr, "airlockd: run %s: cannot record "
-						"its final result: %s\n",
-					run_id, strerror(-wr));
+				al_logf(AL_LOG_WARN, run_id,
+					"cannot record its final result: %s",
+					strerror(-wr));
 				break;
 			}
 			wr = al_drun_write_final(dr, f->json);
 		}
 	}
 	if (p.counted)
-		fprintf(stderr, "airlockd: run %s: %s\n", run_id,
+		al_logf(AL_LOG_INFO, run_id, "%s",
 			p.gave_up ? "stopping: its end is left to the next "
 				    "start"
 				  : "its end is recorded");
@@ -209,7 +209,7 @@ static void watch_and_finish(al_srv_run *run, al_drun *dr, al_admission *adm,
 		 * is counted, and neither killed nor called lost. */
 		bool waiting = al_drun_result_pending(dr);
 		if (waiting != held.counted)
-			fprintf(stderr, "airlockd: run %s: %s\n", al_drun_id(dr),
+			al_logf(AL_LOG_INFO, al_drun_id(dr), "%s",
 				waiting ? "its supervisor holds the result "
 					  "until the disk has room"
 					: "its result is recorded");
@@ -231,8 +231,8 @@ static void watch_and_finish(al_srv_run *run, al_drun *dr, al_admission *adm,
 			killed_stop = stop;
 			killed_deadline = !stop;
 		} else {
-			fprintf(stderr, "airlockd: run %s: cannot end it: %s\n",
-				al_drun_id(dr), strerror(-rc));
+			al_logf(AL_LOG_WARN, al_drun_id(dr),
+				"cannot end it: %s", strerror(-rc));
 			gave_up = true; /* keep watching */
 		}
 	}
@@ -315,8 +315,7 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 	if (al_drun_create(svc->durable, &spec, &dr, &err) < 0) {
 		al_idle_discard(spec.idle);
 		/* Nothing persisted, nothing launched. */
-		fprintf(stderr, "airlockd: run %s: %s\n", run_id,
-			al_error_get_message(err));
+		al_logf(AL_LOG_INFO, run_id, "%s", al_error_get_message(err));
 		al_error_free(err);
 		al_service_announce(run, run_id);
 		al_finish_options o = {.refusal = "workspace_setup_failed"};
@@ -337,8 +336,7 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 	if (rc == 0 && svc->idle_sups != NULL)
 		al_idle_pool_count(svc->idle_sups, al_drun_handed_off(dr), warm);
 	if (rc < 0) {
-		fprintf(stderr, "airlockd: run %s: %s\n", run_id,
-			al_error_get_message(err));
+		al_logf(AL_LOG_INFO, run_id, "%s", al_error_get_message(err));
 		al_error_free(err);
 		al_finish_options o = {.refusal = "start_failed"};
 		finish(svc, host, dr, adm, NULL, &o, false, &f);
@@ -387,9 +385,8 @@ static void list_final(al_service *svc, al_srv_gen *gen, al_drun *dr)
 	al_result *res = NULL;
 	if (al_drun_read_final(dr, &json) < 0 ||
 	    al_result_from_json(json, strlen(json), &res, NULL) < 0) {
-		fprintf(stderr, "airlockd: run %s: its final result does not "
-				"parse; not listed\n",
-			al_drun_id(dr));
+		al_logf(AL_LOG_WARN, al_drun_id(dr),
+			"its final result does not parse; not listed");
 		free(json);
 		return;
 	}
@@ -429,7 +426,7 @@ static al_admission *resume(al_host *host, al_drun *dr)
 			.admitted_ms = rec->created_ms,
 		};
 		if (al_host_resume(host, &info, &adm, &err) < 0) {
-			fprintf(stderr, "airlockd: run %s: %s\n", rec->run_id,
+			al_logf(AL_LOG_INFO, rec->run_id, "%s",
 				al_error_get_message(err));
 			al_error_free(err);
 		}
@@ -446,9 +443,8 @@ static void finish_recovered(al_service *svc, al_srv_gen *gen, al_drun *dr,
 {
 	al_admission *adm = resume(gen->host, dr);
 	if (adm == NULL) {
-		fprintf(stderr, "airlockd: run %s: its request cannot be "
-				"read back; not listed\n",
-			al_drun_id(dr));
+		al_logf(AL_LOG_WARN, al_drun_id(dr),
+			"its request cannot be read back; not listed");
 		return;
 	}
 	al_result *raw = NULL;
@@ -544,9 +540,8 @@ static int close_start(al_service *svc, al_host *host, const json_t *start)
 	rc = al_host_audit_close_start(host, start, outcome, reason, detail,
 				       &err);
 	if (rc < 0)
-		fprintf(stderr, "airlockd: run %s: cannot close its audited "
-				"start: %s\n",
-			id, al_error_get_message(err));
+		al_logf(AL_LOG_WARN, id, "cannot close its audited start: %s",
+			al_error_get_message(err));
 	else
 		rc = 1;
 out:
@@ -573,8 +568,8 @@ static void close_open_starts(al_service *svc, al_srv_gen *gen)
 	size_t i;
 	if (al_host_audit_open_starts(gen->host, from, &starts, &head, &err) <
 	    0) {
-		fprintf(stderr, "airlockd: cannot look for audited runs "
-				"without an end: %s\n",
+		al_logf(AL_LOG_WARN, NULL,
+			"cannot look for audited runs without an end: %s",
 			al_error_get_message(err));
 		al_error_free(err);
 		free(from);
@@ -587,15 +582,16 @@ static void close_open_starts(al_service *svc, al_srv_gen *gen)
 			open++;
 	}
 	if (closed > 0)
-		fprintf(stderr, "airlockd: closed %u audited run(s) that had "
-				"no end (unavailable / lost)\n",
+		al_logf(AL_LOG_INFO, NULL,
+			"closed %u audited run(s) that had no end (unavailable "
+			"/ lost)",
 			closed);
 	/* With a start still open (a run going on) the next search begins
 	 * where this one did. */
 	if (open == 0 && (from == NULL || strcmp(from, head) != 0) &&
 	    al_durable_mark_write(svc->durable, head) < 0)
-		fprintf(stderr, "airlockd: cannot record where the audit "
-				"search ended\n");
+		al_logf(AL_LOG_WARN, NULL,
+			"cannot record where the audit search ended");
 	free(from);
 	free(head);
 	json_decref(starts);
@@ -617,9 +613,8 @@ int al_service_recover(al_service *svc)
 		al_drun *dr = NULL;
 		al_recovered kind;
 		if (al_durable_recover(svc->durable, ids[i], &dr, &kind) < 0) {
-			fprintf(stderr, "airlockd: run %s: cannot be read; "
-					"left as it is\n",
-				ids[i]);
+			al_logf(AL_LOG_WARN, ids[i],
+				"cannot be read; left as it is");
 			continue;
 		}
 		counts[kind]++;
@@ -641,10 +636,10 @@ int al_service_recover(al_service *svc)
 				dr = NULL; /* the watcher's now */
 			break;
 		case AL_RECOVERED_TAMPERED:
-			fprintf(stderr, "airlockd: run %s: unreadable or "
-					"tampered records: treated as lost, "
-					"not listed\n",
-				ids[i]);
+			al_logf(AL_LOG_WARN, ids[i],
+				"unreadable or tampered records: treated as "
+				"lost, "
+				"not listed");
 			break;
 		}
 		al_drun_free(dr);
@@ -653,10 +648,11 @@ int al_service_recover(al_service *svc)
 	close_open_starts(svc, gen);
 	al_service_gen_put(svc, gen);
 	if (n > 0)
-		fprintf(stderr,
-			"airlockd: recovered %zu run(s) at epoch %llu: %u "
-			"finished, %u finished now, %u adopted, %u owned by a "
-			"newer epoch, %u lost, %u unreadable\n",
+		al_logf(AL_LOG_INFO, NULL,
+			"recovered %zu run(s) at epoch %llu: %u finished, %u "
+			"finished now, %u adopted, %u owned by a newer epoch, "
+			"%u "
+			"lost, %u unreadable",
 			n, (unsigned long long)al_durable_epoch(svc->durable),
 			counts[AL_RECOVERED_FINAL], counts[AL_RECOVERED_RESULT],
 			counts[AL_RECOVERED_LIVE], counts[AL_RECOVERED_FOREIGN],

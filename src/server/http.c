@@ -10,12 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include <airlock/json.h>
 
+#include "core/log.h"
 #include "core/util.h"
 #include "proc/artifacts.h"
 #include "server/conns.h"
@@ -31,7 +34,26 @@ typedef struct req_ctx {
 	size_t dropped;	 /* bytes discarded past the bound */
 	bool too_large;
 	bool oom;
+	/* For the access line and the request's log lines (docs/serve.md,
+	 * "Logs"): */
+	bool admitted; /* past the first call's checks */
+	char request_id[65];
+	char traceparent[56]; /* W3C traceparent, "" when none or invalid */
+	char trace_id[33];
+	char method[16];
+	char *path;
+	char tenant[256];
+	char run_id[40];
+	unsigned status; /* 0: no answer queued */
+	uint64_t bytes;
+	bool streamed; /* bytes unknown (server-sent events) */
+	int64_t t0_ms;
 } req_ctx;
+
+/* The request the calling thread is answering: libmicrohttpd calls the
+ * access handler on one thread for the whole of a call, and the answer is
+ * queued within it, so the queueing helpers find it here. */
+static _Thread_local req_ctx *cur_req;
 
 enum route {
 	R_NONE = 0,
@@ -48,6 +70,18 @@ enum route {
 
 /* An inbox body: {"id", "event"} with the event's JSON at most 64 KiB. */
 #define MAX_INBOX_BODY (AL_MAX_INBOX_EVENT_BYTES + 1024u)
+
+void al_http_answer(struct MHD_Response *resp, unsigned status, uint64_t bytes,
+		    bool streamed)
+{
+	req_ctx *rc = cur_req;
+	if (rc == NULL)
+		return;
+	MHD_add_response_header(resp, "X-Request-Id", rc->request_id);
+	rc->status = status;
+	rc->bytes = bytes;
+	rc->streamed = streamed;
+}
 
 static void add_common_headers(struct MHD_Response *resp,
 			       const char *content_type)
@@ -79,6 +113,7 @@ static enum MHD_Result queue_text(al_service *svc,
 	add_common_headers(resp, content_type);
 	if (hname != NULL)
 		MHD_add_response_header(resp, hname, hvalue);
+	al_http_answer(resp, status, strlen(text), false);
 	ret = MHD_queue_response(conn, status, resp);
 	MHD_destroy_response(resp);
 	al_srv_metrics_http(svc->metrics, status);
@@ -419,6 +454,7 @@ static enum MHD_Result queue_stored(al_service *svc,
 	add_common_headers(resp, "application/json");
 	if (retry != NULL)
 		MHD_add_response_header(resp, "Retry-After", retry);
+	al_http_answer(resp, status, st->size, false);
 	enum MHD_Result ret = MHD_queue_response(conn, status, resp);
 	MHD_destroy_response(resp);
 	al_srv_metrics_http(svc->metrics, status);
@@ -484,6 +520,7 @@ static enum MHD_Result post_run(al_service *svc, struct MHD_Connection *conn,
 						      "X-Airlock-Run-Id"),
 		.forwarded_env = MHD_lookup_connection_value(
 			conn, MHD_HEADER_KIND, "X-Airlock-Forwarded-Env"),
+		.traceparent = rc->traceparent[0] ? rc->traceparent : NULL,
 	};
 	al_srv_gen *gen = al_service_gen_get(svc);
 	int err = gen ? al_service_submit(svc, gen, tenant, principal,
@@ -513,6 +550,7 @@ static enum MHD_Result post_run(al_service *svc, struct MHD_Connection *conn,
 	char run_id[40];
 	memcpy(run_id, run->run_id, sizeof(run_id));
 	pthread_mutex_unlock(&svc->lock);
+	memcpy(rc->run_id, run_id, sizeof(run_id));
 
 	if (wait == 0 && named && !refused) {
 		json_t *o = json_pack("{s:s, s:s}", "run_id", run_id, "state",
@@ -880,6 +918,7 @@ static enum MHD_Result artifact(al_service *svc, struct MHD_Connection *conn,
 	}
 	add_common_headers(resp, "application/octet-stream");
 	MHD_add_response_header(resp, "Content-Disposition", "attachment");
+	al_http_answer(resp, 200, (uint64_t)st.st_size, false);
 	enum MHD_Result ret = MHD_queue_response(conn, 200, resp);
 	MHD_destroy_response(resp);
 	al_srv_metrics_http(svc->metrics, 200);
@@ -998,11 +1037,87 @@ static enum MHD_Result unauthorized(al_service *svc,
 				 MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
 }
 
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A caller's X-Request-Id is taken when it is short and plain. */
+static bool plain_request_id(const char *s)
+{
+	size_t n = s != NULL ? strlen(s) : 0;
+	if (n == 0 || n > 64)
+		return false;
+	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			 "0123456789._-") == n;
+}
+
+static bool lower_hex(const char *s, size_t n, bool *all_zero)
+{
+	*all_zero = true;
+	for (size_t i = 0; i < n; i++) {
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+		      (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+		if (s[i] != '0')
+			*all_zero = false;
+	}
+	return true;
+}
+
+/* A W3C traceparent of version 00: "00-" 32 hex "-" 16 hex "-" 2 hex,
+ * lower case, neither id all zeros. */
+bool al_http_traceparent_valid(const char *s)
+{
+	bool zero;
+	if (s == NULL || strlen(s) != 55 || strncmp(s, "00-", 3) != 0 ||
+	    s[35] != '-' || s[52] != '-')
+		return false;
+	if (!lower_hex(s + 3, 32, &zero) || zero)
+		return false;
+	if (!lower_hex(s + 36, 16, &zero) || zero)
+		return false;
+	return lower_hex(s + 53, 2, &zero);
+}
+
+/* The request's id and trace, from its head, before anything can answer
+ * it. */
+static req_ctx *request_start(struct MHD_Connection *conn, const char *url,
+			      const char *method, const char run_id[40])
+{
+	req_ctx *rc = calloc(1, sizeof(*rc));
+	if (rc == NULL)
+		return NULL;
+	rc->t0_ms = mono_ms();
+	const char *asked = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+							"X-Request-Id");
+	if (plain_request_id(asked)) {
+		snprintf(rc->request_id, sizeof(rc->request_id), "%s", asked);
+	} else {
+		unsigned char b[8] = {0};
+		/* Not a secret: a short read leaves zeros, still an id. */
+		(void)!getrandom(b, sizeof(b), GRND_NONBLOCK);
+		for (size_t i = 0; i < sizeof(b); i++)
+			snprintf(rc->request_id + 2 * i, 3, "%02x", b[i]);
+	}
+	const char *tp = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						     "traceparent");
+	if (al_http_traceparent_valid(tp)) {
+		memcpy(rc->traceparent, tp, 55);
+		memcpy(rc->trace_id, tp + 3, 32);
+	}
+	snprintf(rc->method, sizeof(rc->method), "%s", method);
+	rc->path = strndup(url, 1024);
+	memcpy(rc->run_id, run_id, sizeof(rc->run_id));
+	return rc;
+}
+
 /* The first call, with the request's head only: everything refused here
  * is refused without reading the body. */
-static enum MHD_Result first_call(const al_http *h,
-				  struct MHD_Connection *conn, enum route r,
-				  const char *method, void **con_cls)
+static enum MHD_Result first_call(const al_http *h, struct MHD_Connection *conn,
+				  enum route r, const char *method, req_ctx *rc)
 {
 	al_service *svc = h->svc;
 	refusal why;
@@ -1026,18 +1141,17 @@ static enum MHD_Result first_call(const al_http *h,
 	if (r != R_HEALTH && token_tenant(svc, conn, principal, tenant,
 					  sizeof(tenant)) == NULL)
 		return unauthorized(svc, conn);
+	if (r != R_HEALTH)
+		memcpy(rc->tenant, tenant, sizeof(rc->tenant));
 	if (takes_body(r, method) &&
 	    !json_content_type(MHD_lookup_connection_value(
 		    conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE)))
 		return al_http_error(svc, conn, 415, "unsupported_media_type",
 				     "the body must be application/json");
-	req_ctx *rc = calloc(1, sizeof(*rc));
-	if (rc == NULL)
-		return MHD_NO;
 	const char *cl = MHD_lookup_connection_value(
 		conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	rc->expected = cl != NULL ? (size_t)strtoull(cl, NULL, 10) : 0;
-	*con_cls = rc;
+	rc->admitted = true;
 	if (takes_body(r, method))
 		al_conns_phase(h->conns, conn, AL_CONN_BODY);
 	pthread_mutex_lock(&svc->lock);
@@ -1046,21 +1160,18 @@ static enum MHD_Result first_call(const al_http *h,
 	return MHD_YES;
 }
 
-enum MHD_Result al_http_handle(void *cls, struct MHD_Connection *conn,
-			       const char *url, const char *method,
-			       const char *version, const char *upload_data,
-			       size_t *upload_data_size, void **con_cls)
+static enum MHD_Result handle(const al_http *h, struct MHD_Connection *conn,
+			      const char *url, const char *method,
+			      const char *upload_data, size_t *upload_data_size,
+			      req_ctx *rc)
 {
-	const al_http *h = cls;
 	al_service *svc = h->svc;
-	req_ctx *rc = *con_cls;
 	char run_id[40] = "", principal[AL_AUTH_PRINCIPAL_LEN] = "";
 	char artifact_id[33] = "";
 	enum route r = route_of(url, run_id, artifact_id);
-	(void)version;
 
-	if (rc == NULL)
-		return first_call(h, conn, r, method, con_cls);
+	if (!rc->admitted)
+		return first_call(h, conn, r, method, rc);
 	if (*upload_data_size > 0) {
 		size_t max = body_limit(svc, r);
 		take_chunk(rc, upload_data, *upload_data_size, max);
@@ -1102,25 +1213,94 @@ enum MHD_Result al_http_handle(void *cls, struct MHD_Connection *conn,
 	}
 }
 
+enum MHD_Result al_http_handle(void *cls, struct MHD_Connection *conn,
+			       const char *url, const char *method,
+			       const char *version, const char *upload_data,
+			       size_t *upload_data_size, void **con_cls)
+{
+	req_ctx *rc = *con_cls;
+	(void)version;
+	if (rc == NULL) {
+		char run_id[40] = "", artifact_id[33] = "";
+		(void)route_of(url, run_id, artifact_id);
+		rc = request_start(conn, url, method, run_id);
+		if (rc == NULL)
+			return MHD_NO;
+		*con_cls = rc;
+	}
+	/* Every line logged while answering names the request. */
+	cur_req = rc;
+	al_log_context(rc->request_id, rc->trace_id[0] ? rc->trace_id : NULL);
+	enum MHD_Result ret = handle(cls, conn, url, method, upload_data,
+				     upload_data_size, rc);
+	al_log_context(NULL, NULL);
+	cur_req = NULL;
+	return ret;
+}
+
+static const char *termination_name(enum MHD_RequestTerminationCode toe)
+{
+	switch (toe) {
+	case MHD_REQUEST_TERMINATED_COMPLETED_OK:
+		return NULL;
+	case MHD_REQUEST_TERMINATED_TIMEOUT_REACHED:
+		return "timeout";
+	case MHD_REQUEST_TERMINATED_CLIENT_ABORT:
+		return "client_abort";
+	case MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN:
+		return "shutdown";
+	default:
+		return "error";
+	}
+}
+
+/* The access line: what was asked and answered, never a token, a header
+ * value other than the ids, or a body. */
+static void access_line(const req_ctx *rc, enum MHD_RequestTerminationCode toe)
+{
+	if (!al_log_enabled(AL_LOG_INFO))
+		return;
+	al_log_field f[] = {
+		AL_LF_S("method", rc->method),
+		AL_LF_S("path", rc->path != NULL ? rc->path : "?"),
+		AL_LF_N("status", rc->status),
+		rc->streamed ? AL_LF_S("bytes", NULL)
+			     : AL_LF_N("bytes", rc->bytes),
+		AL_LF_N("duration_ms", mono_ms() - rc->t0_ms),
+		AL_LF_S("tenant", rc->tenant[0] ? rc->tenant : NULL),
+		AL_LF_S("run_id", rc->run_id[0] ? rc->run_id : NULL),
+		AL_LF_S("traceparent",
+			rc->traceparent[0] ? rc->traceparent : NULL),
+		AL_LF_S("termination", termination_name(toe)),
+	};
+	al_log_context(rc->request_id, rc->trace_id[0] ? rc->trace_id : NULL);
+	al_log_fields(AL_LOG_INFO, "request", f, sizeof(f) / sizeof(f[0]));
+	al_log_context(NULL, NULL);
+}
+
 void al_http_completed(void *cls, struct MHD_Connection *conn,
 		       void **con_cls, enum MHD_RequestTerminationCode toe)
 {
 	const al_http *h = cls;
 	al_service *svc = h->svc;
 	req_ctx *rc = *con_cls;
-	(void)toe;
 	/* A kept-alive connection's next request has the header deadline
 	 * from now. */
 	al_conns_phase(h->conns, conn, AL_CONN_HEADERS);
 	if (rc != NULL) {
+		access_line(rc, toe);
+		bool admitted = rc->admitted;
 		free(rc->body);
+		free(rc->path);
 		free(rc);
 		*con_cls = NULL;
 		/* Shutdown waits for answers to be sent before closing. */
-		pthread_mutex_lock(&svc->lock);
-		svc->requests--;
-		pthread_cond_broadcast(&svc->idle);
-		pthread_mutex_unlock(&svc->lock);
+		if (admitted) {
+			pthread_mutex_lock(&svc->lock);
+			svc->requests--;
+			pthread_cond_broadcast(&svc->idle);
+			pthread_mutex_unlock(&svc->lock);
+		}
 	}
 }
 

@@ -3,6 +3,9 @@
 #ifndef AL_SERVER_HTTP_H
 #define AL_SERVER_HTTP_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include <microhttpd.h>
 
 #include "server/conns.h"
@@ -28,6 +31,14 @@ void al_http_completed(void *cls, struct MHD_Connection *conn,
  * it is, so a decoded NUL can never cut a path or a query value short
  * ("/v1/runs/ID%00x" is not "/v1/runs/ID"). */
 size_t al_http_unescape(void *cls, struct MHD_Connection *conn, char *s);
+
+/* Notes the answer of the request this thread is handling (for its access
+ * line) and adds its X-Request-Id header; call before MHD_queue_response.
+ * streamed: the size is not known (bytes ignored). */
+void al_http_answer(struct MHD_Response *resp, unsigned status, uint64_t bytes,
+		    bool streamed);
+/* A W3C traceparent header of version 00, checked strictly. */
+bool al_http_traceparent_valid(const char *s);
 
 /* Answers with a JSON body (text owned by the callee) and counts it. */
 enum MHD_Result al_http_json(al_service *svc, struct MHD_Connection *conn,

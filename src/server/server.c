@@ -17,6 +17,7 @@
 
 #include <airlock/server.h>
 
+#include "core/log.h"
 #include "host/config.h"
 #include "host/state_dir.h"
 #include "proc/artifacts.h"
@@ -54,12 +55,13 @@ static int64_t sweep_artifacts(al_service *svc)
 	al_error *err = NULL;
 	if (al_runs_forget(svc->opts.state_dir, retention_ms, NULL, 0, &st,
 			   &err) < 0)
-		fprintf(stderr, "airlockd: retention: %s\n",
+		al_logf(AL_LOG_WARN, NULL, "retention: %s",
 			al_error_get_message(err));
 	else if (st.removed > 0 || st.failed > 0)
-		fprintf(stderr,
-			"airlockd: retention: removed the stored data of %zu "
-			"expired runs (%zu could not be removed)\n",
+		al_logf(AL_LOG_INFO, NULL,
+			"retention: removed the stored data of %zu expired "
+			"runs (%zu "
+			"could not be removed)",
 			st.removed, st.failed);
 	al_error_free(err);
 	uint64_t next = retention_ms / 2;
@@ -193,11 +195,19 @@ static unsigned connection_bound(unsigned asked)
 		half = 1;
 	if ((rlim_t)asked <= half)
 		return asked;
-	fprintf(stderr,
-		"airlockd: at most %u connections per listener (half the "
-		"descriptor limit of %llu)\n",
+	al_logf(AL_LOG_INFO, NULL,
+		"at most %u connections per listener (half the descriptor "
+		"limit of %llu)",
 		(unsigned)half, (unsigned long long)rl.rlim_cur);
 	return (unsigned)half;
+}
+
+/* Where the generated token of tenant default is (never the token). */
+static void log_token_path(const char *path)
+{
+	al_log_field f[] = {AL_LF_S("tenant", "default"),
+			    AL_LF_S("file", path)};
+	al_log_fields(AL_LOG_INFO, "token for tenant default", f, 2);
 }
 
 static void reload(al_service *svc)
@@ -206,25 +216,23 @@ static void reload(al_service *svc)
 	al_error *err = NULL;
 	char *token_path = NULL;
 	if (svc->opts.config_path == NULL) {
-		fprintf(stderr, "airlockd: SIGHUP: no configuration file to "
-				"reload\n");
+		al_logf(AL_LOG_INFO, NULL,
+			"SIGHUP: no configuration file to reload");
 		return;
 	}
 	if (load_gen(&svc->opts, &gen, &token_path, &err) < 0) {
 		/* Messages name the key path, never a value. */
-		fprintf(stderr,
-			"airlockd: reload refused, keeping the running "
-			"configuration: %s\n",
+		al_logf(AL_LOG_WARN, NULL,
+			"reload refused, keeping the running configuration: %s",
 			al_error_get_message(err)[0] ? al_error_get_message(err)
 						     : "out of memory");
 		al_error_free(err);
 		return;
 	}
 	al_service_gen_set(svc, gen);
-	fprintf(stderr, "airlockd: configuration reloaded\n");
+	al_logf(AL_LOG_INFO, NULL, "configuration reloaded");
 	if (token_path != NULL)
-		fprintf(stderr, "airlockd: token for tenant \"default\" in %s\n",
-			token_path);
+		log_token_path(token_path);
 	free(token_path);
 }
 
@@ -273,9 +281,8 @@ static bool drain(al_service *svc, struct MHD_Daemon **d, int *fds, int n)
 		}
 	}
 	if (active > 0)
-		fprintf(stderr,
-			"airlockd: stopping: waiting up to %u ms for %u "
-			"run(s)\n",
+		al_logf(AL_LOG_INFO, NULL,
+			"stopping: waiting up to %u ms for %u run(s)",
 			svc->opts.shutdown_grace_ms, active);
 	pthread_mutex_lock(&svc->lock);
 	wait_zero_locked(svc, &svc->active,
@@ -283,7 +290,7 @@ static bool drain(al_service *svc, struct MHD_Daemon **d, int *fds, int n)
 	active = svc->active;
 	pthread_mutex_unlock(&svc->lock);
 	if (active > 0) {
-		fprintf(stderr, "airlockd: interrupting %u run(s)\n", active);
+		al_logf(AL_LOG_INFO, NULL, "interrupting %u run(s)", active);
 		al_service_interrupt_all(svc);
 	}
 	pthread_mutex_lock(&svc->lock);
@@ -406,13 +413,12 @@ int al_server_run(const al_server_options *opts, al_error **err)
 			goto out;
 		}
 	if (o.listen_addr != NULL)
-		fprintf(stderr, "airlockd: listening on %s\n", shown);
+		al_logf(AL_LOG_INFO | AL_LOG_ALWAYS, NULL, "listening on %s", shown);
 	if (o.unix_socket != NULL)
-		fprintf(stderr, "airlockd: listening on unix:%s\n",
+		al_logf(AL_LOG_INFO | AL_LOG_ALWAYS, NULL, "listening on unix:%s",
 			o.unix_socket);
 	if (token_path != NULL)
-		fprintf(stderr, "airlockd: token for tenant \"default\" in %s\n",
-			token_path);
+		log_token_path(token_path);
 
 	int64_t next_sweep = mono_ms() + sweep_artifacts(svc);
 	for (;;) {
@@ -431,7 +437,7 @@ int al_server_run(const al_server_options *opts, al_error **err)
 			reload(svc);
 			continue;
 		}
-		fprintf(stderr, "airlockd: %s: shutting down\n",
+		al_logf(AL_LOG_INFO, NULL, "%s: shutting down",
 			sig == SIGTERM ? "SIGTERM" : "SIGINT");
 		break;
 	}
@@ -461,12 +467,13 @@ out:
 		free(svc);
 	} else if (svc_ok) {
 		/* Live workers still use the service: it is left to them. */
-		fprintf(stderr, "airlockd: some runs did not end after the "
-				"interrupt; exiting without waiting\n");
+		al_logf(AL_LOG_WARN, NULL,
+			"some runs did not end after the interrupt; exiting "
+			"without waiting");
 	} else {
 		free(svc);
 	}
 	if (rc == 0)
-		fprintf(stderr, "airlockd: stopped\n");
+		al_logf(AL_LOG_INFO, NULL, "stopped");
 	return rc;
 }

@@ -14,6 +14,7 @@
 
 #include <airlock/json.h>
 
+#include "core/log.h"
 #include "core/util.h"
 #include "server/service.h"
 #include "supervisor/runrec.h"
@@ -161,8 +162,8 @@ void al_service_gen_set(al_service *svc, al_srv_gen *gen)
 	pthread_mutex_unlock(&svc->lock);
 	/* Idle supervisors of the old configuration are ended. */
 	if (idle != NULL && al_idle_pool_configure(idle, gen->cfg) < 0)
-		fprintf(stderr, "airlockd: cannot reconfigure the idle "
-				"supervisors\n");
+		al_logf(AL_LOG_WARN, NULL,
+			"cannot reconfigure the idle supervisors");
 	al_srv_gen_free(dead);
 }
 
@@ -541,10 +542,12 @@ static void *worker(void *arg)
 			     .cancel = run->cancel,
 			     .on_run_id = on_run_id,
 			     .on_run_id_ctx = run};
-	al_admit_options ao = {.run_id = run->asked_run_id,
-			       .claim_run_id = claim_run_id,
-			       .claim_ctx = run,
-			       .forwarded_env = run->forwarded_env};
+	al_admit_options ao = {
+		.run_id = run->asked_run_id,
+		.claim_run_id = claim_run_id,
+		.claim_ctx = run,
+		.forwarded_env = run->forwarded_env,
+		.traceparent = run->traceparent[0] ? run->traceparent : NULL};
 	al_admission *adm = NULL;
 	al_result *res = NULL;
 	char *json = NULL;
@@ -607,6 +610,9 @@ int al_service_submit(al_service *svc, al_srv_gen *gen, const char *tenant,
 		run_free(run);
 		return -ENOMEM;
 	}
+	if (hdrs && hdrs->traceparent)
+		snprintf(run->traceparent, sizeof(run->traceparent), "%s",
+			 hdrs->traceparent);
 	memcpy(run->body, body, len);
 	run->body[len] = '\0';
 	run->body_len = len;

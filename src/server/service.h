@@ -61,6 +61,7 @@ typedef struct al_srv_run {
 	 * environment wiped) once admitted: */
 	char *asked_run_id;  /* X-Airlock-Run-Id */
 	char *forwarded_env; /* X-Airlock-Forwarded-Env */
+	char traceparent[56]; /* W3C traceparent, "" when none */
 	/* The caller-chosen id this run reserved ("" when none): no other
 	 * run may take it while the table remembers this one. */
 	char claimed_id[40];
@@ -124,6 +125,7 @@ void al_srv_gen_free(al_srv_gen *gen);
 typedef struct al_srv_submit_headers {
 	const char *run_id;	   /* X-Airlock-Run-Id or NULL */
 	const char *forwarded_env; /* X-Airlock-Forwarded-Env or NULL */
+	const char *traceparent;   /* a valid W3C traceparent or NULL */
 } al_srv_submit_headers;
 
 int al_service_submit(al_service *svc, al_srv_gen *gen, const char *tenant,

@@ -199,6 +199,7 @@ static enum MHD_Result no_content(al_service *svc,
 		return MHD_NO;
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
 				"no-store");
+	al_http_answer(resp, 204, 0, false);
 	enum MHD_Result ret = MHD_queue_response(conn, 204, resp);
 	MHD_destroy_response(resp);
 	al_srv_metrics_http(svc->metrics, 204);
@@ -252,6 +253,7 @@ enum MHD_Result al_http_events(al_service *svc, struct MHD_Connection *conn,
 				"text/event-stream");
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
 				"no-store");
+	al_http_answer(resp, 200, 0, true);
 	ret = MHD_queue_response(conn, 200, resp);
 	MHD_destroy_response(resp);
 	al_srv_metrics_http(svc->metrics, 200);

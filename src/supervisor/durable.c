@@ -24,6 +24,7 @@
 
 #include <airlock/json.h>
 
+#include "core/log.h"
 #include "core/util.h"
 #include "proc/artifacts.h"
 #include "proc/rundir.h"
@@ -477,9 +478,9 @@ static int launch_cold(al_drun *r, const al_launch_spec *s)
 	al_fault_point("after_launch");
 	if ((rc = al_identity_write(r->dirfd, &r->id)) < 0) {
 		/* Recovery finds it by its nonce; carry on. */
-		fprintf(stderr, "airlockd: run %s: cannot record the "
-				"supervisor's identity: %s\n",
-			r->run_id, strerror(-rc));
+		al_logf(AL_LOG_WARN, r->run_id,
+			"cannot record the supervisor's identity: %s",
+			strerror(-rc));
 		rc = 0;
 	}
 out:
@@ -558,9 +559,9 @@ static int handoff(al_drun *r, const al_launch_spec *s, al_idle_sup *idle)
 	al_fault_point("after_launch");
 	int wr = al_identity_write(r->dirfd, &r->id);
 	if (wr < 0)
-		fprintf(stderr, "airlockd: run %s: cannot record the "
-				"supervisor's identity: %s\n",
-			r->run_id, strerror(-wr));
+		al_logf(AL_LOG_WARN, r->run_id,
+			"cannot record the supervisor's identity: %s",
+			strerror(-wr));
 out:
 	if (log_fd >= 0)
 		close(log_fd);
@@ -595,9 +596,10 @@ int al_drun_start(al_drun *r, const al_launch_spec *s, al_error **err)
 		rc = handoff(r, s, s->idle);
 		if (rc == 0)
 			goto out;
-		fprintf(stderr, "airlockd: run %s: the idle supervisor did "
-				"not take it (%s); starting one\n",
-			r->run_id, strerror(-rc));
+		al_logf(AL_LOG_WARN, r->run_id,
+			"the idle supervisor did not take it (%s); starting "
+			"one",
+			strerror(-rc));
 		al_idle_discard(s->idle);
 		if ((rc = rebind_cold(r)) < 0)
 			goto out;
@@ -634,8 +636,10 @@ void al_durable_sweep_idle(al_durable *d)
 			continue;
 		/* rmdir refuses a cgroup that still has a process. */
 		if (unlinkat(dirfd(base), de->d_name, AT_REMOVEDIR) == 0)
-			fprintf(stderr, "airlockd: removed the empty cgroup of "
-					"an idle supervisor that was killed\n");
+			al_logf(AL_LOG_INFO, NULL,
+				"removed the empty cgroup of an idle "
+				"supervisor that "
+				"was killed");
 	}
 	if (base != NULL)
 		closedir(base);
@@ -906,8 +910,7 @@ static void ensure_tree_gone(al_drun *r)
 		return;
 	int pop = al_runcg_populated(r->rec.cgroup);
 	if (pop != 0 && al_runcg_kill_wait(r->rec.cgroup, KILL_WAIT_MS) < 0)
-		fprintf(stderr, "airlockd: run %s: its cgroup did not empty\n",
-			r->run_id);
+		al_logf(AL_LOG_WARN, r->run_id, "its cgroup did not empty");
 }
 
 /* Longest provider message copied to the daemon's log. */
@@ -924,13 +927,21 @@ static void log_provider_error(al_drun *r)
 		return;
 	const char *call = json_string_value(json_object_get(o, "call"));
 	const char *msg = json_string_value(json_object_get(o, "message"));
-	char *q = al_log_quote(msg != NULL ? msg : "", PROVIDER_MSG_MAX);
-	fprintf(stderr, "airlockd: run %s: the provider %s failed in %s: %s\n",
-		r->run_id, r->rec.provider != NULL ? r->rec.provider : "?",
-		call != NULL && strcmp(call, "ensure") == 0 ? "ensure"
-							    : "execute",
-		q != NULL ? q : "(out of memory)");
-	free(q);
+	/* The provider's own message goes to the operator's log only; the
+	 * logger escapes what it holds. */
+	char *cut = strndup(msg != NULL ? msg : "", PROVIDER_MSG_MAX);
+	al_log_field f[] = {
+		AL_LF_S("run_id", r->run_id),
+		AL_LF_S("provider",
+			r->rec.provider != NULL ? r->rec.provider : "?"),
+		AL_LF_S("call", call != NULL && strcmp(call, "ensure") == 0
+					? "ensure"
+					: "execute"),
+		AL_LF_S("error", cut != NULL ? cut : "(out of memory)"),
+	};
+	al_log_fields(AL_LOG_ERROR, "the provider failed", f,
+		      sizeof(f) / sizeof(f[0]));
+	free(cut);
 	json_decref(o);
 }
 
@@ -947,9 +958,8 @@ int al_drun_collect(al_drun *r, al_result **res)
 		return 0;
 	if (rc == 0 && al_result_from_json(text, len, res, NULL) < 0) {
 		/* A record that does not parse is no result. */
-		fprintf(stderr, "airlockd: run %s: its recorded result does "
-				"not parse\n",
-			r->run_id);
+		al_logf(AL_LOG_WARN, r->run_id,
+			"its recorded result does not parse");
 		*res = NULL;
 	}
 	free(text);
@@ -1009,9 +1019,8 @@ int al_drun_write_final(al_drun *r, const char *json)
 				    how);
 	if (rc == 0 && once && unlinkat(r->dirfd, AL_RF_RESULT, 0) < 0 &&
 	    errno != ENOENT)
-		fprintf(stderr, "airlockd: run %s: cannot remove its result "
-				"record\n",
-			r->run_id);
+		al_logf(AL_LOG_WARN, r->run_id,
+			"cannot remove its result record");
 	return rc;
 }
 
@@ -1019,21 +1028,18 @@ void al_drun_cleanup(al_drun *r)
 {
 	/* The request holds code and stdin: not kept past the run. */
 	if (al_recovery_drop_request(r->dirfd, &r->rec) < 0)
-		fprintf(stderr, "airlockd: run %s: cannot drop its request\n",
-			r->run_id);
+		al_logf(AL_LOG_WARN, r->run_id, "cannot drop its request");
 	al_remove_tree_at(r->dirfd, AL_RF_WORK);
 	/* What a supervisor killed while holding its result left. */
 	unlinkat(r->dirfd, AL_RF_RESERVE, 0);
 	unlinkat(r->dirfd, AL_RF_PENDING, 0);
 	/* The live output is in the final result now: kept once. */
 	if (unlinkat(r->dirfd, AL_RF_OUTPUT, 0) < 0 && errno != ENOENT)
-		fprintf(stderr, "airlockd: run %s: cannot remove its output "
-				"file\n",
-			r->run_id);
+		al_logf(AL_LOG_WARN, r->run_id,
+			"cannot remove its output file");
 	if (r->rec.cgroup != NULL && al_runcg_populated(r->rec.cgroup) == 0 &&
 	    al_runcg_remove(r->rec.cgroup) < 0)
-		fprintf(stderr, "airlockd: run %s: cannot remove its cgroup\n",
-			r->run_id);
+		al_logf(AL_LOG_WARN, r->run_id, "cannot remove its cgroup");
 }
 
 int al_durable_remove_run(al_durable *d, const char *run_id)
@@ -1081,9 +1087,8 @@ static bool find_live(al_drun *r)
 		r->id = id;
 		r->have_id = true;
 		if (al_identity_write(r->dirfd, &id) < 0)
-			fprintf(stderr, "airlockd: run %s: cannot record the "
-					"identity found\n",
-				r->run_id);
+			al_logf(AL_LOG_WARN, r->run_id,
+				"cannot record the identity found");
 		return true;
 	}
 	return false;
@@ -1192,8 +1197,7 @@ static void write_lost(al_drun *r)
 			json = al_result_to_json(res, 0);
 	}
 	if (json == NULL || al_drun_write_final(r, json) < 0)
-		fprintf(stderr, "airlockd: run %s: cannot record it as lost\n",
-			r->run_id);
+		al_logf(AL_LOG_WARN, r->run_id, "cannot record it as lost");
 	free(json);
 	al_result_free(res);
 }

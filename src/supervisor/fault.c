@@ -1,5 +1,6 @@
 /* Fault injection for the durability tests (see fault.h). */
 #include "supervisor/fault.h"
+#include "core/log.h"
 
 #ifdef AL_TEST_BUILD
 #include <signal.h>
@@ -13,7 +14,7 @@ void al_fault_point(const char *name)
 	const char *want = getenv("AIRLOCK_FAULT");
 	if (want == NULL || strcmp(want, name) != 0)
 		return;
-	fprintf(stderr, "airlockd: fault point %s: SIGKILL\n", name);
+	al_logf(AL_LOG_INFO, NULL, "fault point %s: SIGKILL", name);
 	fflush(stderr);
 	kill(getpid(), SIGKILL);
 	pause();

@@ -24,6 +24,7 @@
 #include <airlock/provider.h>
 
 #include "bundle/bundle.h"
+#include "core/log.h"
 #include "core/util.h"
 #include "proc/artifacts.h"
 #include "supervisor/control.h"
@@ -75,19 +76,22 @@ typedef struct sup {
 	int done_fd;
 } sup;
 
-static void say(const sup *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+static void say(const sup *s, al_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
-static void say(const sup *s, const char *fmt, ...)
+static void say(const sup *s, al_log_level level, const char *fmt, ...)
 {
 	/* stderr is RUN/supervisor.log; never a request value or secret. */
 	va_list ap;
-	fprintf(stderr, "airlock supervise %s: ", s->run_id);
+	char *msg = NULL;
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
 	va_end(ap);
-	fputc('\n', stderr);
-	fflush(stderr);
+	al_log_field f[] = {AL_LF_S("run_id", s->run_id),
+			    AL_LF_S("process", "supervisor")};
+	al_log_fields(level, msg != NULL ? msg : fmt, f, 2);
+	free(msg);
 }
 
 static void on_output(void *ctx, int stream, const unsigned char *data,
@@ -222,7 +226,7 @@ static void provider_failed(const sup *s, const char *what,
 			   : al_dfile_write_json_how(s->dirfd, AL_RF_PROVIDER_ERROR,
 						     o, 0600, AL_DF_ATOMIC);
 	json_decref(o);
-	say(s, "the provider's %s failed%s", what,
+	say(s, AL_LOG_WARN, "the provider's %s failed%s", what,
 	    rc < 0 ? " (its message could not be recorded)"
 		   : " (its message: " AL_RF_PROVIDER_ERROR ")");
 }
@@ -256,7 +260,8 @@ static int record_once(sup *s, al_result *res)
 		int ar = al_inbox_acked(s->dirfd, &res->inbox_acked,
 					&res->n_inbox_acked);
 		if (ar < 0)
-			say(s, "cannot list the inbox acknowledgements: %s",
+			say(s, AL_LOG_WARN,
+			    "cannot list the inbox acknowledgements: %s",
 			    strerror(-ar));
 		json = al_result_to_json(res, 0);
 		size_t len = json != NULL ? strlen(json) : 0;
@@ -287,15 +292,17 @@ static int record(sup *s, al_result *res)
 	bool pending = false;
 	while (al_dfile_no_space(rc = record_once(s, res))) {
 		if (!pending) {
-			say(s, "cannot record the result: %s; kept in memory, "
-			       "retrying",
+			say(s, AL_LOG_WARN,
+			    "cannot record the result: %s; kept in memory, "
+			    "retrying",
 			    strerror(-rc));
 			/* The reserve did not take it (too small): its
 			 * space may as well serve the retry. */
 			al_dfile_reserve_drop(s->dirfd, &s->reserve);
 			int pr = al_dfile_touch(s->dirfd, AL_RF_PENDING);
 			if (pr < 0)
-				say(s, "cannot mark the result pending: %s",
+				say(s, AL_LOG_WARN,
+				    "cannot mark the result pending: %s",
 				    strerror(-pr));
 			pending = true;
 		}
@@ -307,10 +314,11 @@ static int record(sup *s, al_result *res)
 	if (pending) {
 		unlinkat(s->dirfd, AL_RF_PENDING, 0);
 		if (rc == 0)
-			say(s, "%s", "the result is recorded");
+			say(s, AL_LOG_INFO, "%s", "the result is recorded");
 	}
 	if (rc < 0)
-		say(s, "cannot record the result: %s", strerror(-rc));
+		say(s, AL_LOG_WARN, "cannot record the result: %s",
+		    strerror(-rc));
 	return rc;
 }
 
@@ -323,17 +331,20 @@ static void on_doorbell(sup *s)
 	al_control_action action;
 	if (al_control_read(s->dirfd, &epoch, &action) < 0 ||
 	    al_lease_read(s->dirfd, &s->rec, &lease) < 0) {
-		say(s, "%s", "a control request without a readable record: "
-			     "ignored");
+		say(s, AL_LOG_WARN, "%s",
+		    "a control request without a readable record: "
+		    "ignored");
 		return;
 	}
 	if (epoch < lease) {
-		say(s, "%s", "a control request from a superseded daemon "
-			     "(lower epoch): refused");
+		say(s, AL_LOG_WARN, "%s",
+		    "a control request from a superseded daemon "
+		    "(lower epoch): refused");
 		return;
 	}
-	say(s, "%s", action == AL_CONTROL_STOP ? "stop: interrupting the run"
-					      : "interrupting the run");
+	say(s, AL_LOG_INFO, "%s",
+	    action == AL_CONTROL_STOP ? "stop: interrupting the run"
+				      : "interrupting the run");
 	al_cancel_fire(s->cancel, AL_CANCEL_INTERRUPTED);
 }
 
@@ -363,7 +374,8 @@ static int supervise_loop(sup *s, int sig_fd, bool *deadline_hit)
 	int rc = 0;
 	int64_t overdue_at = 0;
 	if (timer < 0)
-		say(s, "cannot arm the deadline timer: %s", strerror(-timer));
+		say(s, AL_LOG_WARN, "cannot arm the deadline timer: %s",
+		    strerror(-timer));
 	for (;;) {
 		struct pollfd pfd[3] = {{s->done_fd, POLLIN, 0},
 					{sig_fd, POLLIN, 0},
@@ -396,7 +408,8 @@ static int supervise_loop(sup *s, int sig_fd, bool *deadline_hit)
 			close(timer);
 			timer = -1;
 			if (al_cancel_state(s->cancel) == AL_CANCEL_NONE) {
-				say(s, "%s", "the run's deadline passed");
+				say(s, AL_LOG_INFO, "%s",
+				    "the run's deadline passed");
 				*deadline_hit = true;
 				al_cancel_fire(s->cancel, AL_CANCEL_CANCELLED);
 			}
@@ -414,7 +427,8 @@ static void sup_clear(sup *s)
 {
 	if (s->handle != NULL && s->ops->release != NULL &&
 	    s->ops->release(s->handle, NULL) < 0)
-		say(s, "%s", "the provider handle did not release");
+		say(s, AL_LOG_WARN, "%s",
+		    "the provider handle did not release");
 	al_outlog_close(&s->out);
 	al_result_free(s->res);
 	al_error_free(s->exec_err);
@@ -493,7 +507,8 @@ static const char *prepare(sup *s, const char *state_dir, int secrets_fd)
 	if (why == NULL && s->req->grant.streaming &&
 	    (rc = al_outlog_open(s->dirfd, s->req->limits.output_bytes,
 				 &s->out)) < 0)
-		say(s, "cannot open the output file: %s", strerror(-rc));
+		say(s, AL_LOG_WARN, "cannot open the output file: %s",
+		    strerror(-rc));
 	return why;
 }
 
@@ -531,9 +546,8 @@ static int run_one(const char *state_dir, const char *run_id,
 	    al_recovery_read(s.dirfd, run_id, &s.rec) < 0 ||
 	    strcmp(s.rec.nonce, nonce) != 0) {
 		/* Not this run's supervisor: touch nothing. */
-		fprintf(stderr, "airlock supervise %s: the run's records do "
-				"not match; nothing done\n",
-			run_id);
+		al_logf(AL_LOG_ERROR, run_id,
+			"the run's records do not match; nothing done");
 		if (secrets_fd >= 0)
 			close(secrets_fd);
 		rc = 2;
@@ -549,7 +563,7 @@ static int run_one(const char *state_dir, const char *run_id,
 	snprintf(s.res->run_id, sizeof(s.res->run_id), "%s", run_id);
 	const char *why = prepare(&s, state_dir, secrets_fd);
 	if (why != NULL) {
-		say(&s, "cannot start the run: %s", why);
+		say(&s, AL_LOG_WARN, "cannot start the run: %s", why);
 		al_result *r = refusal(&s, why);
 		rc = r != NULL && record(&s, r) == 0 ? 0 : 1;
 		al_result_free(r);
@@ -559,7 +573,8 @@ static int run_one(const char *state_dir, const char *run_id,
 	int rr = al_dfile_reserve_open(s.dirfd, AL_RF_RESERVE,
 				       RESULT_RESERVE_BYTES, &s.reserve);
 	if (rr < 0)
-		say(&s, "cannot reserve the result's space: %s", strerror(-rr));
+		say(&s, AL_LOG_WARN, "cannot reserve the result's space: %s",
+		    strerror(-rr));
 	/* A request written before this process was listening. */
 	if (al_dfile_exists(s.dirfd, AL_RF_CONTROL))
 		on_doorbell(&s);
@@ -606,7 +621,7 @@ int al_supervisor_main(const char *state_dir, const char *run_id,
 		       const char *nonce, int secrets_fd)
 {
 	if (!al_run_id_valid(run_id) || !al_nonce_valid(nonce)) {
-		fprintf(stderr, "airlock supervise: bad run id or nonce\n");
+		al_logf(AL_LOG_ERROR, NULL, "supervise: bad run id or nonce");
 		if (secrets_fd >= 0)
 			close(secrets_fd);
 		return 2;
@@ -742,8 +757,8 @@ out:
 			close(fds[i]);
 	if (handle != NULL && ops->release != NULL &&
 	    ops->release(handle, NULL) < 0)
-		fprintf(stderr, "airlock supervise: idle: the provider handle "
-				"did not release\n");
+		al_logf(AL_LOG_WARN, NULL,
+			"idle supervisor: the provider handle did not release");
 	if (sock >= 0)
 		close(sock);
 	free(buf);

@@ -1,0 +1,225 @@
+/* The daemon's log lines (core/log.h, docs/serve.md "Logs").  Each line is
+ * built whole and written with one write(2) on stderr: threads and the
+ * processes sharing the descriptor never interleave inside a line. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "core/log.h"
+#include "core/util.h"
+
+/* A field value is cut here: a line stays one write. */
+#define VALUE_MAX 4096u
+
+static const char *const level_names[] = {"error", "warn", "info", "debug"};
+
+/* Set once before the threads start (serve's and supervise's main). */
+static bool json_format;
+static al_log_level max_level = AL_LOG_INFO;
+
+static _Thread_local const char *ctx_request_id;
+static _Thread_local const char *ctx_trace_id;
+
+int al_log_set_format(const char *name)
+{
+	if (name != NULL && strcmp(name, "text") == 0)
+		json_format = false;
+	else if (name != NULL && strcmp(name, "json") == 0)
+		json_format = true;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int al_log_set_level(const char *name)
+{
+	for (size_t i = 0; name != NULL && i < 4; i++)
+		if (strcmp(name, level_names[i]) == 0) {
+			max_level = (al_log_level)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int al_log_from_env(const char **bad)
+{
+	const char *f = getenv("AIRLOCK_LOG_FORMAT");
+	const char *l = getenv("AIRLOCK_LOG_LEVEL");
+	if (f != NULL && f[0] != '\0' && al_log_set_format(f) < 0) {
+		*bad = "AIRLOCK_LOG_FORMAT";
+		return -EINVAL;
+	}
+	if (l != NULL && l[0] != '\0' && al_log_set_level(l) < 0) {
+		*bad = "AIRLOCK_LOG_LEVEL";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void al_log_export_env(void)
+{
+	setenv("AIRLOCK_LOG_FORMAT", json_format ? "json" : "text", 1);
+	setenv("AIRLOCK_LOG_LEVEL", level_names[max_level], 1);
+}
+
+bool al_log_enabled(al_log_level level)
+{
+	return (level & AL_LOG_ALWAYS) != 0 || level <= max_level;
+}
+
+void al_log_context(const char *request_id, const char *trace_id)
+{
+	ctx_request_id = request_id;
+	ctx_trace_id = trace_id;
+}
+
+static void timestamp(char out[32])
+{
+	struct timespec ts;
+	struct tm tm;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	size_t k = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out + k, 32 - k, ".%03ldZ", ts.tv_nsec / 1000000);
+}
+
+/* logfmt: a value is quoted when it is empty or holds a space, '=', a
+ * quote, a backslash or any byte outside printable ASCII. */
+static bool needs_quote(const char *s)
+{
+	if (s[0] == '\0')
+		return true;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p <= 0x20 || *p >= 0x7f || *p == '=' || *p == '"' ||
+		    *p == '\\')
+			return true;
+	return false;
+}
+
+static void text_pair(FILE *f, const char *key, const char *value)
+{
+	if (!needs_quote(value) && strlen(value) <= VALUE_MAX) {
+		fprintf(f, " %s=%s", key, value);
+		return;
+	}
+	char *q = al_log_quote(value, VALUE_MAX);
+	fprintf(f, " %s=%s", key, q != NULL ? q : "\"\"");
+	free(q);
+}
+
+static void text_line(FILE *f, const char *ts, al_log_level level,
+		      const char *msg, const al_log_field *fields, size_t n)
+{
+	fprintf(f, "ts=%s level=%s", ts, level_names[level]);
+	text_pair(f, "msg", msg);
+	for (size_t i = 0; i < n; i++) {
+		if (fields[i].is_num)
+			fprintf(f, " %s=%lld", fields[i].key, fields[i].num);
+		else if (fields[i].str != NULL)
+			text_pair(f, fields[i].key, fields[i].str);
+	}
+	if (ctx_request_id != NULL)
+		text_pair(f, "request_id", ctx_request_id);
+	if (ctx_trace_id != NULL)
+		text_pair(f, "trace_id", ctx_trace_id);
+}
+
+/* A JSON string of any bytes: invalid UTF-8 is escaped as \xNN text. */
+static json_t *jvalue(const char *s)
+{
+	json_t *v = strlen(s) <= VALUE_MAX ? json_string(s) : NULL;
+	if (v == NULL) {
+		char *q = al_log_quote(s, VALUE_MAX);
+		v = q != NULL ? json_stringn(q + 1, strlen(q) - 2) : NULL;
+		free(q);
+	}
+	return v;
+}
+
+static char *json_line(const char *ts, al_log_level level, const char *msg,
+		       const al_log_field *fields, size_t n)
+{
+	json_t *o = json_object();
+	if (o == NULL)
+		return NULL;
+	json_object_set_new(o, "ts", json_string(ts));
+	json_object_set_new(o, "level", json_string(level_names[level]));
+	json_object_set_new(o, "msg", jvalue(msg));
+	for (size_t i = 0; i < n; i++) {
+		if (fields[i].is_num)
+			json_object_set_new(o, fields[i].key,
+					    json_integer(fields[i].num));
+		else if (fields[i].str != NULL)
+			json_object_set_new(o, fields[i].key,
+					    jvalue(fields[i].str));
+	}
+	if (ctx_request_id != NULL)
+		json_object_set_new(o, "request_id", jvalue(ctx_request_id));
+	if (ctx_trace_id != NULL)
+		json_object_set_new(o, "trace_id", jvalue(ctx_trace_id));
+	char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	return s;
+}
+
+void al_log_fields(al_log_level level, const char *msg,
+		   const al_log_field *fields, size_t n)
+{
+	if (!al_log_enabled(level))
+		return;
+	level &= ~AL_LOG_ALWAYS;
+	char ts[32];
+	timestamp(ts);
+	char *buf = NULL;
+	size_t len = 0;
+	if (json_format) {
+		buf = json_line(ts, level, msg, fields, n);
+		len = buf != NULL ? strlen(buf) : 0;
+	} else {
+		FILE *f = open_memstream(&buf, &len);
+		if (f != NULL) {
+			text_line(f, ts, level, msg, fields, n);
+			if (fclose(f) != 0) {
+				free(buf);
+				buf = NULL;
+			}
+		}
+	}
+	if (buf == NULL) {
+		/* Out of memory: the line is lost, not the process. */
+		static const char oom[] = "level=error msg=\"log line lost: "
+					  "out of memory\"\n";
+		(void)!write(2, oom, sizeof(oom) - 1);
+		return;
+	}
+	char *line = realloc(buf, len + 1);
+	if (line == NULL) {
+		free(buf);
+		return;
+	}
+	line[len++] = '\n';
+	(void)al_write_all(2, line, len);
+	free(line);
+}
+
+void al_logf(al_log_level level, const char *run_id, const char *fmt, ...)
+{
+	if (!al_log_enabled(level))
+		return;
+	char *msg = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		msg = NULL;
+	al_log_field f = AL_LF_S("run_id", run_id);
+	al_log_fields(level, msg != NULL ? msg : fmt, &f, 1);
+	free(msg);
+}

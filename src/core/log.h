@@ -1,0 +1,56 @@
+/* Internal: the daemon's log (docs/serve.md, "Logs"): one line per event
+ * on stderr, text (key=value) or JSON, with a level and an RFC 3339 UTC
+ * timestamp.  airlockd and its supervisors share it; the format and the
+ * level travel to supervisors in AIRLOCK_LOG_FORMAT / AIRLOCK_LOG_LEVEL. */
+#ifndef AL_CORE_LOG_H
+#define AL_CORE_LOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum al_log_level {
+	AL_LOG_ERROR = 0,
+	AL_LOG_WARN,
+	AL_LOG_INFO,
+	AL_LOG_DEBUG,
+	/* Or-ed into a level: written whatever the level (the start-up
+	 * lines a supervisor of airlockd reads its address from). */
+	AL_LOG_ALWAYS = 0x100
+} al_log_level;
+
+/* "text" or "json"; -EINVAL otherwise. */
+int al_log_set_format(const char *name);
+/* "error", "warn", "info" or "debug"; -EINVAL otherwise. */
+int al_log_set_level(const char *name);
+/* Takes AIRLOCK_LOG_FORMAT and AIRLOCK_LOG_LEVEL when set; -EINVAL names
+ * an invalid one in *bad (the variable's name). */
+int al_log_from_env(const char **bad);
+/* Exports the current format and level to the environment, for the
+ * processes this one starts. */
+void al_log_export_env(void);
+bool al_log_enabled(al_log_level level);
+
+/* One field: a string (NULL: left out) or a number. */
+typedef struct al_log_field {
+	const char *key;
+	const char *str;
+	long long num;
+	bool is_num;
+} al_log_field;
+#define AL_LF_S(k, v) ((al_log_field){.key = (k), .str = (v)})
+#define AL_LF_N(k, v)                                                          \
+	((al_log_field){.key = (k), .num = (long long)(v), .is_num = true})
+
+/* One line: msg and the fields, then this thread's request context. */
+void al_log_fields(al_log_level level, const char *msg,
+		   const al_log_field *fields, size_t n);
+/* One line with a printf message and, when run_id is not NULL, a run_id
+ * field. */
+void al_logf(al_log_level level, const char *run_id, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* The request this thread is serving (NULL: none): its id and trace id are
+ * added to every line the thread writes until cleared. */
+void al_log_context(const char *request_id, const char *trace_id);
+
+#endif
