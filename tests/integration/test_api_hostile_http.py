@@ -410,7 +410,10 @@ def test_hostile_requests_get_typed_answers_and_leave_nothing_behind(
         now = proc_figures(pid)
         fds_ok = now[0] <= idle[0] + 2
         threads_ok = now[1] <= idle[1] + 2
-        rss_ok = now[2] <= idle[2] + 16 * 1024
+        # ASan quarantines freed memory: RSS is only the daemon's own
+        # figure in the plain build (docs/testing.md)
+        rss_ok = now[2] <= idle[2] + 16 * 1024 or \
+            os.environ.get("AIRLOCK_SAN") == "1"
         if (fds_ok and threads_ok and rss_ok) or \
                 time.monotonic() > deadline:
             break

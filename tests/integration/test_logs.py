@@ -145,7 +145,8 @@ def test_request_id_is_echoed_and_a_plain_one_honoured(tmp_path):
     finally:
         d.stop()
     ids = [r["request_id"] for r in access(records(d, "json"))]
-    assert ids[0] == "caller-1.A_b"
+    # access lines are written as answers complete, not in request order
+    assert "caller-1.A_b" in ids
     assert "semi;colon" not in d.log()
 
 
