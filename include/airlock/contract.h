@@ -283,7 +283,7 @@ void al_result_free(al_result *res);
  * implies.  Returns 0 or -ENOMEM. */
 int al_result_set_outcome(al_result *res, al_outcome outcome,
 			  const char *reason);
-/* The shape rules of DESIGN.md: an exit code only with completed/failed
+/* The shape rules of docs/contract.md ("Outcomes"): an exit code only with completed/failed
  * (and exit_code 0 iff completed), a signal only with killed/interrupted,
  * neither on a timeout, no process fields on a refusal.  Returns 0 when the
  * shape is consistent, -EPROTO otherwise. */

@@ -1,4 +1,4 @@
-/* airlock — the host pipeline (DESIGN.md, "The host pipeline").
+/* airlock — the host pipeline (docs/host.md).
  *
  * The host decides whether a run may happen: validate, enabled, language
  * allow-list, grant, ceilings, provider selection, idempotency, audit,

@@ -1,4 +1,4 @@
-/* The host pipeline (DESIGN.md, "The host pipeline"; docs/host.md).
+/* The host pipeline (docs/host.md).
  *
  * Steps in fixed order: validate, enabled, tenant language allow-list,
  * grant, ceilings, provider selection, idempotency, audit run.started,
