@@ -225,8 +225,8 @@ SwaggerParser.validate(process.argv[2]).then(
 def test_spec_passes_swagger_parser():
     node = shutil.which("node") or shutil.which("nodejs")
     if node is None:
-        pytest.skip("node is not installed (scripts/install-deps.sh "
-                    "installs Debian's nodejs)")
+        pytest.fail("node is not installed: run scripts/install-deps.sh "
+                    "(Debian's nodejs)")
     module = TOOLS / "node_modules" / "@apidevtools" / "swagger-parser"
     assert module.is_dir(), \
         "%s missing: run scripts/install-tools.sh" % module

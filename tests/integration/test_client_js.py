@@ -37,8 +37,8 @@ def run(args, timeout, env=None):
 def node():
     exe = shutil.which("node") or shutil.which("nodejs")
     if exe is None:
-        pytest.skip("node is not installed (scripts/install-deps.sh "
-                    "installs Debian's nodejs)")
+        pytest.fail("node is not installed: run scripts/install-deps.sh "
+                    "(Debian's nodejs)")
     return exe
 
 

@@ -259,11 +259,12 @@ def test_sse_wire_format():
 
 def test_python_client_type_checks():
     """The package is typed (py.typed): mypy --strict passes on it and on
-    its example.  Debian's python3-mypy; skipped when not installed."""
+    its example.  Debian's python3-mypy (scripts/install-deps.sh)."""
     import importlib.util
     import subprocess
     if importlib.util.find_spec("mypy") is None:
-        pytest.skip("mypy is not installed (Debian: python3-mypy)")
+        pytest.fail("mypy is not installed: run scripts/install-deps.sh "
+                    "(Debian's python3-mypy)")
     root = os.path.join(os.path.dirname(__file__), "..", "..", "clients",
                         "python")
     p = subprocess.run([sys.executable, "-m", "mypy", "--strict",
