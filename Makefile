@@ -117,6 +117,16 @@ $(NETSO): $(NETMOD_OBJ)
 $(REMOTESO): $(REMOTEMOD_OBJ)
 	@echo "  LD      $@"
 	@$(CC) -shared $(LDFLAGS) -o $@ $^ $(REMOTE_LIBS)
+# The web console's files (ui/) compiled into the server (src/server/ui.c),
+# so the daemon serves /ui with nothing more to install (docs/console.md).
+UI_FILES = $(sort $(wildcard ui/*))
+UI_INC   = $(BUILD)/gen/ui_assets.inc
+$(UI_INC): $(UI_FILES) scripts/embed-ui.sh
+	@mkdir -p $(dir $@)
+	@echo "  GEN     $@"
+	@scripts/embed-ui.sh $@ $(UI_FILES)
+$(BUILD)/obj/src/server/ui.o $(BUILD)/obj-netmod/src/server/ui.o: $(UI_INC)
+$(BUILD)/obj/src/server/ui.o $(BUILD)/obj-netmod/src/server/ui.o: CFLAGS += -I$(BUILD)/gen
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(KITA) $(LIBA)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"

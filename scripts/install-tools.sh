@@ -4,7 +4,9 @@
 # is installed (Node 20 cannot); typescript and @types/node, only for the
 # type check of the JavaScript client (clients/js, its test runs
 # `tsc --noEmit`); @apidevtools/swagger-parser, which validates
-# docs/openapi.yaml (tests/integration/test_api_openapi.py).  esbuild ships its native binary inside an npm package,
+# docs/openapi.yaml (tests/integration/test_api_openapi.py); puppeteer-core,
+# which drives Debian's chromium in the web console's browser test
+# (tests/integration/test_console.py; no browser is downloaded).  esbuild ships its native binary inside an npm package,
 # so running it needs no node.
 #
 # Also promtool (tools/bin/promtool), which checks the daemon's /metrics text
@@ -23,6 +25,7 @@ ESBUILD_VERSION=0.28.2
 TYPESCRIPT_VERSION=5.9.3
 TYPES_NODE_VERSION=20.19.43
 SWAGGER_PARSER_VERSION=12.1.0
+PUPPETEER_CORE_VERSION=24.43.1
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 tools=${AIRLOCK_TOOLS_DIR:-$repo/tools}
@@ -40,7 +43,8 @@ up_to_date() {
 	[ "$(installed_version typescript)" = "$TYPESCRIPT_VERSION" ] &&
 	[ -x "$tools/node_modules/.bin/tsc" ] &&
 	[ "$(installed_version @types/node)" = "$TYPES_NODE_VERSION" ] &&
-	[ "$(installed_version @apidevtools/swagger-parser)" = "$SWAGGER_PARSER_VERSION" ]
+	[ "$(installed_version @apidevtools/swagger-parser)" = "$SWAGGER_PARSER_VERSION" ] &&
+	[ "$(installed_version puppeteer-core)" = "$PUPPETEER_CORE_VERSION" ]
 }
 
 install_promtool() {
@@ -74,11 +78,12 @@ if ! command -v npm >/dev/null 2>&1; then
 fi
 
 mkdir -p "$tools"
-echo "install-tools: installing esbuild@$ESBUILD_VERSION typescript@$TYPESCRIPT_VERSION @types/node@$TYPES_NODE_VERSION @apidevtools/swagger-parser@$SWAGGER_PARSER_VERSION into $tools" >&2
+echo "install-tools: installing esbuild@$ESBUILD_VERSION typescript@$TYPESCRIPT_VERSION @types/node@$TYPES_NODE_VERSION @apidevtools/swagger-parser@$SWAGGER_PARSER_VERSION puppeteer-core@$PUPPETEER_CORE_VERSION into $tools" >&2
 npm install --prefix "$tools" --no-audit --no-fund --loglevel=error \
 	--no-save "esbuild@$ESBUILD_VERSION" "typescript@$TYPESCRIPT_VERSION" \
 	"@types/node@$TYPES_NODE_VERSION" \
-	"@apidevtools/swagger-parser@$SWAGGER_PARSER_VERSION" >/dev/null
+	"@apidevtools/swagger-parser@$SWAGGER_PARSER_VERSION" \
+	"puppeteer-core@$PUPPETEER_CORE_VERSION" >/dev/null
 
 up_to_date || {
 	echo "install-tools: the pinned tools did not install" >&2

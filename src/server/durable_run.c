@@ -305,6 +305,7 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 	char run_id[40];
 
 	snprintf(run_id, sizeof(run_id), "%s", spec.run_id);
+	al_service_set_language(svc, run, req->language);
 	al_fault_point("before_persist");
 	/* An idle supervisor ready for it (docs/durability.md). */
 	bool warm = false;
@@ -474,6 +475,7 @@ static int adopt(al_service *svc, al_srv_gen *gen, al_drun *dr)
 	}
 	pthread_attr_t attr;
 	pthread_t tid;
+	al_service_set_language(svc, run, al_admission_request(adm)->language);
 	pthread_mutex_lock(&svc->lock);
 	run->adopted = adm;
 	run->drun = dr;

@@ -21,8 +21,11 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "proc/artifacts.h"
+#include "server/audit_view.h"
 #include "server/conns.h"
 #include "server/http.h"
+#include "server/run_filter.h"
+#include "server/ui.h"
 
 #define DEFAULT_LIST_LIMIT 50u
 #define MAX_LIST_LIMIT 1000u
@@ -65,7 +68,9 @@ enum route {
 	R_RUN_EVENTS,
 	R_RUN_INTERRUPT,
 	R_RUN_INBOX,
-	R_RUN_ARTIFACT
+	R_RUN_ARTIFACT,
+	R_AUDIT,
+	R_UI /* the web console's static files: public, no token */
 };
 
 /* An inbox body: {"id", "event"} with the event's JSON at most 64 KiB. */
@@ -185,6 +190,10 @@ static enum route route_of(const char *url, char run_id[40], char artifact[33])
 		return R_CAPABILITIES;
 	if (strcmp(url, "/v1/runs") == 0)
 		return R_RUNS;
+	if (strcmp(url, "/v1/audit") == 0)
+		return R_AUDIT;
+	if (al_ui_route(url))
+		return R_UI;
 	if (strncmp(url, runs, sizeof(runs) - 1) != 0)
 		return R_NONE;
 	const char *id = url + sizeof(runs) - 1, *slash = strchr(id, '/');
@@ -276,9 +285,9 @@ static const char *const single_headers[] = {
 
 typedef struct head_scan {
 	unsigned seen[N_SINGLE];
-	const char *allowed[2]; /* query names this route takes */
+	const char *allowed[6]; /* query names this route takes */
 	bool repeated_header, repeated_query, unknown_query, no_value, nul;
-	char names[4][16]; /* query names seen (the allowed ones only) */
+	char names[6][16]; /* query names seen (the allowed ones only) */
 	unsigned n_names;
 } head_scan;
 
@@ -315,7 +324,7 @@ static enum MHD_Result scan_query(void *cls, enum MHD_ValueKind kind,
 	if (cut_by_nul(key, key_size, value, value_size))
 		h->nul = true;
 	bool known = false;
-	for (size_t i = 0; i < 2 && h->allowed[i] != NULL; i++)
+	for (size_t i = 0; i < 6 && h->allowed[i] != NULL; i++)
 		known = known || strcmp(key, h->allowed[i]) == 0;
 	if (!known) {
 		h->unknown_query = true;
@@ -326,7 +335,7 @@ static enum MHD_Result scan_query(void *cls, enum MHD_ValueKind kind,
 	for (unsigned i = 0; i < h->n_names; i++)
 		if (strcmp(h->names[i], key) == 0)
 			h->repeated_query = true;
-	if (h->n_names < 4)
+	if (h->n_names < 6)
 		snprintf(h->names[h->n_names++], sizeof(h->names[0]), "%s",
 			 key);
 	return MHD_YES;
@@ -372,8 +381,12 @@ static bool head_ok(al_service *svc, struct MHD_Connection *conn,
 	head_scan h = {0};
 	bool post = strcmp(method, "POST") == 0;
 	if (r == R_RUNS && !post) {
+		static const char *const q[] = {"limit",    "after", "outcome",
+						"language", "since", "until"};
+		memcpy(h.allowed, q, sizeof(q));
+	} else if (r == R_AUDIT) {
 		h.allowed[0] = "limit";
-		h.allowed[1] = "after";
+		h.allowed[1] = "before";
 	} else if ((r == R_RUNS && post) || r == R_RUN_INTERRUPT) {
 		h.allowed[0] = "wait";
 	}
@@ -569,31 +582,80 @@ static enum MHD_Result post_run(al_service *svc, struct MHD_Connection *conn,
 	return ret;
 }
 
+static const char *query(struct MHD_Connection *conn, const char *name)
+{
+	return MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+/* A page size, 1..1000; absent: *limit stays the default. */
+static bool list_limit(const char *lim, size_t *limit)
+{
+	if (lim == NULL)
+		return true;
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(lim, &end, 10);
+	if (errno || end == lim || *end || lim[0] == '-' || v == 0 ||
+	    v > MAX_LIST_LIMIT)
+		return false;
+	*limit = v;
+	return true;
+}
+
+/* GET /v1/audit: the tenant's own records and the chain's verify
+ * status. */
+static enum MHD_Result audit(al_service *svc, struct MHD_Connection *conn,
+			     const char *tenant)
+{
+	const char *lim = query(conn, "limit"), *before = query(conn, "before");
+	size_t limit = DEFAULT_LIST_LIMIT;
+	long long seq = 0;
+	char *text = NULL;
+	if (!list_limit(lim, &limit))
+		return al_http_error(svc, conn, 400, "invalid_query",
+				     "limit: expected an integer "
+				     "from 1 to 1000");
+	if (before != NULL) {
+		char *end;
+		errno = 0;
+		seq = strtoll(before, &end, 10);
+		if (errno || end == before || *end || before[0] == '-' ||
+		    before[0] == '+' || seq < 1)
+			return al_http_error(svc, conn, 400, "invalid_query",
+					     "before: expected a record's "
+					     "seq (a positive integer)");
+	}
+	int rc = al_audit_view(svc->opts.state_dir, tenant, limit, seq, &text);
+	if (rc == -ENOMEM)
+		return al_http_error(svc, conn, 503, "unavailable",
+				     "out of memory");
+	if (rc < 0)
+		return al_http_error(svc, conn, 503, "unavailable",
+				     "cannot read the audit trail");
+	return al_http_json(svc, conn, 200, text);
+}
+
 static enum MHD_Result list_runs(al_service *svc, struct MHD_Connection *conn,
 				 const char *tenant)
 {
-	const char *lim = MHD_lookup_connection_value(
-		conn, MHD_GET_ARGUMENT_KIND, "limit");
-	const char *after = MHD_lookup_connection_value(
-		conn, MHD_GET_ARGUMENT_KIND, "after");
+	const char *lim = query(conn, "limit"), *after = query(conn, "after");
 	size_t limit = DEFAULT_LIST_LIMIT;
 	char *text = NULL;
+	al_run_filter filter;
+	const char *why = NULL;
 
-	if (lim != NULL) {
-		char *end;
-		errno = 0;
-		unsigned long v = strtoul(lim, &end, 10);
-		if (errno || end == lim || *end || lim[0] == '-' || v == 0 ||
-		    v > MAX_LIST_LIMIT)
-			return al_http_error(svc, conn, 400, "invalid_query",
-					     "limit: expected an integer "
-					     "from 1 to 1000");
-		limit = v;
-	}
+	if (!list_limit(lim, &limit))
+		return al_http_error(svc, conn, 400, "invalid_query",
+				     "limit: expected an integer "
+				     "from 1 to 1000");
 	if (after != NULL && !valid_run_id(after, strlen(after)))
 		return al_http_error(svc, conn, 400, "invalid_query",
 				     "after: not a run id");
-	int rc = al_service_list(svc, tenant, limit, after, &text);
+	if (al_run_filter_parse(&filter, query(conn, "outcome"),
+				query(conn, "language"), query(conn, "since"),
+				query(conn, "until"), &why) < 0)
+		return al_http_error(svc, conn, 400, "invalid_query", why);
+	int rc = al_service_list(svc, tenant, limit, after, &filter, &text);
 	if (rc == -ENOENT)
 		return al_http_error(svc, conn, 400, "invalid_query",
 				     "after: no such run");
@@ -1029,6 +1091,13 @@ static const char *token_tenant(al_service *svc, struct MHD_Connection *conn,
 	return tenant != NULL ? buf : NULL;
 }
 
+/* Routes answered without a token: health, and the console's static
+ * files (the data it shows comes from the API with the user's token). */
+static bool public_route(enum route r)
+{
+	return r == R_HEALTH || r == R_UI;
+}
+
 static enum MHD_Result unauthorized(al_service *svc,
 				    struct MHD_Connection *conn)
 {
@@ -1138,10 +1207,10 @@ static enum MHD_Result first_call(const al_http *h, struct MHD_Connection *conn,
 			       ? too_large(svc, conn, r)
 			       : al_http_error(svc, conn, why.status, why.code,
 					       why.message);
-	if (r != R_HEALTH && token_tenant(svc, conn, principal, tenant,
-					  sizeof(tenant)) == NULL)
+	if (!public_route(r) && token_tenant(svc, conn, principal, tenant,
+					     sizeof(tenant)) == NULL)
 		return unauthorized(svc, conn);
-	if (r != R_HEALTH)
+	if (!public_route(r))
 		memcpy(rc->tenant, tenant, sizeof(rc->tenant));
 	if (takes_body(r, method) &&
 	    !json_content_type(MHD_lookup_connection_value(
@@ -1187,11 +1256,15 @@ static enum MHD_Result handle(const al_http *h, struct MHD_Connection *conn,
 	char tenant_buf[256] = "";
 	const char *tenant = token_tenant(svc, conn, principal, tenant_buf,
 					  sizeof(tenant_buf));
-	if (r != R_HEALTH && tenant == NULL)
+	if (!public_route(r) && tenant == NULL)
 		return unauthorized(svc, conn);
 	switch (r) {
 	case R_HEALTH:
 		return health(h, conn);
+	case R_UI:
+		return al_ui_answer(svc, conn, url);
+	case R_AUDIT:
+		return audit(svc, conn, tenant_buf);
 	case R_METRICS:
 		return metrics(h, conn);
 	case R_CAPABILITIES:

@@ -836,8 +836,18 @@ void al_service_interrupt_all(al_service *svc)
 	}
 }
 
+void al_service_set_language(al_service *svc, al_srv_run *run,
+			     const char *language)
+{
+	pthread_mutex_lock(&svc->lock);
+	snprintf(run->language, sizeof(run->language), "%s",
+		 language != NULL ? language : "");
+	pthread_mutex_unlock(&svc->lock);
+}
+
 int al_service_list(al_service *svc, const char *tenant, size_t limit,
-		    const char *after, char **out)
+		    const char *after, const al_run_filter *filter,
+		    char **out)
 {
 	json_t *doc = json_object(), *arr = json_array();
 	al_srv_run *run;
@@ -873,6 +883,10 @@ int al_service_list(al_service *svc, const char *tenant, size_t limit,
 		struct stat st;
 		if (run->run_id[0] == '\0' || strcmp(run->tenant, tenant) != 0)
 			continue;
+		if (!al_run_filter_match(filter, run->state == AL_SRV_RUN_DONE,
+					 run->outcome, run->language,
+					 run->created_ms))
+			continue;
 		if (runs >= 0 && run->has_dir &&
 		    run->state == AL_SRV_RUN_DONE &&
 		    fstatat(runs, run->run_id, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
@@ -891,6 +905,9 @@ int al_service_list(al_service *svc, const char *tenant, size_t limit,
 			json_object_set_new(
 				item, "outcome",
 				json_string(al_outcome_name(run->outcome)));
+		if (item != NULL && run->language[0] != '\0')
+			json_object_set_new(item, "language",
+					    json_string(run->language));
 		if (item == NULL || json_array_append_new(arr, item) < 0) {
 			rc = -ENOMEM;
 			break;

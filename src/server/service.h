@@ -16,6 +16,7 @@
 #include "server/auth.h"
 #include "server/idle_pool.h"
 #include "server/metrics.h"
+#include "server/run_filter.h"
 #include "supervisor/durable.h"
 
 /* A configuration generation: runs keep the host they started on, so a
@@ -53,6 +54,7 @@ typedef struct al_srv_run {
 	char *result_json; /* when done and not on disk (refusals) */
 	unsigned status;   /* HTTP status of the result, when done */
 	al_outcome outcome;
+	char language[32]; /* the request's, once admitted; "" unknown */
 	al_cancel *cancel;
 	al_srv_gen *gen;
 	char *body; /* the request text, freed once the run starts */
@@ -174,11 +176,16 @@ int al_service_idle_start(al_service *svc);
 int al_service_recover(al_service *svc);
 /* Interrupts every live run (shutdown past the grace). */
 void al_service_interrupt_all(al_service *svc);
-/* Runs of this tenant, newest first, as a JSON document text:
- * {"runs": [...], "next_after": id|null}.  after: a run id cursor or NULL.
- * -ENOENT when after is not a known run of the tenant.  Caller frees. */
+/* Runs of this tenant that pass filter, newest first, as a JSON document
+ * text: {"runs": [...], "next_after": id|null}.  after: a run id cursor or
+ * NULL.  -ENOENT when after is not a known run of the tenant.  Caller
+ * frees. */
 int al_service_list(al_service *svc, const char *tenant, size_t limit,
-		    const char *after, char **out);
+		    const char *after, const al_run_filter *filter,
+		    char **out);
+/* Notes the run's language (for the list and its filter). */
+void al_service_set_language(al_service *svc, al_srv_run *run,
+			     const char *language);
 
 /* ---- shared by service.c and durable_run.c -------------------------- */
 
