@@ -18,8 +18,8 @@
 /* The tenant's records, newest first, into arr; *next the seq to page on
  * from, 0 when there is no more. */
 static int read_records(const char *state_dir, const char *tenant,
-			size_t limit, int64_t before, json_t *arr,
-			int64_t *next)
+			const char *run_id, size_t limit, int64_t before,
+			json_t *arr, int64_t *next)
 {
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
@@ -33,12 +33,16 @@ static int read_records(const char *state_dir, const char *tenant,
 	if (sqlite3_prepare_v2(db,
 			       "SELECT seq, prev_hash, hash, record FROM audit "
 			       "WHERE json_extract(record, '$.tenant') = ?1 "
-			       "AND seq < ?2 ORDER BY seq DESC LIMIT ?3",
+			       "AND seq < ?2 AND (?4 IS NULL OR "
+			       "json_extract(record, '$.run_id') = ?4) "
+			       "ORDER BY seq DESC LIMIT ?3",
 			       -1, &st, NULL) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 1, tenant, -1, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 2, before > 0 ? before : INT64_MAX) !=
 		    SQLITE_OK ||
-	    sqlite3_bind_int64(st, 3, (sqlite3_int64)limit + 1) != SQLITE_OK) {
+	    sqlite3_bind_int64(st, 3, (sqlite3_int64)limit + 1) != SQLITE_OK ||
+	    (run_id != NULL &&
+	     sqlite3_bind_text(st, 4, run_id, -1, SQLITE_STATIC) != SQLITE_OK)) {
 		rc = -EIO;
 		goto out;
 	}
@@ -83,15 +87,16 @@ out:
 	return rc;
 }
 
-int al_audit_view(const char *state_dir, const char *tenant, size_t limit,
-		  int64_t before, char **out)
+int al_audit_view(const char *state_dir, const char *tenant,
+		  const char *run_id, size_t limit, int64_t before, char **out)
 {
 	json_t *arr = json_array(), *verify = json_object(), *doc = NULL;
 	int64_t next = 0;
 	int rc = arr && verify ? 0 : -ENOMEM;
 	*out = NULL;
 	if (rc == 0)
-		rc = read_records(state_dir, tenant, limit, before, arr, &next);
+		rc = read_records(state_dir, tenant, run_id, limit, before, arr,
+				  &next);
 	if (rc < 0)
 		goto out;
 	al_error *err = NULL;

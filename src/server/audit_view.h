@@ -8,9 +8,10 @@
 
 /* {"records": [...newest first], "next_before": seq|null,
  *  "verify": {"ok": bool, "message"?: text}} as JSON text in *out.
- * before: only records with seq < before (0: from the newest).  0, or a
- * negative errno (-ENOMEM; -EIO when the trail cannot be read). */
-int al_audit_view(const char *state_dir, const char *tenant, size_t limit,
-		  int64_t before, char **out);
+ * before: only records with seq < before (0: from the newest); run_id:
+ * only that run's (NULL: all).  0, or a negative errno (-ENOMEM; -EIO
+ * when the trail cannot be read). */
+int al_audit_view(const char *state_dir, const char *tenant,
+		  const char *run_id, size_t limit, int64_t before, char **out);
 
 #endif

@@ -387,6 +387,7 @@ static bool head_ok(al_service *svc, struct MHD_Connection *conn,
 	} else if (r == R_AUDIT) {
 		h.allowed[0] = "limit";
 		h.allowed[1] = "before";
+		h.allowed[2] = "run_id";
 	} else if ((r == R_RUNS && post) || r == R_RUN_INTERRUPT) {
 		h.allowed[0] = "wait";
 	}
@@ -625,7 +626,12 @@ static enum MHD_Result audit(al_service *svc, struct MHD_Connection *conn,
 					     "before: expected a record's "
 					     "seq (a positive integer)");
 	}
-	int rc = al_audit_view(svc->opts.state_dir, tenant, limit, seq, &text);
+	const char *run_id = query(conn, "run_id");
+	if (run_id != NULL && !valid_run_id(run_id, strlen(run_id)))
+		return al_http_error(svc, conn, 400, "invalid_query",
+				     "run_id: not a run id");
+	int rc = al_audit_view(svc->opts.state_dir, tenant, run_id, limit, seq,
+			       &text);
 	if (rc == -ENOMEM)
 		return al_http_error(svc, conn, 503, "unavailable",
 				     "out of memory");
