@@ -7,10 +7,9 @@
 "use strict";
 
 const TOKEN_KEY = "airlock.token";
-const OUTCOMES = ["completed", "failed", "timed_out", "killed", "interrupted",
-  "cancelled", "denied", "disabled", "unsupported_language",
-  "unenforceable_limit", "invalid_request", "busy", "unavailable",
-  "provider_error", "secret_unavailable", "conflict"];
+const OUTCOMES = ["completed", "failed", "killed", "timed_out", "interrupted",
+  "cancelled", "invalid_request", "denied", "unsupported_language",
+  "unenforceable_limit", "disabled", "unavailable", "conflict"];
 
 let streamAbort = null; // the live output reader of the open run page
 
@@ -25,7 +24,7 @@ function el(tag, attrs, ...children) {
     else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
     else e.setAttribute(k, v === true ? "" : String(v));
   }
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === null || c === undefined) continue;
     e.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
@@ -120,6 +119,14 @@ function toIso(local) {
   return isNaN(d) ? null : d.toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
+function toLocal(iso) {
+  const d = iso ? new Date(iso) : null;
+  if (!d || isNaN(d)) return null;
+  const p = (n) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T` +
+    `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
 async function viewRuns(view, query) {
   let languages = [];
   try {
@@ -138,9 +145,11 @@ async function viewRuns(view, query) {
       languages.map((l) => el("option", { value: l,
         selected: query.get("language") === l }, l)))),
     el("label", {}, "Since", el("input", { type: "datetime-local",
-      name: "since", step: 1 })),
+      name: "since", step: 1,
+      value: toLocal(query.get("since")) })),
     el("label", {}, "Until", el("input", { type: "datetime-local",
-      name: "until", step: 1 })),
+      name: "until", step: 1,
+      value: toLocal(query.get("until")) })),
     el("button", { type: "submit" }, "Filter"));
   f.addEventListener("submit", (ev) => {
     ev.preventDefault();
@@ -321,9 +330,12 @@ async function viewRun(view, id) {
 
   // What the host decided (limits as enforced, grant, language) is in the
   // run's audit record.
-  api("/v1/audit?limit=5&run_id=" + encodeURIComponent(id)).then((a) => {
+  // Asked again once the run ends: a run just admitted may not have its
+  // record written yet.
+  const loadLimits = () => api("/v1/audit?limit=5&run_id=" +
+      encodeURIComponent(id)).then((a) => {
     const start = a.records.find((r) => r.event === "run.started") || a.records[0];
-    if (!start) return;
+    if (!start || limits.firstChild) return;
     limits.append(el("h2", {}, "Limits (as enforced)"),
       facts(Object.entries(start.limits || {})));
     limits.append(el("h2", {}, "Request"), facts([
@@ -334,6 +346,7 @@ async function viewRun(view, id) {
       ["code sha256", start.code_sha256], ["principal", start.principal],
     ]));
   }).catch(() => {});
+  loadLimits();
 
   let finished = null;
   const ac = new AbortController();
@@ -364,6 +377,7 @@ async function viewRun(view, id) {
   if (se) out.append(el("span", { class: "stderr" }, se));
   status.replaceChildren(badge(finished.outcome));
   renderResult(result, id, finished);
+  if (!limits.firstChild) await loadLimits();
 }
 
 // ---- audit -------------------------------------------------------------------
