@@ -89,6 +89,9 @@ def test_every_endpoint_answers_as_documented(spec, daemon):
     c.call("GET", "/v1/capabilities", token="wrong")
     c.call("GET", "/metrics")
     c.call("GET", "/metrics", token=None)
+    assert c.call("GET", "/ui/index.html", token=None)[0] == 200
+    assert c.call("GET", "/ui/console.js", token=None)[0] == 200
+    assert c.call("GET", "/ui/nope", token=None)[0] == 404
 
     st, res = c.call("POST", "/v1/runs", sh("echo hi"))
     assert st == 200
@@ -153,6 +156,11 @@ def test_every_endpoint_answers_as_documented(spec, daemon):
     assert c.call("GET", "/v1/runs?limit=2")[0] == 200
     assert c.call("GET", "/v1/runs?limit=0")[0] == 400
     assert c.call("GET", "/v1/runs", token=None)[0] == 401
+    assert c.call("GET", "/v1/runs?outcome=completed&language=sh")[0] == 200
+    assert c.call("GET", "/v1/runs?outcome=nope")[0] == 400
+    assert c.call("GET", "/v1/audit?limit=5")[0] == 200
+    assert c.call("GET", "/v1/audit?before=0")[0] == 400
+    assert c.call("GET", "/v1/audit", token=None)[0] == 401
     assert c.call("GET", "/v1/runs/unknown/events")[0] == 404
 
     # The event stream: documented as text/event-stream.
