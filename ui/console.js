@@ -447,8 +447,10 @@ async function viewSystem(view) {
 
 async function render() {
   if (streamAbort) { streamAbort.abort(); streamAbort = null; }
-  const view = document.getElementById("view");
-  view.replaceChildren();
+  // Each render draws into its own container: one still awaiting the API
+  // when the user moves on writes into a container no longer shown.
+  const view = el("div");
+  document.getElementById("view").replaceChildren(view);
   const signedIn = !!token();
   document.getElementById("login").hidden = signedIn;
   document.getElementById("nav").hidden = !signedIn;

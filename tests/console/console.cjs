@@ -13,6 +13,9 @@ const [base, tokenFile, work] = process.argv.slice(2);
 const token = fs.readFileSync(tokenFile, "utf8").trim();
 const CHROMIUM = process.env.AIRLOCK_CHROMIUM || "/usr/bin/chromium";
 const STEP_MS = 15000;
+// Timer polling, and predicates that never throw: a predicate that throws
+// (an element not there yet) ends puppeteer's polling without an answer.
+const POLL = { polling: 100 };
 const XSS = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>';
 const seen = {};
 
@@ -41,8 +44,9 @@ async function main() {
     executablePath: CHROMIUM, headless: true,
     args: ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"],
   });
+  let page = null;
   try {
-    const page = await browser.newPage();
+    page = await browser.newPage();
     page.setDefaultTimeout(STEP_MS);
     await page.setViewport({ width: 1200, height: 800 });
     const errors = [];
@@ -59,7 +63,7 @@ async function main() {
     await page.goto(base + "/ui/", { waitUntil: "load" });
     await page.type("#token", "not-a-token");
     await page.click("#login-form button");
-    await page.waitForFunction(() => !document.getElementById("error").hidden);
+    await page.waitForFunction(() => !document.getElementById("error").hidden, POLL);
     seen.bad_token_error = await textOf(page, "#error");
     check(/refused/.test(seen.bad_token_error), "bad token error shown");
     check(await page.$eval("#nav", (e) => e.hidden), "nav hidden after bad token");
@@ -85,12 +89,13 @@ async function main() {
       "echo report > out/r.txt");
     await page.type("#new-run textarea[name=outputs]", "out/r.txt");
     await page.click("#new-run button[type=submit]");
-    await page.waitForFunction(() => location.hash.startsWith("#/run/"));
+    await page.waitForFunction(() => location.hash.startsWith("#/run/"), POLL);
     const runId = decodeURIComponent(
       (await page.evaluate(() => location.hash)).slice("#/run/".length));
     seen.run_id = runId;
     await page.waitForFunction(() =>
-      document.getElementById("output").textContent.includes("line1"));
+      (document.getElementById("output")?.textContent || "").includes("line1"),
+      POLL);
     const mid = await api("GET", "/v1/runs/" + runId);
     seen.state_when_line1_shown = mid.body.state || "finished";
     seen.badge_when_line1_shown = await page.$eval("#run-state",
@@ -138,8 +143,16 @@ async function main() {
     check(seen.filtered_runs.includes(runId), "the run is listed");
     await shot(page, "console-runs.png");
     await page.goto(base + "/ui/#/runs?language=python");
-    await page.waitForFunction(() =>
-      document.getElementById("runs-body").textContent.includes("No runs match"));
+    // This view's list (the previous one, filtered on sh, is replaced).
+    await page.waitForFunction(() => {
+      const sel = document.querySelector("#filters select[name=language]");
+      const body = document.getElementById("runs-body");
+      return !!sel && sel.value === "python" && !!body &&
+        body.children.length > 0;
+    }, POLL);
+    seen.python_runs = await page.$$eval("#runs-body tr[data-run]",
+      (l) => l.map((e) => e.children[3].textContent));
+    check(seen.python_runs.every((l) => l === "python"), "language filter");
 
     // The audit trail, verified.
     await page.goto(base + "/ui/#/audit");
@@ -159,6 +172,11 @@ async function main() {
     seen.page_errors = errors;
     seen.session_token = await page.evaluate(
       () => sessionStorage.getItem("airlock.token") !== null);
+  } catch (e) {
+    // What the page showed when a step failed, for the test's message.
+    if (page) seen.failed_at = { url: page.url(), view: await page.$eval(
+      "main", (m) => m.textContent.slice(0, 2000)).catch(() => null) };
+    throw e;
   } finally {
     await browser.close();
   }
