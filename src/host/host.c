@@ -351,6 +351,7 @@ static void *worker_main(void *arg)
 	run_exec *x = arg;
 	al_host *h = x->host;
 	al_exec ex = {
+		AL_ABI_HEADER(al_exec),
 		.run_id = x->run_id,
 		.request = x->req,
 		.on_output = x->on_output ? forward_output : NULL,

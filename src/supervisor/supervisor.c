@@ -105,6 +105,7 @@ static void *exec_main(void *arg)
 {
 	sup *s = arg;
 	al_exec ex = {
+		AL_ABI_HEADER(al_exec),
 		.run_id = s->run_id,
 		.request = s->req,
 		.on_output = s->req->grant.streaming ? on_output : NULL,
