@@ -208,6 +208,8 @@ const al_provider_ops *const *al_provider_builtins(void);
  * libairlock.so.0), and it may use only the API these headers declare. */
 #define AL_PROVIDER_MODULE_ENTRY "al_provider_module_entry"
 typedef const al_provider_ops *(*al_provider_module_entry_fn)(void);
+/* Defined by a module, never by libairlock. */
+const al_provider_ops *al_provider_module_entry(void);
 
 /* Loads the provider module at `path` that must provide the provider
  * named `id`, and returns its table in *out.  The path must be absolute;

@@ -1143,6 +1143,15 @@ const char *al_admission_provider_config(const al_admission *a)
 	return s->cands[a->rs.sel.chosen].cfg->config_json;
 }
 
+const char *al_admission_provider_module(const al_admission *a)
+{
+	const al_selector *s = &a->rs.h->sel;
+	if (!a->rs.selected || a->rs.sel.chosen >= s->n ||
+	    !s->cands[a->rs.sel.chosen].cfg)
+		return NULL;
+	return s->cands[a->rs.sel.chosen].cfg->module;
+}
+
 const al_facts *al_admission_facts(const al_admission *a)
 {
 	return a->rs.own_facts ? a->rs.own_facts : a->rs.sel.facts;
