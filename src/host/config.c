@@ -626,7 +626,8 @@ static int parse_require(json_t *v, al_config *cfg, al_error **err)
 		return bad(err, "require_provider",
 			   "not a valid provider name");
 	for (size_t i = 0; i < cfg->n_candidates; i++)
-		if (strcmp(cfg->candidates[i].provider,
+		if (cfg->candidates[i].provider &&
+		    strcmp(cfg->candidates[i].provider,
 			   cfg->require_provider) == 0)
 			return 0;
 	return bad(err, "require_provider",
