@@ -6,7 +6,10 @@
  * rename between the check and the load cannot swap it.  The directories
  * above it are checked too, because whoever can write one of them can
  * replace the file after it was checked for the next process.  Modules are
- * never unloaded: a handle of theirs may live as long as the process. */
+ * never unloaded: a handle of theirs may live as long as the process.
+ * Their descriptors stay open too: the dynamic loader knows an object by
+ * the name it was opened with, and a later module opened through a reused
+ * descriptor number would be taken for the earlier one. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +26,8 @@
 typedef struct loaded {
 	dev_t dev;
 	ino_t ino;
+	int fd;
+	void *handle;
 	const al_provider_ops *ops;
 	struct loaded *next;
 } loaded;
@@ -128,17 +133,28 @@ static int check_table(const al_provider_ops *ops, const char *id,
 	return 0;
 }
 
-static int load_fd(int fd, const char *id, const char *path,
-		   const al_provider_ops **out, al_error **err)
+/* Called with the lock held. */
+static int load_fd(loaded *m, const char *id, const char *path,
+		   al_error **err)
 {
 	char self[64], msg[256];
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", m->fd);
 	void *h = dlopen(self, RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL) {
 		sanitize(dlerror(), msg, sizeof(msg));
 		return fail(err, AL_ERR_UNAVAILABLE, ENOEXEC,
 			    "cannot load the module %s: %s", path, msg);
 	}
+	/* Another file under a name the loader already knows (a module that
+	 * failed its checks and could not be unloaded): not this one. */
+	for (const loaded *o = modules; o != NULL; o = o->next)
+		if (o->handle == h) {
+			dlclose(h);
+			return fail(err, AL_ERR_UNAVAILABLE, EEXIST,
+				    "cannot load the module %s: the loader "
+				    "returned another module%s",
+				    path, "");
+		}
 	al_provider_module_entry_fn entry;
 	/* POSIX's sanctioned way from a data pointer to a function. */
 	*(void **)&entry = dlsym(h, AL_PROVIDER_MODULE_ENTRY);
@@ -154,7 +170,8 @@ static int load_fd(int fd, const char *id, const char *path,
 		dlclose(h);
 		return rc;
 	}
-	*out = ops;
+	m->handle = h;
+	m->ops = ops;
 	return 0;
 }
 
@@ -216,7 +233,8 @@ int al_provider_module_load(const char *id, const char *path,
 				  "out of memory");
 		goto out;
 	}
-	if ((rc = load_fd(fd, id, path, &m->ops, err)) < 0) {
+	m->fd = fd;
+	if ((rc = load_fd(m, id, path, err)) < 0) {
 		free(m);
 		goto out;
 	}
@@ -225,8 +243,10 @@ int al_provider_module_load(const char *id, const char *path,
 	m->next = modules;
 	modules = m;
 	*out = m->ops;
+	fd = -1; /* kept: see the top of this file */
 out:
 	pthread_mutex_unlock(&lock);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return rc;
 }

@@ -88,6 +88,24 @@ def test_cli_runs_module(airlock, tmp_path):
     assert p.stdout == b"from a module\n"
 
 
+def test_two_modules_in_one_configuration(airlock, tmp_path):
+    # Each loads as itself (the loader knows objects by the name they were
+    # opened with; descriptor numbers must not make one the other).
+    log = tmp_path / "calls.log"
+    cfg = config(EXAMPLE)
+    cfg["providers"].insert(0, {"provider": "counting",
+                                "module": module("counting"),
+                                "config": {"log": str(log)}})
+    cfg["acknowledged_providers"].append("counting")
+    path = write(tmp_path, cfg)
+    p = airlock("run", *REQ, "-e", "echo first", config=path)
+    assert p.returncode == 0, p.stderr
+    assert "execute 1 start" in open(log).read()
+    p = airlock("run", "-p", "example-local", *REQ, "-e", "echo second",
+                config=path)
+    assert p.returncode == 0 and p.stdout == b"second\n", p.stderr
+
+
 def test_unacknowledged_module_is_not_loaded(airlock, tmp_path):
     log = tmp_path / "calls.log"
     cfg = write(tmp_path, config(module("counting"), name="counting",

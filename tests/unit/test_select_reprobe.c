@@ -118,6 +118,8 @@ static const char base_cfg[] =
 static al_request *request(void)
 {
 	al_request *req = al_request_new();
+	free(req->language);
+	free(req->code.data);
 	req->language = strdup("sh");
 	req->code.data = (unsigned char *)strdup("true");
 	req->code.len = 4;
