@@ -79,6 +79,17 @@ def test_example_module_built_and_uses_only_public_api():
                               open(os.path.join(BUILD, "libairlock.map"))
                               .read(), re.M))
     assert used <= exported, used - exported
+    # ... and the shared library exports exactly that surface, versioned
+    lib = os.path.join(BUILD, "libairlock.so")
+    out = subprocess.run(["nm", "-D", "--defined-only", lib],
+                         capture_output=True, check=True).stdout.decode()
+    names = {ln.split()[-1].split("@")[0] for ln in out.splitlines()
+             if ln.strip()}
+    assert {n for n in names if not n.startswith("al_")} == {"AIRLOCK_0"}
+    assert "al_provider_module_load" in names
+    dyn = subprocess.run(["readelf", "-d", lib], capture_output=True,
+                         check=True).stdout.decode()
+    assert "[libairlock.so.0]" in dyn
 
 
 def test_cli_runs_module(airlock, tmp_path):
