@@ -255,7 +255,8 @@ def test_daemon_runs_module_and_quarantines(tmp_path):
     # fails.
     cfg = config(module("counting"), name="counting",
                  mconfig={"log": str(log), "healthy_checks": 1,
-                          "fail_release": True})
+                          "fail_release": True},
+                 extra={"require_provider": "counting"})
     d = Daemon(tmp_path, cfg).start()
     try:
         for i in range(3):
