@@ -67,6 +67,13 @@ UNIT_SRC = $(wildcard tests/unit/test_*.c)
 UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 EX_SRC   = $(wildcard examples/provider/*.c)
 EX_BIN   = $(if $(EX_SRC),$(BUILD)/example-provider-kit)
+# The example as a provider module (docs/writing-a-provider.md), and the
+# test modules built from tests/modules/ around it.
+EX_MOD_OBJ = $(filter-out %/main.o,$(EX_SRC:%.c=$(BUILD)/obj/%.o))
+EX_MOD   = $(if $(EX_SRC),$(BUILD)/modules/example-local.so)
+TESTMOD_SRC = $(wildcard tests/modules/*.c)
+TESTMOD  = $(TESTMOD_SRC:tests/modules/%.c=$(BUILD)/test-modules/%.so)
+MOD_LIBS := $(shell pkg-config --libs jansson 2>/dev/null) -lpthread
 
 # The shared library's ABI: SONAME libairlock.so.MAJOR, MAJOR taken from
 # AIRLOCK_VERSION in the public header.  It exports only the functions the
@@ -85,7 +92,8 @@ NETSO = $(BUILD)/libairlock-net.so
 REMOTESO = $(BUILD)/libairlock-remote.so
 
 .PHONY: all deps check unit unit-san integration integration-unprivileged valgrind contract lint demo bench clean
-all: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(REMOTESO) $(UNIT_BIN) $(EX_BIN)
+all: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(REMOTESO) $(UNIT_BIN) $(EX_BIN) \
+     $(EX_MOD) $(TESTMOD)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -134,6 +142,16 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(KITA) $(LIBA)
 $(BUILD)/example-provider-kit: $(EX_SRC:%.c=$(BUILD)/obj/%.o) $(KITA) $(LIBA)
 	@echo "  LD      $@"
 	@$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(KITA) $(LIBA) $(LDLIBS)
+# A module links only its own libraries: its al_ references resolve
+# against the host that loads it (include/airlock/provider.h).
+$(EX_MOD): $(EX_MOD_OBJ)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@ (provider module)"
+	@$(CC) -shared $(LDFLAGS) -o $@ $^ $(MOD_LIBS)
+$(BUILD)/test-modules/%.so: $(BUILD)/obj/tests/modules/%.o $(BUILD)/obj/examples/provider/example_provider.o
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@ (test module)"
+	@$(CC) -shared $(LDFLAGS) -o $@ $^ $(MOD_LIBS)
 
 deps:
 	@scripts/install-deps.sh

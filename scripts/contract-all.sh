@@ -65,6 +65,17 @@ if [ -n "$EXAMPLE" ]; then
 	echo "conformance kit: example third-party provider ($EXAMPLE)"
 	"$EXAMPLE" 2>/dev/null | tail -n 1
 	"$EXAMPLE" >/dev/null 2>&1 || status=1
+	# The same provider as a module the shipped CLI loads.
+	module="$(dirname "$BIN")/modules/example-local.so"
+	cat >"$work/module.json" <<JSON
+{"acknowledged_providers": ["example-local"],
+ "providers": [{"provider": "example-local", "module": "$module"}],
+ "tenants": {"default": {"languages": "*"}}}
+JSON
+	echo "conformance kit: example provider as a module ($module)"
+	"$BIN" --config "$work/module.json" contract -p example-local \
+		>"$work/module-report.txt" 2>/dev/null || status=1
+	tail -n 1 "$work/module-report.txt"
 fi
 /usr/bin/python3 - "$work/report.json" "$work/pool-report.json" "$work/pool-stats" <<'PY' || status=1
 import json, sys

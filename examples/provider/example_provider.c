@@ -730,6 +730,7 @@ out:
 }
 
 const al_provider_ops example_provider_ops = {
+	AL_ABI_HEADER(al_provider_ops),
 	.id = EX_ID,
 	.probe = ex_probe,
 	.ensure = ex_ensure,

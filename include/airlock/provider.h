@@ -9,6 +9,8 @@
 #ifndef AIRLOCK_PROVIDER_H
 #define AIRLOCK_PROVIDER_H
 
+#include <stdint.h>
+
 #include <airlock/contract.h>
 #include <airlock/error.h>
 
@@ -110,9 +112,31 @@ char *al_manifest_canonical(const al_manifest *manifest);
 int al_manifest_check(const al_manifest *manifest, const al_bundle *bundle,
 		      al_error **err);
 
+/* ---- the provider ABI --------------------------------------------------
+ * A provider can be a shared object the host loads at run time (a provider
+ * module, docs/writing-a-provider.md).  The structs a provider and the host
+ * exchange by layout — al_provider_ops (the provider's) and al_exec (the
+ * host's) — begin with the ABI version they were compiled against and
+ * their size; the host refuses a module whose table carries another
+ * version or size.  The contract's own structs (al_request, al_result,
+ * al_facts) are allocated only by libairlock (al_*_new), never by a
+ * provider, and their layout is part of the same ABI version: a change to
+ * any of them raises AL_PROVIDER_ABI_VERSION. */
+#define AL_PROVIDER_ABI_VERSION 1u
+
+/* The first members of al_provider_ops and al_exec, in a designated
+ * initializer: AL_ABI_HEADER(al_provider_ops). */
+#define AL_ABI_HEADER(type)                                                 \
+	.abi_version = AL_PROVIDER_ABI_VERSION, .struct_size = sizeof(type)
+
 /* ---- one execution --------------------------------------------------- */
 
 typedef struct al_exec {
+	/* AL_PROVIDER_ABI_VERSION and sizeof(al_exec) of the host that
+	 * built it (the host sets them; zero from a caller that is not the
+	 * host, which links the provider in). */
+	uint32_t abi_version;
+	uint32_t struct_size;
 	const char *run_id;
 	const al_request *request; /* validated; limits have defaults applied */
 	/* The request's code and files as the host bundled them, and the
@@ -145,6 +169,10 @@ typedef struct al_exec {
 typedef struct al_provider_handle al_provider_handle; /* provider-defined */
 
 typedef struct al_provider_ops {
+	/* AL_PROVIDER_ABI_VERSION and sizeof(al_provider_ops) as the provider
+	 * was compiled: initialise with AL_ABI_HEADER(al_provider_ops). */
+	uint32_t abi_version;
+	uint32_t struct_size;
 	const char *id;
 	/* Observe facts now.  config_json is the candidate's config object
 	 * (or NULL).  Never fails for "not available": that is a fact. */
@@ -170,6 +198,31 @@ typedef struct al_provider_ops {
 const al_provider_ops *al_provider_lookup(const char *id);
 /* NULL-terminated list of the built-in providers, safest first. */
 const al_provider_ops *const *al_provider_builtins(void);
+
+/* ---- provider modules --------------------------------------------------
+ * A module is a shared object that defines one function with this name
+ * and type, returning its operations table (static storage; the module
+ * stays loaded for the life of the process).  Build it -shared -fPIC
+ * without linking libairlock: its al_ references resolve against the host
+ * that loads it (the airlock binary exports the public API, as does
+ * libairlock.so.0), and it may use only the API these headers declare. */
+#define AL_PROVIDER_MODULE_ENTRY "al_provider_module_entry"
+typedef const al_provider_ops *(*al_provider_module_entry_fn)(void);
+/* Defined by a module, never by libairlock. */
+const al_provider_ops *al_provider_module_entry(void);
+
+/* Loads the provider module at `path` that must provide the provider
+ * named `id`, and returns its table in *out.  The path must be absolute;
+ * the file must be a regular file owned by root or by this user and
+ * writable by no one else, and so must every directory above it (a
+ * root-owned sticky directory, such as /tmp, is accepted).  A file already
+ * loaded is not loaded again.  Failures are AL_ERR_INVALID_CONFIG (a bad
+ * path, an id that names a built-in provider or differs from the table's)
+ * or AL_ERR_UNAVAILABLE (missing, untrusted, not loadable, no entry
+ * symbol, another ABI version or table size, a missing operation); the
+ * reason is "module" and the message says which. */
+int al_provider_module_load(const char *id, const char *path,
+			    const al_provider_ops **out, al_error **err);
 
 #ifdef __cplusplus
 }

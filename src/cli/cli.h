@@ -41,6 +41,12 @@ struct al_config;
 int cli_load_config(const cli_globals *g, struct al_config **out);
 /* The configuration's candidate config for provider `id`, or NULL. */
 const char *cli_candidate_config(const struct al_config *cfg, const char *id);
+/* The configuration's provider module `id`, loaded (cli/module_provider.c):
+ * 0, -ENOENT when `id` names no module candidate, another negative errno
+ * when it may not or cannot be loaded (the reason already printed). */
+struct al_provider_ops;
+int cli_module_provider(const struct al_config *cfg, const char *id,
+			const struct al_provider_ops **out);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Writes all of buf (retrying short writes; gives up on an error). */
 void cli_write_all(int fd, const void *buf, size_t len);

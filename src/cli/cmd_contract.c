@@ -1,4 +1,5 @@
 /* airlock contract: run the conformance kit against providers. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,8 +13,9 @@
 static const char contract_usage[] =
 	"usage: airlock contract [-p ID | --all] [--json] [--only PREFIXES]\n"
 	"Runs the conformance kit (docs/conformance.md) against a built-in\n"
-	"provider, or every one with --all, each with its configuration's\n"
-	"candidate config when it has one.  Exits 1 when any case fails.\n"
+	"provider or a provider module the configuration names, or every\n"
+	"built-in one with --all, each with its configuration's candidate\n"
+	"config when it has one.  Exits 1 when any case fails.\n"
 	"  --only PREFIXES  comma-separated case name prefixes (limit.,io.)\n"
 	"  --json           {\"provider\": ID, \"cases\": [...]} per provider\n";
 
@@ -59,13 +61,26 @@ int cmd_contract(const cli_globals *g, int argc, char **argv)
 		fputs(contract_usage, stderr);
 		return CLI_EXIT_USAGE;
 	}
-	if (only_provider != NULL && al_provider_lookup(only_provider) == NULL) {
-		cli_error("contract: unknown provider '%s'", only_provider);
-		return CLI_EXIT_USAGE;
-	}
 	al_config *cfg = NULL;
 	if (g->config != NULL && cli_load_config(g, &cfg) < 0)
 		return CLI_EXIT_REFUSED;
+	/* A provider module the configuration names stands in for the
+	 * built-ins' list. */
+	const al_provider_ops *module[2] = {NULL, NULL};
+	int mrc = only_provider != NULL &&
+			  al_provider_lookup(only_provider) == NULL
+		  ? cli_module_provider(cfg, only_provider, &module[0])
+		  : -ENOENT;
+	if (mrc < 0 && mrc != -ENOENT) {
+		al_config_free(cfg);
+		return CLI_EXIT_REFUSED;
+	}
+	if (only_provider != NULL && module[0] == NULL &&
+	    al_provider_lookup(only_provider) == NULL) {
+		cli_error("contract: unknown provider '%s'", only_provider);
+		al_config_free(cfg);
+		return CLI_EXIT_USAGE;
+	}
 	if (!as_json)
 		kopts.progress = stderr;
 
@@ -74,7 +89,9 @@ int cmd_contract(const cli_globals *g, int argc, char **argv)
 	int rc = 0;
 	if (as_json && all)
 		fputs("[\n", stdout);
-	for (const al_provider_ops *const *p = al_provider_builtins(); *p; p++) {
+	const al_provider_ops *const *list =
+		module[0] != NULL ? module : al_provider_builtins();
+	for (const al_provider_ops *const *p = list; *p; p++) {
 		if (!all && strcmp((*p)->id, only_provider) != 0)
 			continue;
 		al_kit_report *report = NULL;

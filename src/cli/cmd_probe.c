@@ -1,4 +1,5 @@
 /* airlock probe: what each provider observed on this host, now. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,21 +85,33 @@ int cmd_probe(const cli_globals *g, int argc, char **argv)
 		fputs(probe_usage, stderr);
 		return CLI_EXIT_USAGE;
 	}
-	if (only != NULL && al_provider_lookup(only) == NULL) {
-		cli_error("probe: unknown provider '%s'", only);
-		return CLI_EXIT_USAGE;
-	}
-
 	/* With a configuration, each provider is probed with its candidate
 	 * config, as the host would probe it. */
 	al_config *cfg = NULL;
 	if (g->config != NULL && cli_load_config(g, &cfg) < 0)
 		return CLI_EXIT_REFUSED;
+	/* -p naming a provider module of the configuration: that one. */
+	const al_provider_ops *module[2] = {NULL, NULL};
+	int mrc = only != NULL && al_provider_lookup(only) == NULL
+			  ? cli_module_provider(cfg, only, &module[0])
+			  : -ENOENT;
+	if (mrc < 0 && mrc != -ENOENT) {
+		al_config_free(cfg);
+		return CLI_EXIT_REFUSED;
+	}
+	if (only != NULL && module[0] == NULL &&
+	    al_provider_lookup(only) == NULL) {
+		cli_error("probe: unknown provider '%s'", only);
+		al_config_free(cfg);
+		return CLI_EXIT_USAGE;
+	}
 	int rc = 0;
 	bool first = true;
 	if (as_json && only == NULL)
 		fputs("[\n", stdout);
-	for (const al_provider_ops *const *p = al_provider_builtins(); *p; p++) {
+	const al_provider_ops *const *list =
+		module[0] != NULL ? module : al_provider_builtins();
+	for (const al_provider_ops *const *p = list; *p; p++) {
 		if (only != NULL && strcmp((*p)->id, only) != 0)
 			continue;
 		al_facts *f = NULL;

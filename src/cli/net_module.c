@@ -163,6 +163,7 @@ static int lazy_release(al_provider_handle *h, al_error **err)
 }
 
 const al_provider_ops al_remote_provider = {
+	AL_ABI_HEADER(al_provider_ops),
 	.id = "remote",
 	.probe = lazy_probe,
 	.ensure = lazy_ensure,

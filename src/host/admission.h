@@ -72,6 +72,8 @@ const char *al_admission_provider(const al_admission *a);
 /* The selected candidate's configuration object text, or NULL. */
 const char *al_admission_provider_config(const al_admission *a);
 const al_facts *al_admission_facts(const al_admission *a);
+/* The selected candidate's module path (a provider module), or NULL. */
+const char *al_admission_provider_module(const al_admission *a);
 /* The resolved secrets ("NAME=value"); wiped when the admission ends. */
 const char *const *al_admission_host_env(const al_admission *a, size_t *n);
 /* How long past wall_ms the host waits before it calls a run overdue. */

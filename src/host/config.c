@@ -107,6 +107,7 @@ void al_config_free(al_config *cfg)
 	for (size_t i = 0; i < cfg->n_candidates; i++) {
 		free(cfg->candidates[i].provider);
 		free(cfg->candidates[i].config_json);
+		free(cfg->candidates[i].module);
 	}
 	free(cfg->candidates);
 	for (size_t i = 0; i < cfg->n_tenants; i++) {
@@ -123,6 +124,7 @@ void al_config_free(al_config *cfg)
 	}
 	free(cfg->tenants);
 	free_strv(cfg->acknowledged, cfg->n_acknowledged);
+	free(cfg->require_provider);
 	free(cfg->state_dir);
 	free(cfg->secrets_path);
 	free(cfg->source);
@@ -537,6 +539,24 @@ static int parse_tenant(json_t *t, const char *path, al_cfg_tenant *out,
 	return 0;
 }
 
+/* A candidate's "module": an absolute path (whether the file is there and
+ * may be trusted is checked when it is loaded, providers/module.c). */
+static int parse_module(json_t *e, const char *path, al_cfg_candidate *c,
+			al_error **err)
+{
+	json_t *m = json_object_get(e, "module");
+	kpath mk;
+	if (!m)
+		return 0;
+	kp_join(&mk, path, "module");
+	int rc = get_str(m, mk.buf, 4095, &c->module, err);
+	if (rc < 0)
+		return rc;
+	if (!c->module || c->module[0] != '/')
+		return bad(err, mk.buf, "expected an absolute path");
+	return 0;
+}
+
 static int parse_candidates(json_t *v, al_config *cfg, al_error **err)
 {
 	if (!json_is_array(v) || json_array_size(v) == 0)
@@ -547,7 +567,8 @@ static int parse_candidates(json_t *v, al_config *cfg, al_error **err)
 	size_t i;
 	json_t *e;
 	json_array_foreach(v, i, e) {
-		static const char *const keys[] = {"provider", "config", NULL};
+		static const char *const keys[] = {"provider", "config",
+						   "module", NULL};
 		kpath kp, sub;
 		int rc;
 		al_cfg_candidate *c = &cfg->candidates[i];
@@ -562,6 +583,8 @@ static int parse_candidates(json_t *v, al_config *cfg, al_error **err)
 			if (!name)
 				return bad(err, sub.buf, "missing");
 			json_t *pc = json_object_get(e, "config");
+			if ((rc = parse_module(e, kp.buf, c, err)) < 0)
+				return rc;
 			if (pc) {
 				kpath ck;
 				kp_join(&ck, kp.buf, "config");
@@ -584,8 +607,31 @@ static int parse_candidates(json_t *v, al_config *cfg, al_error **err)
 			if (strcmp(cfg->candidates[j].provider,
 				   c->provider) == 0)
 				return bad(err, sub.buf, "duplicate provider");
+		if (c->module && al_provider_lookup(c->provider))
+			return bad(err, sub.buf,
+				   "a module cannot take the name of a "
+				   "built-in provider");
 	}
 	return 0;
+}
+
+/* "require_provider": one of the configured candidates. */
+static int parse_require(json_t *v, al_config *cfg, al_error **err)
+{
+	int rc = get_str(v, "require_provider", 64, &cfg->require_provider,
+			 err);
+	if (rc < 0)
+		return rc;
+	if (!cfg->require_provider || !ident_ok(cfg->require_provider))
+		return bad(err, "require_provider",
+			   "not a valid provider name");
+	for (size_t i = 0; i < cfg->n_candidates; i++)
+		if (cfg->candidates[i].provider &&
+		    strcmp(cfg->candidates[i].provider,
+			   cfg->require_provider) == 0)
+			return 0;
+	return bad(err, "require_provider",
+		   "names a provider that is not among the providers");
 }
 
 static int parse_tenants(json_t *v, al_config *cfg, al_error **err)
@@ -678,7 +724,7 @@ static int parse_root(json_t *root, al_config *cfg, al_error **err)
 		"providers", "tenants", "concurrency", "slot_wait_ms",
 		"state_dir", "idempotency_retention_s", "audit", "secrets",
 		"grace_ms", "tokens", "retention", "idle_supervisors",
-		"acknowledged_providers", NULL};
+		"acknowledged_providers", "require_provider", NULL};
 	int rc;
 	json_t *v;
 	if (!json_is_object(root))
@@ -700,6 +746,9 @@ static int parse_root(json_t *root, al_config *cfg, al_error **err)
 	if (!(v = json_object_get(root, "providers")))
 		return bad(err, "providers", "missing");
 	if ((rc = parse_candidates(v, cfg, err)) < 0)
+		return rc;
+	if ((v = json_object_get(root, "require_provider")) &&
+	    (rc = parse_require(v, cfg, err)) < 0)
 		return rc;
 	if (!(v = json_object_get(root, "tenants")))
 		return bad(err, "tenants", "missing");

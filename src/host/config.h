@@ -57,6 +57,9 @@ typedef struct al_cfg_tenant {
 typedef struct al_cfg_candidate {
 	char *provider;
 	char *config_json; /* compact JSON object text, or NULL */
+	/* "module": the absolute path of the shared object that provides
+	 * it (providers/module.c), or NULL for a built-in or registered one */
+	char *module;
 } al_cfg_candidate;
 
 typedef enum al_secrets_kind {
@@ -75,6 +78,10 @@ struct al_config {
 	size_t n_acknowledged;
 	al_cfg_candidate *candidates;
 	size_t n_candidates;
+	/* "require_provider": the provider the deployment requires to be
+	 * the one that resolves; the host refuses to start otherwise
+	 * (host/select.c), or NULL */
+	char *require_provider;
 	al_cfg_tenant *tenants;
 	size_t n_tenants;
 	unsigned concurrency;

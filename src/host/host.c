@@ -351,6 +351,7 @@ static void *worker_main(void *arg)
 	run_exec *x = arg;
 	al_host *h = x->host;
 	al_exec ex = {
+		AL_ABI_HEADER(al_exec),
 		.run_id = x->run_id,
 		.request = x->req,
 		.on_output = x->on_output ? forward_output : NULL,
@@ -1140,6 +1141,15 @@ const char *al_admission_provider_config(const al_admission *a)
 	    !s->cands[a->rs.sel.chosen].cfg)
 		return NULL;
 	return s->cands[a->rs.sel.chosen].cfg->config_json;
+}
+
+const char *al_admission_provider_module(const al_admission *a)
+{
+	const al_selector *s = &a->rs.h->sel;
+	if (!a->rs.selected || a->rs.sel.chosen >= s->n ||
+	    !s->cands[a->rs.sel.chosen].cfg)
+		return NULL;
+	return s->cands[a->rs.sel.chosen].cfg->module;
 }
 
 const al_facts *al_admission_facts(const al_admission *a)

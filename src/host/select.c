@@ -2,12 +2,17 @@
  * is probed now (facts are observed, not assumed) and the first eligible one
  * is chosen.  Every candidate passed over is recorded with its reason, and
  * nothing weaker is ever substituted silently: a request whose needs no
- * candidate meets is refused.  The chosen candidate is probed again right
- * before a handle is ensured for it when time passed since the selection
- * probe (this thread waited for another's ensure), since facts can change
- * between the selection pass and the moment its handle is built; when
- * nothing came between them, the selection probe is that probe (a probe
- * costs a CLI run ~0.3 ms). */
+ * candidate meets is refused.  Every new handle is preceded by a probe of
+ * its own, right before its ensure: facts can change between the selection
+ * pass and the moment the handle is built (another thread's ensure, a
+ * health check that retired the old handle), and a handle lives long.  A
+ * handle whose release fails is quarantined: never handed out again, and
+ * its candidate is unavailable ("quarantined") until a probe of it
+ * succeeds again.
+ *
+ * A candidate with a "module" is loaded from that shared object only once
+ * the deployment acknowledged it: an unacknowledged module is not even
+ * loaded (its code would run in this process). */
 #include "host/select.h"
 
 #include <errno.h>
@@ -32,6 +37,65 @@ const char *al_skip_name(al_skip_kind k)
 	return (unsigned)k < sizeof(skip_names) / sizeof(skip_names[0])
 		       ? skip_names[k]
 		       : "unknown";
+}
+
+/* An unacknowledged module candidate: its name only, never called. */
+static int stub_candidate(al_candidate_rt *c, const char *id, al_error **err)
+{
+	c->stub = calloc(1, sizeof(*c->stub));
+	char *name = strdup(id);
+	if (!c->stub || !name) {
+		free(c->stub);
+		c->stub = NULL;
+		free(name);
+		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				    "out of memory");
+	}
+	c->stub->id = name;
+	c->ops = c->stub;
+	return 0;
+}
+
+static int module_candidate(al_candidate_rt *c, const al_config *cfg,
+			    const char *id, al_error **err)
+{
+	c->module = true;
+	/* The CLI's -p does not acknowledge a module: only the file that
+	 * names it can. */
+	c->acknowledged = al_cfg_acknowledged(cfg, id);
+	if (!c->acknowledged)
+		return stub_candidate(c, id, err);
+	return al_provider_module_load(id, c->cfg->module, &c->ops, err);
+}
+
+/* "require_provider" (the seed's RequireCustomBinding): the named
+ * provider must be the one selection tries first, resolved and
+ * acknowledged, or the host does not start. */
+static int check_required(const al_selector *s, const al_config *cfg,
+			  const char *force, al_error **err)
+{
+	const char *want = cfg->require_provider;
+	if (!want)
+		return 0;
+	if (force && strcmp(force, want) != 0)
+		return al_error_set(err, AL_ERR_INVALID_CONFIG, EPERM,
+				    "require_provider",
+				    "the configuration requires provider %s; "
+				    "%s was asked for",
+				    want, force);
+	if (s->n == 0 || strcmp(s->cands[0].ops->id, want) != 0)
+		return al_error_set(err, AL_ERR_INVALID_CONFIG, EPERM,
+				    "require_provider",
+				    "the configuration requires provider %s, "
+				    "but %s comes first among the providers",
+				    want, s->n ? s->cands[0].ops->id : "none");
+	if (!al_selector_acknowledged(s, 0))
+		return al_error_set(err, AL_ERR_INVALID_CONFIG, EPERM,
+				    "require_provider",
+				    "the configuration requires provider %s, "
+				    "but it is not in acknowledged_providers",
+				    want);
+	return 0;
 }
 
 static const al_provider_ops *lookup(const al_provider_ops *const *extra,
@@ -64,6 +128,12 @@ int al_selector_init(al_selector *s, const al_config *cfg,
 				c->cfg = &cfg->candidates[j];
 		pthread_mutex_init(&c->ensure_lock, NULL);
 		s->n = i + 1;
+		if (c->cfg && c->cfg->module) {
+			int rc = module_candidate(c, cfg, id, err);
+			if (rc < 0)
+				return rc;
+			continue;
+		}
 		c->ops = lookup(extra, id);
 		if (!c->ops) {
 			char key[32];
@@ -83,16 +153,19 @@ int al_selector_init(al_selector *s, const al_config *cfg,
 	}
 	if (force && force_acknowledges)
 		s->trusted_acknowledged = true;
-	return 0;
+	return check_required(s, cfg, force, err);
 }
 
-static void release_ref(al_handle_ref *r)
+/* Called with s->lock held (or alone, at destroy). */
+static void release_ref(al_selector *s, al_handle_ref *r)
 {
 	if (!r->handle || r->quarantined)
 		return;
 	if (r->ops->release && r->ops->release(r->handle, NULL) < 0) {
-		/* Visible (metrics) and never handed out again. */
+		/* Visible (metrics) and never handed out again; its
+		 * candidate waits for a good probe. */
 		r->quarantined = true;
+		s->cands[r->cand].quarantined = true;
 		return;
 	}
 	r->handle = NULL;
@@ -102,11 +175,15 @@ void al_selector_destroy(al_selector *s)
 {
 	for (al_handle_ref *r = s->refs, *n; r; r = n) {
 		n = r->next;
-		release_ref(r);
+		release_ref(s, r);
 		free(r);
 	}
-	for (size_t i = 0; i < s->n; i++)
+	for (size_t i = 0; i < s->n; i++) {
 		pthread_mutex_destroy(&s->cands[i].ensure_lock);
+		if (s->cands[i].stub)
+			free((char *)s->cands[i].stub->id);
+		free(s->cands[i].stub);
+	}
 	free(s->cands);
 	pthread_mutex_destroy(&s->lock);
 }
@@ -129,7 +206,7 @@ void al_selector_put(al_selector *s, al_handle_ref *ref)
 	if (ref->users > 0)
 		ref->users--;
 	if (ref->users == 0 && ref->retired)
-		release_ref(ref);
+		release_ref(s, ref);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -236,6 +313,23 @@ static bool eligible(const al_selector *s, const al_candidate_rt *c,
 	return true;
 }
 
+/* A quarantined candidate stays unavailable until a probe of it succeeds
+ * (f is that probe); false fills *sk. */
+static bool unquarantine(al_selector *s, al_candidate_rt *c, const al_facts *f,
+			 al_skip *sk)
+{
+	pthread_mutex_lock(&s->lock);
+	bool q = c->quarantined;
+	if (q && f->available)
+		c->quarantined = false;
+	pthread_mutex_unlock(&s->lock);
+	if (q && !f->available) {
+		set_skip(sk, c->ops->id, AL_SKIP_UNAVAILABLE, "quarantined");
+		return false;
+	}
+	return true;
+}
+
 /* Takes (ensuring when needed) the candidate's shared handle.  On a
  * changed re-probe or a failed ensure, fills *sk and returns 1. */
 static int take_handle(al_selector *s, size_t i, const al_request *req,
@@ -246,11 +340,7 @@ static int take_handle(al_selector *s, size_t i, const al_request *req,
 	al_handle_ref *ref = NULL;
 	int rc = 0;
 
-	/* Waiting for another thread's ensure is the gap in which facts
-	 * can change: then the facts are observed again before an ensure. */
-	bool waited = pthread_mutex_trylock(&c->ensure_lock) != 0;
-	if (waited)
-		pthread_mutex_lock(&c->ensure_lock);
+	pthread_mutex_lock(&c->ensure_lock);
 	pthread_mutex_lock(&s->lock);
 	if ((ref = c->current))
 		ref->users++;
@@ -267,20 +357,19 @@ static int take_handle(al_selector *s, size_t i, const al_request *req,
 	if (!ref) {
 		al_facts *fresh = NULL;
 		al_provider_handle *h = NULL;
-		if (waited || *facts == NULL) {
-			if (c->ops->probe(config_of(c), &fresh, NULL) < 0 ||
-			    !fresh) {
-				set_skip(sk, c->ops->id, AL_SKIP_UNAVAILABLE,
-					 "probe_failed");
-				al_facts_free(fresh);
-				rc = 1;
-				goto out;
-			}
-			if (!eligible(s, c, fresh, req, soft, sk)) {
-				al_facts_free(fresh);
-				rc = 1;
-				goto out;
-			}
+		/* The mandatory re-probe: this handle's own. */
+		if (c->ops->probe(config_of(c), &fresh, NULL) < 0 || !fresh) {
+			set_skip(sk, c->ops->id, AL_SKIP_UNAVAILABLE,
+				 "probe_failed");
+			al_facts_free(fresh);
+			rc = 1;
+			goto out;
+		}
+		if (!unquarantine(s, c, fresh, sk) ||
+		    !eligible(s, c, fresh, req, soft, sk)) {
+			al_facts_free(fresh);
+			rc = 1;
+			goto out;
 		}
 		if (c->ops->ensure(config_of(c), &h, NULL) < 0) {
 			set_skip(sk, c->ops->id, AL_SKIP_UNAVAILABLE,
@@ -298,6 +387,7 @@ static int take_handle(al_selector *s, size_t i, const al_request *req,
 			goto out;
 		}
 		ref->ops = c->ops;
+		ref->cand = i;
 		ref->handle = h;
 		ref->users = 1;
 		pthread_mutex_lock(&s->lock);
@@ -305,10 +395,8 @@ static int take_handle(al_selector *s, size_t i, const al_request *req,
 		s->refs = ref;
 		c->current = ref;
 		pthread_mutex_unlock(&s->lock);
-		if (fresh) {
-			al_facts_free(*facts);
-			*facts = fresh;
-		}
+		al_facts_free(*facts);
+		*facts = fresh;
 	}
 	*out = ref;
 out:
@@ -347,6 +435,12 @@ int al_select(al_selector *s, const al_request *req, unsigned soft,
 			al_facts_free(f);
 			set_skip(&sk, c->ops->id, AL_SKIP_UNAVAILABLE,
 				 "probe_failed");
+			if (add_skip(sel, &sk) < 0)
+				return -ENOMEM;
+			continue;
+		}
+		if (!unquarantine(s, c, f, &sk)) {
+			al_facts_free(f);
 			if (add_skip(sel, &sk) < 0)
 				return -ENOMEM;
 			continue;

@@ -32,6 +32,7 @@ typedef struct al_skip {
 /* One ensured handle of a candidate, shared by concurrent runs. */
 typedef struct al_handle_ref {
 	const al_provider_ops *ops;
+	size_t cand; /* the selector's candidate it belongs to */
 	al_provider_handle *handle;
 	unsigned users;
 	bool retired;	  /* replaced: released once unused */
@@ -47,8 +48,14 @@ typedef struct al_candidate_rt {
 	/* airlock's own sandbox (or disabled): isolation the host built */
 	bool own;
 	/* the deployment took it on its word: listed in
-	 * acknowledged_providers, or forced by the CLI's -p */
+	 * acknowledged_providers, or forced by the CLI's -p (not a module) */
 	bool acknowledged;
+	bool module; /* loaded from the configuration's "module" */
+	/* an unacknowledged module's stand-in: its name only, not loaded */
+	al_provider_ops *stub;
+	/* a handle's release failed: unavailable until a probe succeeds
+	 * (guarded by the selector's lock) */
+	bool quarantined;
 } al_candidate_rt;
 
 typedef struct al_selector {

@@ -517,6 +517,7 @@ int kit_exec(kit_ctx *k, kit_case *c, const al_request *req,
 	}
 
 	al_exec ex = {
+		AL_ABI_HEADER(al_exec),
 		.run_id = out->run_id,
 		.request = copy,
 		.on_output = opts->on_output,

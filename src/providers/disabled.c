@@ -70,6 +70,7 @@ static int disabled_release(al_provider_handle *h, al_error **err)
 }
 
 const al_provider_ops al_disabled_provider = {
+	AL_ABI_HEADER(al_provider_ops),
 	.id = "disabled",
 	.probe = disabled_probe,
 	.ensure = disabled_ensure,

@@ -317,6 +317,7 @@ static int local_release(al_provider_handle *h, al_error **err)
 }
 
 const al_provider_ops al_local_provider = {
+	AL_ABI_HEADER(al_provider_ops),
 	.id = "local",
 	.probe = local_probe,
 	.ensure = local_ensure,

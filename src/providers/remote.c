@@ -998,6 +998,7 @@ out:
 #define REMOTE_OPS al_remote_provider
 #endif
 const al_provider_ops REMOTE_OPS = {
+	AL_ABI_HEADER(al_provider_ops),
 	.id = "remote",
 	.probe = remote_probe,
 	.ensure = remote_ensure,

@@ -451,6 +451,7 @@ static int sb_release(al_provider_handle *h, al_error **err)
 }
 
 const al_provider_ops al_sandbox_provider = {
+	AL_ABI_HEADER(al_provider_ops),
 	.id = "sandbox",
 	.probe = sb_probe,
 	.ensure = sb_ensure,

@@ -341,7 +341,10 @@ int al_idle_pool_configure(al_idle_pool *p, const al_config *cfg)
 				    : NULL;
 		if (strcmp(c->provider, "sandbox") == 0 && json_is_object(o))
 			rc = pool_targets(&v, &n, c, o);
-		if (rc == 0 && i == 0 && cfg->idle_supervisors > 0) {
+		/* A provider module is loaded by the supervisor that runs
+		 * its run, from the run's record: none is started ahead. */
+		if (rc == 0 && i == 0 && cfg->idle_supervisors > 0 &&
+		    c->module == NULL) {
 			/* Generic ones hold no warm sandbox of their own. */
 			if (json_is_object(o))
 				json_object_del(o, "pool");

@@ -228,6 +228,7 @@ int al_drun_create(al_durable *d, const al_launch_spec *s, al_drun **out,
 	    (r->rec.provider = strdup(s->provider)) == NULL ||
 	    (r->rec.request = strdup(s->request_json)) == NULL ||
 	    al_strdup_opt(s->provider_config, &r->rec.config) < 0 ||
+	    al_strdup_opt(s->provider_module, &r->rec.module) < 0 ||
 	    al_strdup_opt(s->facts_json, &r->rec.facts) < 0) {
 		rc = -ENOMEM;
 		goto fail;

@@ -39,6 +39,7 @@ typedef struct al_launch_spec {
 	const char *principal;	     /* may be NULL */
 	const char *provider;
 	const char *provider_config; /* JSON object text or NULL */
+	const char *provider_module; /* a provider module's path, or NULL */
 	const char *request_json;    /* canonical */
 	const char *facts_json;	     /* may be NULL */
 	const char *const *host_env; /* secrets, passed in memory only */

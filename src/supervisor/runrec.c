@@ -38,6 +38,7 @@ void al_recovery_clear(al_recovery *r)
 	free(r->cgroup);
 	free(r->request);
 	free(r->config);
+	free(r->module);
 	free(r->facts);
 	memset(r, 0, sizeof(*r));
 }
@@ -63,6 +64,13 @@ static int recovery_write_how(int dirfd, const al_recovery *r,
 			      str_or_null(r->request), "config",
 			      str_or_null(r->config), "facts",
 			      str_or_null(r->facts));
+	/* Only a provider module's run names one: the record of any other
+	 * run stays as it was. */
+	if (o != NULL && r->module != NULL &&
+	    json_object_set_new(o, "module", json_string(r->module)) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
 	if (o == NULL)
 		return -ENOMEM;
 	int rc = al_dfile_write_json_how(dirfd, AL_RF_RECOVERY, o, 0600, how);
@@ -164,7 +172,9 @@ int al_recovery_read(int dirfd, const char *run_id, al_recovery *r)
 			    &r->request)) < 0 ||
 	    (rc = take_text(o, "config", 4u * AL_RF_MAX_SMALL, &r->config)) <
 		    0 ||
-	    (rc = take_text(o, "facts", 4u * AL_RF_MAX_SMALL, &r->facts)) < 0) {
+	    (rc = take_text(o, "facts", 4u * AL_RF_MAX_SMALL, &r->facts)) < 0 ||
+	    (json_object_get(o, "module") != NULL &&
+	     (rc = take_str(o, "module", false, 4095, &r->module)) < 0)) {
 		rc = rc == -ENOMEM ? rc : -EBADMSG;
 		goto out;
 	}

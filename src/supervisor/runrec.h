@@ -59,6 +59,7 @@ typedef struct al_recovery {
 	int64_t deadline_ms; /* absolute CLOCK_REALTIME ms */
 	char *request;	     /* canonical text; NULL once finished */
 	char *config;	     /* the provider's configuration text, or NULL */
+	char *module;	     /* the provider module's path, or NULL */
 	char *facts;	     /* the provider's facts text, or NULL */
 } al_recovery;
 

@@ -105,6 +105,7 @@ static void *exec_main(void *arg)
 {
 	sup *s = arg;
 	al_exec ex = {
+		AL_ABI_HEADER(al_exec),
 		.run_id = s->run_id,
 		.request = s->req,
 		.on_output = s->req->grant.streaming ? on_output : NULL,
@@ -453,6 +454,23 @@ static void sup_clear(sup *s)
 		close(s->dirfd);
 }
 
+/* The mandatory probe right before an ensure (docs/host.md): facts can
+ * have changed since the daemon's selection. */
+static int reprobe(const al_provider_ops *ops, const char *config,
+		   al_error **err)
+{
+	al_facts *f = NULL;
+	int rc = ops->probe(config, &f, err);
+	if (rc == 0 && (f == NULL || !f->available))
+		rc = al_error_set(err, AL_ERR_UNAVAILABLE, EAGAIN, NULL,
+				  "the provider is no longer available: %s",
+				  f != NULL && f->unavailable_reason != NULL
+					  ? f->unavailable_reason
+					  : "no facts");
+	al_facts_free(f);
+	return rc < 0 ? rc : 0;
+}
+
 /* Reads everything and ensures the provider; a failure is the reason
  * for an `unavailable` result (NULL: ready to execute). */
 static const char *prepare(sup *s, const char *state_dir, int secrets_fd)
@@ -488,9 +506,19 @@ static const char *prepare(sup *s, const char *state_dir, int secrets_fd)
 	if (why != NULL)
 		return why;
 	/* An idle supervisor ensured its provider before the run came: it
-	 * must be the run's. */
-	if (s->handle == NULL)
+	 * must be the run's.  A provider module is loaded from the path the
+	 * daemon's configuration named (checked again as it loads). */
+	if (s->handle == NULL && s->rec.module != NULL) {
+		al_error *err = NULL;
+		if (al_provider_module_load(provider, s->rec.module, &s->ops,
+					    &err) < 0) {
+			provider_failed(s, "load", err);
+			al_error_free(err);
+			return "sandbox_unavailable";
+		}
+	} else if (s->handle == NULL) {
 		s->ops = al_provider_lookup(provider);
+	}
 	/* The provider's run directory goes beneath the run's own. */
 	if (setenv("AIRLOCK_RUN_BASE", s->work, 1) < 0)
 		why = "start_failed";
@@ -498,7 +526,11 @@ static const char *prepare(sup *s, const char *state_dir, int secrets_fd)
 		why = "start_failed";
 	else if (s->handle == NULL) {
 		al_error *err = NULL;
-		if (s->ops->ensure(s->rec.config, &s->handle, &err) < 0) {
+		if (reprobe(s->ops, s->rec.config, &err) < 0) {
+			provider_failed(s, "probe", err);
+			why = "sandbox_unavailable";
+		} else if (s->ops->ensure(s->rec.config, &s->handle, &err) <
+			   0) {
 			provider_failed(s, "ensure", err);
 			why = "sandbox_unavailable";
 		}
@@ -692,7 +724,10 @@ static int idle_ensure(const char *msg, const al_provider_ops **ops,
 		rc = -ENOMEM;
 		goto out;
 	}
-	rc = (*ops)->ensure(cfg_text, handle, NULL) < 0 ? -EIO : 0;
+	rc = reprobe(*ops, cfg_text, NULL) < 0 ||
+			     (*ops)->ensure(cfg_text, handle, NULL) < 0
+		     ? -EIO
+		     : 0;
 out:
 	if (cfg_text != NULL)
 		al_explicit_free_str(cfg_text);
