@@ -117,6 +117,11 @@ typedef struct al_grant {
 	char **secrets; /* names only */
 	size_t n_secrets;
 	bool streaming;
+	/* The toolbelt (docs/toolbelt.md): airlock-tool and its socket in
+	 * the run, and the host operations it may call (names). */
+	bool toolbelt;
+	char **operations;
+	size_t n_operations;
 } al_grant;
 
 /* ---- request -------------------------------------------------------- */
@@ -275,6 +280,13 @@ typedef struct al_result {
 	 * event id in delivery order; only events that were delivered. */
 	char **inbox_acked;
 	size_t n_inbox_acked;
+	/* The toolbelt (docs/toolbelt.md), each compact JSON text or NULL:
+	 * the events the program emitted (an array), its declaration
+	 * ({"outcome", "reason"}), the host operations it called (an array
+	 * of {"operation", "outcome"}; never a payload). */
+	char *events_json;
+	char *declaration_json;
+	char *host_calls_json;
 } al_result;
 
 al_result *al_result_new(void);

@@ -26,6 +26,7 @@
 #include "host/gates.h"
 #include "host/plan.h"
 #include "host/secrets.h"
+#include "host/operations.h"
 
 #include "core/util.h"
 
@@ -1131,6 +1132,15 @@ const char *al_admission_request_json(const al_admission *a)
 const char *al_admission_provider(const al_admission *a)
 {
 	return a->rs.provider_id;
+}
+
+int al_admission_operations(const al_admission *a, char **out)
+{
+	*out = NULL;
+	if (a->rs.tenant == NULL)
+		return 0;
+	return al_operations_subset(a->rs.tenant->operations_json,
+				    &a->rs.req->grant, out);
 }
 
 const char *al_admission_provider_config(const al_admission *a)

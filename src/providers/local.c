@@ -238,7 +238,9 @@ static int local_execute(al_provider_handle *h, const al_exec *exec,
 	/* No isolation here: the inbox is shown at its host paths. */
 	al_env_base base = {.path = path_env, .home = rd.workspace,
 			    .tmpdir = rd.tmp, .inbox = exec->inbox_dir,
-			    .inbox_acks = exec->inbox_acks_dir};
+			    .inbox_acks = exec->inbox_acks_dir,
+			    .tool_dir = exec->tool_dir,
+			    .tool_bin_dir = exec->tool_bin_dir};
 	if (path_env == NULL || al_env_build(&base, exec, &envp) < 0) {
 		rc = -ENOMEM;
 		goto out;
