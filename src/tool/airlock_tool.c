@@ -187,6 +187,22 @@ out:
 	return rc;
 }
 
+/* What the run sees of its directories, which only its environment
+ * knows (the host's paths differ from a sandbox's). */
+static void add_local_context(json_t *ctx)
+{
+	static const char *const vars[][2] = {
+		{"inbox", "AIRLOCK_INBOX"},
+		{"inbox_acks", "AIRLOCK_INBOX_ACKS"},
+		{"run_temp", "AIRLOCK_RUN_TEMP"},
+	};
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = getenv(vars[i][1]);
+		json_object_set_new(ctx, vars[i][0],
+				    v != NULL ? json_string(v) : json_null());
+	}
+}
+
 /* Sends req (token added here) and prints the answer.  A token the host
  * rejected is read once more when it came from the file: a daemon that
  * adopted the run may have replaced it just now. */
@@ -220,6 +236,10 @@ static int call_host(json_t *req)
 		const char *err = json_string_value(json_object_get(answer, "error"));
 		if (json_is_true(json_object_get(answer, "ok"))) {
 			json_t *res = json_object_get(answer, "result");
+			const char *op = json_string_value(json_object_get(req, "op"));
+			if (json_is_object(res) && op != NULL &&
+			    strcmp(op, "context") == 0)
+				add_local_context(res);
 			print_json(res != NULL ? res : answer);
 			rc = 0;
 		} else if (err != NULL && strcmp(err, "bad_token") == 0 &&
