@@ -227,6 +227,15 @@ typedef struct al_facts {
 	unsigned workspace; /* bit (1u << al_workspace_mode) per mode */
 	bool streaming;
 	char *mechanism_json; /* provider-specific JSON object text, or NULL */
+	/* What a running program may do with its host (docs/toolbelt.md):
+	 * airlock-tool on its PATH, events delivered to its inbox, an
+	 * interrupt that reaches it; and the host operations (names) the
+	 * asking tenant may be granted, filled in by the host. */
+	bool toolbelt;
+	bool inject;
+	bool interrupt;
+	char **host_api;
+	size_t n_host_api;
 } al_facts;
 
 al_facts *al_facts_new(const char *provider_id, al_safety_class cls);

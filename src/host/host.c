@@ -27,6 +27,7 @@
 #include "host/plan.h"
 #include "host/secrets.h"
 #include "host/operations.h"
+#include "json/toolbelt_json.h"
 
 #include "core/util.h"
 
@@ -1429,6 +1430,16 @@ int al_host_capabilities(al_host *h, const al_host_context *ctx,
 					    "out of memory");
 		}
 		restrict_languages(f, t);
+		/* The operations this tenant may be granted, where the
+		 * provider shows the toolbelt. */
+		if (f->toolbelt && t->grant.toolbelt &&
+		    al_toolbelt_facts_set_host_api(f, t->grant.operations,
+						   t->grant.n_operations) < 0) {
+			al_facts_free(f);
+			al_facts_array_free(arr, i);
+			return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+					    "out of memory");
+		}
 		arr[i] = f;
 	}
 	*out = arr;

@@ -166,3 +166,84 @@ void al_toolbelt_result_free(al_result *r)
 		*FIELD(r, i) = NULL;
 	}
 }
+
+/* ---- facts ----------------------------------------------------------- */
+
+int al_toolbelt_facts_emit(json_t *o, const al_facts *f)
+{
+	if ((f->toolbelt && jf_set(o, "toolbelt", json_true()) < 0) ||
+	    (f->inject && jf_set(o, "inject", json_true()) < 0) ||
+	    (f->interrupt && jf_set(o, "interrupt", json_true()) < 0))
+		return -ENOMEM;
+	if (f->n_host_api == 0)
+		return 0;
+	json_t *arr = json_array();
+	for (size_t i = 0; arr != NULL && i < f->n_host_api; i++)
+		if (json_array_append_new(arr, json_string(f->host_api[i])) < 0) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	return jf_set(o, "host_api", arr) < 0 ? -ENOMEM : 0;
+}
+
+int al_toolbelt_facts_set_host_api(al_facts *f, char *const *names, size_t n)
+{
+	for (size_t i = 0; i < f->n_host_api; i++)
+		free(f->host_api[i]);
+	free(f->host_api);
+	f->host_api = NULL;
+	f->n_host_api = 0;
+	if (n == 0)
+		return 0;
+	if ((f->host_api = calloc(n + 1, sizeof(char *))) == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if ((f->host_api[i] = strdup(names[i])) == NULL)
+			return -ENOMEM;
+		f->n_host_api = i + 1;
+	}
+	return 0;
+}
+
+int al_toolbelt_facts_parse(const jf_ctx *c, const json_t *root, al_facts *f)
+{
+	static const char *const keys[] = {"toolbelt", "inject", "interrupt"};
+	bool *dst[] = {&f->toolbelt, &f->inject, &f->interrupt};
+	int rc;
+	for (size_t i = 0; i < 3; i++) {
+		const json_t *v = json_object_get(root, keys[i]);
+		if (v != NULL && (rc = jf_bool(c, v, keys[i], dst[i])) < 0)
+			return rc;
+	}
+	const json_t *arr = json_object_get(root, "host_api");
+	if (arr == NULL)
+		return 0;
+	if (!json_is_array(arr) || json_array_size(arr) > AL_MAX_GRANT_OPERATIONS)
+		return jf_fail(c, "host_api", "must be an array of names");
+	char *names[AL_MAX_GRANT_OPERATIONS];
+	size_t n = json_array_size(arr);
+	for (size_t i = 0; i < n; i++) {
+		const char *s = json_string_value(json_array_get(arr, i));
+		if (s == NULL || !al_tool_name_valid(s))
+			return jf_fail(c, "host_api", "must be an array of names");
+		names[i] = (char *)s;
+	}
+	if (al_toolbelt_facts_set_host_api(f, names, n) < 0)
+		return jf_fail(c, "host_api", "out of memory");
+	return 0;
+}
+
+int al_toolbelt_facts_copy(const al_facts *src, al_facts *dst)
+{
+	dst->toolbelt = src->toolbelt;
+	dst->inject = src->inject;
+	dst->interrupt = src->interrupt;
+	return al_toolbelt_facts_set_host_api(dst, src->host_api,
+					      src->n_host_api);
+}
+
+void al_toolbelt_facts_drop(al_facts *f)
+{
+	(void)al_toolbelt_facts_set_host_api(f, NULL, 0);
+	f->toolbelt = f->inject = f->interrupt = false;
+}

@@ -50,6 +50,7 @@ static int local_probe(const char *config_json, al_facts **out, al_error **err)
 	f->network = 1u << AL_NETWORK_HOST;
 	f->workspace = (1u << AL_WORKSPACE_NONE) | (1u << AL_WORKSPACE_RW);
 	f->streaming = true;
+	f->toolbelt = f->inject = f->interrupt = true;
 	int rc = 0;
 	char *cache = al_provider_cache_dir();
 	for (const char *const *l = al_language_names(); *l != NULL; l++) {
