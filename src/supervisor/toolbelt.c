@@ -204,8 +204,11 @@ char *al_toolbelt_dir(const char *run_dir)
 char *al_toolbelt_bin_dir(void)
 {
 	char path[4096];
-	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 64);
-	char *dir = NULL;
+	const char *env = getenv("AIRLOCK_TOOLBELT_DIR");
+	ssize_t n = env != NULL && env[0] == '/'
+			    ? -1
+			    : readlink("/proc/self/exe", path, sizeof(path) - 64);
+	char *dir = env != NULL && env[0] == '/' ? strdup(env) : NULL;
 	if (n > 0) {
 		path[n] = '\0';
 		char *slash = strrchr(path, '/');
@@ -223,7 +226,7 @@ char *al_toolbelt_bin_dir(void)
 				return dir;
 		}
 		free(dir);
-		dir = i == 0 && AL_MODULE_DIR[0] != '\0'
+		dir = i == 0 && n > 0 && AL_MODULE_DIR[0] != '\0'
 			      ? strdup(AL_MODULE_DIR "/toolbelt")
 			      : NULL;
 	}

@@ -51,9 +51,9 @@ int al_toolbelt_start(const al_toolbelt_cfg *cfg, char token_out[65],
 /* The host directory the run is shown (RUN/tool, absolute) from the run's
  * directory path; caller frees. */
 char *al_toolbelt_dir(const char *run_dir);
-/* The directory holding airlock-tool: beside the running binary
- * (toolbelt/), else the installed modules' directory; NULL when neither
- * has it.  Caller frees. */
+/* The directory holding airlock-tool: exactly $AIRLOCK_TOOLBELT_DIR when
+ * set (absolute), else beside the running binary (toolbelt/), else the
+ * installed modules' directory; NULL when none has it.  Caller frees. */
 char *al_toolbelt_bin_dir(void);
 /* The webhook kind's call (libcurl; in the remote provider's module, so
  * a supervisor without webhook calls never loads libcurl). */
