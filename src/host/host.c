@@ -130,10 +130,14 @@ static json_t *grant_json(const al_grant *g)
 	json_t *sec = json_array();
 	for (size_t i = 0; sec && i < g->n_secrets; i++)
 		json_array_append_new(sec, json_string(g->secrets[i]));
-	return json_pack("{s:s, s:s, s:o, s:b}", "network",
-			 al_network_name(g->network), "workspace",
-			 al_workspace_mode_name(g->workspace), "secrets",
-			 sec ? sec : json_array(), "streaming", g->streaming);
+	json_t *o = json_pack("{s:s, s:s, s:o, s:b}", "network",
+			      al_network_name(g->network), "workspace",
+			      al_workspace_mode_name(g->workspace), "secrets",
+			      sec ? sec : json_array(), "streaming",
+			      g->streaming);
+	if (o != NULL)
+		(void)al_toolbelt_grant_emit(o, g);
+	return o;
 }
 
 static json_t *limits_json(const al_limits *l)
@@ -234,6 +238,14 @@ static json_t *audit_record(const run_state *rs, const char *event)
 			json_string(al_outcome_name(rs->res->outcome)));
 		json_object_set_new(r, "reason",
 				    jstr_or_null(rs->res->reason));
+		/* The host operations the run called: each operation and
+		 * its outcome, never a payload (docs/toolbelt.md). */
+		json_t *calls = rs->res->host_calls_json
+					? json_loads(rs->res->host_calls_json,
+						     0, NULL)
+					: NULL;
+		if (calls != NULL)
+			json_object_set_new(r, "host_calls", calls);
 	}
 	return r;
 }

@@ -14,6 +14,7 @@ import pytest
 
 from test_durable_support import (AIRLOCK_BIN, DurableDaemon,
                                   assert_no_sanitizer_reports, audit_events,
+                                  finished_records,
                                   cleanup_state, local_config, run_dir, sh,
                                   start_launched, wait_until)
 
@@ -204,6 +205,14 @@ def test_the_toolbelt_in_the_sandbox(tmp_path, hook):
         assert res["inbox_acked"] == ["ev-1", "ev-2"]
         assert [(c["operation"], c["outcome"]) for c in res["host_calls"]] \
             == [("notify", "ok"), ("page_oncall", "denied")]
+        # Audited with the run's end: operation and outcome, no payload.
+        fin = finished_records(d, rid)
+        assert len(fin) == 1
+        assert [(c["operation"], c["outcome"])
+                for c in fin[0]["host_calls"]] == \
+            [("notify", "ok"), ("page_oncall", "denied")]
+        assert "order" not in json.dumps(fin[0])
+        assert fin[0]["grant"]["toolbelt"] is True
         # Once finished the socket is gone.
         assert not (run_dir(d, rid) / "tool" / "sock").exists()
         assert_no_sanitizer_reports(d)
