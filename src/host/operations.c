@@ -59,9 +59,9 @@ static int parse_one(const char *path, const char *name, json_t *d,
 		const char *key;
 		json_t *v;
 		json_object_foreach(d, key, v) {
-			if (strcmp(key, "kind") && strcmp(key, "url") &&
-			    strcmp(key, "timeout_ms") &&
-			    strcmp(key, "max_response_bytes"))
+			if (strcmp(key, "kind") != 0 && strcmp(key, "url") != 0 &&
+			    strcmp(key, "timeout_ms") != 0 &&
+			    strcmp(key, "max_response_bytes") != 0)
 				return bad(err, path, name, "unknown key");
 		}
 		if (url == NULL || !url_ok(url))
@@ -86,8 +86,8 @@ static int parse_one(const char *path, const char *name, json_t *d,
 		const char *key;
 		json_t *v;
 		json_object_foreach(d, key, v) {
-			if (strcmp(key, "kind") && strcmp(key, "path") &&
-			    strcmp(key, "symbol"))
+			if (strcmp(key, "kind") != 0 && strcmp(key, "path") != 0 &&
+			    strcmp(key, "symbol") != 0)
 				return bad(err, path, name, "unknown key");
 		}
 		if (p == NULL || p[0] != '/' || strlen(p) > 4096)

@@ -183,7 +183,7 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 	/* the token is the run's to read (0600): its uid owns it, and a
 	 * token that replaces it keeps that owner */
 	if (tool && ctx->privileged &&
-	    (rc = al_sb_tool_own(s->exec->tool_dir, s->uid)) < 0) {
+	    al_sb_tool_own(s->exec->tool_dir, s->uid) < 0) {
 		rc = al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
 					   "sandbox_unavailable");
 		goto out;

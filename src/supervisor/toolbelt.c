@@ -719,7 +719,6 @@ int al_toolbelt_start(const al_toolbelt_cfg *cfg, char token_out[65],
 	tb->ops = rc == 0 ? ops : json_object();
 	if (rc < 0 && rc != -ENOENT)
 		goto fail;
-	rc = 0;
 	if (mkdirat(cfg->run_dirfd, AL_RF_TOOL, 0711) < 0 && errno != EEXIST) {
 		rc = -errno;
 		goto fail;
