@@ -247,10 +247,10 @@ def test_adoption_replaces_the_token(tmp_path, hook):
                                  "grant": {"toolbelt": True}})
         rd = run_dir(d, rid)
         pid = json.loads((rd / "identity.json").read_text())["pid"]
-        token_before = (rd / "tool" / "token").read_text()
         wait_until(lambda: (rd / "output").exists()
                    and (rd / "output").stat().st_size > 0,
                    what="the first event")
+        token_before = (rd / "tool" / "token").read_text()
         d.kill9()
         d.start()
         # Adopted at a new epoch: the file holds a new token.
