@@ -280,6 +280,7 @@ def test_adoption_replaces_the_token(tmp_path, hook):
 def local_toolbelt_config(port):
     cfg = local_config()
     t = cfg["tenants"]["default"]
+    t["languages"] = ["sh", "python"]
     t["operations"] = operations(port)
     t["grant"] = dict(t["grant"], toolbelt=True, operations=["notify"])
     return cfg
@@ -372,3 +373,37 @@ def test_a_grant_naming_an_undefined_operation_is_refused_at_load(tmp_path):
     assert "operations" in d.log()
     d._log.close()
     d.proc = None
+
+
+HOSTILE = r'''
+import json, os, socket, subprocess
+path = os.environ["AIRLOCK_TOOL_SOCKET"]
+d = os.open(os.path.dirname(path), os.O_PATH)
+addr = "/proc/self/fd/%d/sock" % d
+idle = []
+for _ in range(20):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.setblocking(False)
+    try:
+        s.connect(addr)
+    except BlockingIOError:
+        pass
+    idle.append(s)          # connected, never sends
+big = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+big.connect(addr)
+big.send(b"{" + b" " * 100000 + b"}")
+print("big", big.recv(1000).decode())
+p = subprocess.run(["airlock-tool", "emit", '{"after": "idle"}'],
+                   capture_output=True, text=True)
+print("emit", p.returncode, p.stdout.strip())
+'''
+
+
+def test_idle_and_oversized_clients_do_not_stop_the_server(local):
+    res = local.run({"language": "python", "code": HOSTILE,
+                     "limits": {"wall_ms": 30000},
+                     "grant": {"network": "host", "toolbelt": True}})[2]
+    assert res["stdout"].splitlines() == [
+        'big {"ok":false,"error":"too_large"}',
+        'emit 0 {"seq":1}'], res
+    assert [e["data"] for e in res["events"]] == [{"after": "idle"}]
