@@ -33,8 +33,8 @@
 #define REQUEST_DEADLINE_MS 2000
 /* Requests of any kind: a sustained rate and a burst; host operations
  * have a lower one of their own. */
-#define RATE_PER_S 50.0
-#define RATE_BURST 100.0
+#define RATE_PER_S 200.0
+#define RATE_BURST 200.0
 #define CALL_RATE_PER_S 5.0
 #define CALL_BURST 10.0
 /* Answers kept for --request-id (oldest dropped first), calls recorded. */
