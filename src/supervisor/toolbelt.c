@@ -38,7 +38,7 @@
 #define CALL_RATE_PER_S 5.0
 #define CALL_BURST 10.0
 /* Answers kept for --request-id (oldest dropped first), calls recorded. */
-#define MAX_REMEMBERED 256
+#define MAX_REMEMBERED 64
 #define MAX_CALLS_RECORDED 1024
 #define MAX_MODULES 16
 

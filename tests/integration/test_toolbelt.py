@@ -351,6 +351,15 @@ def test_without_the_grant_there_is_no_toolbelt(local):
     assert "events" not in res and "declaration" not in res
 
 
+def test_capabilities_say_toolbelt_and_host_api(local):
+    st, _, caps = local.request("GET", "/v1/capabilities")
+    assert st == 200
+    facts = caps["providers"][0]
+    assert facts["provider"] == "local"
+    assert facts["toolbelt"] is True and facts["inject"] is True
+    assert facts["host_api"] == ["notify"]
+
+
 def test_the_grant_is_checked(local):
     # An operation the tenant's grant does not name: refused at the gate.
     st, _, res = local.run(sh("true", grant={
