@@ -772,8 +772,10 @@ int al_toolbelt_finish(al_toolbelt *tb, al_result *res)
 		pthread_join(tb->thread, NULL);
 		tb->running = false;
 	}
-	/* No request is answered from here on: remove the socket. */
+	/* No request is answered from here on: the socket and the
+	 * credential go. */
 	unlinkat(tb->tool_fd, AL_TOOL_SOCK_NAME, 0);
+	unlinkat(tb->tool_fd, AL_TOOL_TOKEN_NAME, 0);
 	int rc = 0;
 	if (res != NULL) {
 		al_toolbelt_result_free(res);

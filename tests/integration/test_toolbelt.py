@@ -213,8 +213,8 @@ def test_the_toolbelt_in_the_sandbox(tmp_path, hook):
             [("notify", "ok"), ("page_oncall", "denied")]
         assert "order" not in json.dumps(fin[0])
         assert fin[0]["grant"]["toolbelt"] is True
-        # Once finished the socket is gone.
-        assert not (run_dir(d, rid) / "tool" / "sock").exists()
+        # Once finished the socket and the token are gone.
+        assert list((run_dir(d, rid) / "tool").iterdir()) == []
         assert_no_sanitizer_reports(d)
     finally:
         d.stop()
@@ -299,6 +299,7 @@ def local(tmp_path, hook):
 
 
 BAD = T + r'''
+cp "$AIRLOCK_TOOL_TOKEN_FILE" "$TOKEN_COPY"
 big=$(head -c 20000 /dev/zero | tr '\0' a)
 t big airlock-tool emit "\"$big\""
 t badjson airlock-tool emit '{not json'
@@ -315,8 +316,10 @@ t completed airlock-tool outcome completed
 '''
 
 
-def test_bad_input_gets_typed_errors(local):
+def test_bad_input_gets_typed_errors(local, tmp_path):
+    copy = tmp_path / "token-copy"
     res = local.run(sh(BAD, limits={"wall_ms": 30000},
+                       env={"TOKEN_COPY": str(copy)},
                        grant={"network": "host", "workspace": "rw",
                               "toolbelt": True}))[2]
     out = res["stdout"].splitlines()
@@ -336,9 +339,12 @@ def test_bad_input_gets_typed_errors(local):
     assert [e["data"] for e in res["events"]] == [{"once": 1}]
     assert res["outcome"] == "completed" and res["reason"] is None
     # Never an argument or a credential in what the run's host recorded.
-    tok = (run_dir(local, res["run_id"]) / "tool" / "token").read_text()
+    tok = copy.read_text()
+    assert len(tok) == 64
     log = (run_dir(local, res["run_id"]) / "supervisor.log").read_text()
     assert tok not in log and "aaaa" not in log
+    # The run is over: its credential and socket are gone.
+    assert list((run_dir(local, res["run_id"]) / "tool").iterdir()) == []
 
 
 def test_without_the_grant_there_is_no_toolbelt(local):
