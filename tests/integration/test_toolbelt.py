@@ -146,6 +146,8 @@ t call airlock-tool call notify '{"order": 17}'
 t denied airlock-tool call page_oncall '{}'
 airlock-tool outcome failed --reason order_rejected >/dev/null || exit 93
 echo "env ${AIRLOCK_TOOL_SOCKET} ${AIRLOCK_TOOL_TOKEN_FILE} $(command -v airlock-tool)"
+[ -S /toolbelt/sock ] && [ -r /toolbelt/token ] && echo "view $(ls /toolbelt 2>/dev/null | wc -l) $(ls /toolbelt-bin)"
+touch /toolbelt/x 2>/dev/null && echo "toolbelt writable"
 exit 0
 '''
 
@@ -192,6 +194,10 @@ def test_the_toolbelt_in_the_sandbox(tmp_path, hook):
         assert out[6] == 'denied {"ok":false,"error":"denied"} rc=1'
         assert out[7] == ("env /toolbelt/sock /toolbelt/token "
                           "/toolbelt-bin/airlock-tool")
+        # Its own socket and token, in a directory it cannot list or
+        # write; no other run's.
+        assert out[8] == "view 0 airlock-tool"
+        assert len(out) == 9
         # The webhook got the call, never the token.
         assert Hook.bodies == [{"run_id": rid, "operation": "notify",
                                 "input": {"order": 17}}]
