@@ -326,6 +326,8 @@ uninstall:
 		$(DESTDIR)$(BASHCOMPDIR)/airlock $(DESTDIR)$(ZSHCOMPDIR)/_airlock
 	for f in $(notdir $(MAN_OUT)); do rm -f $(DESTDIR)$(MANDIR)/man$${f##*.}/$$f; done
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/airlock
+	rm -f $(DESTDIR)$(MODULEDIR)/toolbelt/airlock-tool
+	-rmdir $(DESTDIR)$(MODULEDIR)/toolbelt 2>/dev/null
 	-rmdir $(DESTDIR)$(MODULEDIR) 2>/dev/null
 
 clean:
