@@ -21,8 +21,11 @@
 
 #include <jansson.h>
 
+#include <airlock/json.h>
+
 #include "core/log.h"
 #include "core/util.h"
+#include "json/limits_table.h"
 #include "json/toolbelt_json.h"
 #include "supervisor/dfile.h"
 #include "tool/proto.h"
@@ -640,11 +643,36 @@ static int listen_socket(int tool_fd)
 	return s;
 }
 
+/* The run's limits as they apply: the request's, and each default it
+ * left unset (0: none). */
+static json_t *effective_limits(const char *request_json)
+{
+	al_request *r = NULL;
+	if (al_request_from_json(request_json, strlen(request_json), &r,
+				 NULL) < 0)
+		return NULL;
+	al_limits l = r->limits;
+	al_request_free(r);
+	al_limits_apply_defaults(&l);
+	json_t *o = json_object();
+	for (const al_limit_row *row = al_limit_rows; o != NULL && row->bit;
+	     row++)
+		json_object_set_new(o, row->name,
+				    json_integer((json_int_t)al_limit_get(
+					    &l, row->bit)));
+	return o;
+}
+
 static int load_context(al_toolbelt *tb, const al_toolbelt_cfg *cfg)
 {
 	json_t *req = json_loads(cfg->request_json, 0, NULL);
 	if (req == NULL)
 		return -EBADMSG;
+	json_t *limits = effective_limits(cfg->request_json);
+	if (limits != NULL && json_object_set_new(req, "limits", limits) < 0) {
+		json_decref(req);
+		return -ENOMEM;
+	}
 	json_t *grant = json_object_get(req, "grant");
 	tb->context = json_pack("{s:s, s:O?, s:O?, s:O?, s:O?, s:i}", "run_id",
 				cfg->run_id, "language",
