@@ -53,7 +53,7 @@ LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 # The network parts: in libairlock for embedders, but the CLI loads them
 # from libairlock-net.so only when a command needs them (fast start-up).
 SERVER_SRC = $(wildcard src/server/*.c)
-REMOTE_SRC = src/providers/remote.c
+REMOTE_SRC = src/providers/remote.c src/supervisor/webhook.c
 NET_SRC  = $(SERVER_SRC) $(REMOTE_SRC)
 NET_OBJ  = $(NET_SRC:%.c=$(BUILD)/obj/%.o)
 NETMOD_OBJ = $(SERVER_SRC:%.c=$(BUILD)/obj-netmod/%.o)
@@ -90,9 +90,12 @@ KITA  = $(BUILD)/libairlock-contract.a
 CLI   = $(BUILD)/airlock
 NETSO = $(BUILD)/libairlock-net.so
 REMOTESO = $(BUILD)/libairlock-remote.so
+# The toolbelt command a run calls (docs/toolbelt.md): static, so it runs
+# in any sandbox root; alone in its directory, which runs see read-only.
+TOOL     = $(BUILD)/toolbelt/airlock-tool
 
 .PHONY: all deps check unit unit-san integration integration-unprivileged valgrind contract lint demo bench clean
-all: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(REMOTESO) $(UNIT_BIN) $(EX_BIN) \
+all: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(REMOTESO) $(TOOL) $(UNIT_BIN) $(EX_BIN) \
      $(EX_MOD) $(TESTMOD)
 
 $(BUILD)/obj/%.o: %.c
@@ -115,6 +118,10 @@ $(KITA): $(KIT_OBJ)
 $(CLI): $(CLI_OBJ) $(KITA) $(CORE_OBJ)
 	@echo "  LD      $@"
 	@$(CC) $(LDFLAGS) -rdynamic -o $@ $(CLI_OBJ) $(KITA) $(CORE_OBJ) $(CLI_LIBS)
+$(TOOL): src/tool/airlock_tool.c src/tool/proto.h
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@ (static)"
+	@$(CC) $(filter-out $(SANFLAGS),$(CFLAGS)) -static -o $@ $< -Wl,-Bstatic -ljansson
 $(BUILD)/obj-netmod/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< (network module)"
@@ -288,6 +295,8 @@ FORCE:
 # rebuilt) only when the directory does.
 $(BUILD)/obj/src/cli/net_module.o: CFLAGS += -DAL_MODULE_DIR='"$(MODULEDIR)"'
 $(BUILD)/obj/src/cli/net_module.o: $(BUILD)/module-dir
+$(BUILD)/obj/src/supervisor/toolbelt.o: CFLAGS += -DAL_MODULE_DIR='"$(MODULEDIR)"'
+$(BUILD)/obj/src/supervisor/toolbelt.o: $(BUILD)/module-dir
 $(BUILD)/module-dir: FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(MODULEDIR)' | cmp -s - $@ 2>/dev/null || echo '$(MODULEDIR)' > $@
@@ -307,7 +316,7 @@ $(BUILD)/dist/%: dist/%.in FORCE
 	@mkdir -p $(dir $@)
 	@$(DIST_SUBST) $< > $@.tmp && mv $@.tmp $@
 
-install: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(REMOTESO) $(MAN_OUT) \
+install: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(REMOTESO) $(TOOL) $(MAN_OUT) \
 	 $(BUILD)/dist/airlock.pc $(BUILD)/dist/airlockd.service
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(MODULEDIR) \
 		$(DESTDIR)$(INCLUDEDIR)/airlock $(DESTDIR)$(PKGCONFIGDIR) \
@@ -316,6 +325,8 @@ install: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(REMOTESO) $(MAN_OUT) \
 	$(INSTALL) -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/airlock
 	$(INSTALL) -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/airlock
 	$(INSTALL) -m 0644 $(NETSO) $(REMOTESO) $(DESTDIR)$(MODULEDIR)/
+	$(INSTALL) -d -m 0755 $(DESTDIR)$(MODULEDIR)/toolbelt
+	$(INSTALL) -m 0755 $(TOOL) $(DESTDIR)$(MODULEDIR)/toolbelt/airlock-tool
 	$(INSTALL) -m 0644 $(LIBSO) $(DESTDIR)$(LIBDIR)/libairlock.so.$(VERSION)
 	ln -sf libairlock.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libairlock.so
@@ -343,6 +354,8 @@ uninstall:
 		$(DESTDIR)$(BASHCOMPDIR)/airlock $(DESTDIR)$(ZSHCOMPDIR)/_airlock
 	for f in $(notdir $(MAN_OUT)); do rm -f $(DESTDIR)$(MANDIR)/man$${f##*.}/$$f; done
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/airlock
+	rm -f $(DESTDIR)$(MODULEDIR)/toolbelt/airlock-tool
+	-rmdir $(DESTDIR)$(MODULEDIR)/toolbelt 2>/dev/null
 	-rmdir $(DESTDIR)$(MODULEDIR) 2>/dev/null
 
 clean:

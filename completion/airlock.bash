@@ -50,7 +50,8 @@ _airlock()
 	run)
 		opts="-l --lang -e --eval -p --provider -t --timeout -m --memory --pids --cpu
 		      --output-limit --file-limit --network --stdin-file --file --output
-		      --outputs-dir --workspace --arg --env --tenant --request --json --raw --help"
+		      --outputs-dir --workspace --arg --env --tenant --request --json --raw
+		      --toolbelt --operation --help"
 		if [[ $cur != -* ]]; then
 			mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return
 		fi ;;

@@ -26,6 +26,10 @@ cp "$bin" "$work/bin/airlock"
 for so in "$(dirname "$bin")"/libairlock-*.so; do
 	[ -e "$so" ] && cp "$so" "$work/bin/"
 done
+# and airlock-tool from toolbelt/ beside it (docs/toolbelt.md)
+if [ -d "$(dirname "$bin")/toolbelt" ]; then
+	cp -R "$(dirname "$bin")/toolbelt" "$work/bin/"
+fi
 cp -R "$repo/tests/integration" "$work/tests"
 
 if [ "$(id -u)" = 0 ]; then

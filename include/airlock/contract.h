@@ -117,6 +117,11 @@ typedef struct al_grant {
 	char **secrets; /* names only */
 	size_t n_secrets;
 	bool streaming;
+	/* The toolbelt (docs/toolbelt.md): airlock-tool and its socket in
+	 * the run, and the host operations it may call (names). */
+	bool toolbelt;
+	char **operations;
+	size_t n_operations;
 } al_grant;
 
 /* ---- request -------------------------------------------------------- */
@@ -222,6 +227,15 @@ typedef struct al_facts {
 	unsigned workspace; /* bit (1u << al_workspace_mode) per mode */
 	bool streaming;
 	char *mechanism_json; /* provider-specific JSON object text, or NULL */
+	/* What a running program may do with its host (docs/toolbelt.md):
+	 * airlock-tool on its PATH, events delivered to its inbox, an
+	 * interrupt that reaches it; and the host operations (names) the
+	 * asking tenant may be granted, filled in by the host. */
+	bool toolbelt;
+	bool inject;
+	bool interrupt;
+	char **host_api;
+	size_t n_host_api;
 } al_facts;
 
 al_facts *al_facts_new(const char *provider_id, al_safety_class cls);
@@ -275,6 +289,13 @@ typedef struct al_result {
 	 * event id in delivery order; only events that were delivered. */
 	char **inbox_acked;
 	size_t n_inbox_acked;
+	/* The toolbelt (docs/toolbelt.md), each compact JSON text or NULL:
+	 * the events the program emitted (an array), its declaration
+	 * ({"outcome", "reason"}), the host operations it called (an array
+	 * of {"operation", "outcome"}; never a payload). */
+	char *events_json;
+	char *declaration_json;
+	char *host_calls_json;
 } al_result;
 
 al_result *al_result_new(void);

@@ -162,6 +162,15 @@ typedef struct al_exec {
 	 * program and names them in AIRLOCK_INBOX / AIRLOCK_INBOX_ACKS. */
 	const char *inbox_dir;
 	const char *inbox_acks_dir;
+	/* The run's toolbelt (docs/toolbelt.md), or NULL: tool_dir holds the
+	 * socket and the token file (a host directory the provider shows to
+	 * the program), tool_bin_dir the airlock-tool command, tool_token
+	 * the credential.  A provider that shows them names them in
+	 * AIRLOCK_TOOL_SOCKET, AIRLOCK_TOOL_TOKEN_FILE, AIRLOCK_TOOL_TOKEN
+	 * and puts tool_bin_dir first on PATH. */
+	const char *tool_dir;
+	const char *tool_bin_dir;
+	const char *tool_token;
 } al_exec;
 
 /* ---- operations table ------------------------------------------------ */

@@ -53,6 +53,8 @@ static const char run_usage[] =
 	"                         --output, else none)\n"
 	"      --arg ARG          an argument for the program (repeatable)\n"
 	"      --env K=V          an environment variable (repeatable)\n"
+	"      --toolbelt         airlock-tool for the program (docs/toolbelt.md)\n"
+	"      --operation OP     a host operation it may call (repeatable)\n"
 	"      --tenant NAME      tenant to run as (default: default)\n"
 	"      --request FILE     a whole JSON request (docs/contract.md)\n"
 	"      --json             print the typed result as JSON\n"
@@ -95,8 +97,10 @@ static int exit_status_for(const al_result *res)
 {
 	switch (res->outcome) {
 	case AL_OUTCOME_COMPLETED:
-	case AL_OUTCOME_FAILED:
 		return res->exit_code;
+	case AL_OUTCOME_FAILED:
+		/* a failure the program declared, then exited 0 */
+		return res->exit_code != 0 ? res->exit_code : 1;
 	case AL_OUTCOME_KILLED:
 	case AL_OUTCOME_INTERRUPTED:
 		return 128 + (res->has_signal ? res->signal : 9);
@@ -331,6 +335,8 @@ int cmd_run(const cli_globals *g, int argc, char **argv)
 		{"outputs-dir", required_argument, NULL, 14},
 		{"workspace", required_argument, NULL, 15},
 		{"raw", no_argument, NULL, 16},
+		{"toolbelt", no_argument, NULL, 17},
+		{"operation", required_argument, NULL, 18},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -342,6 +348,8 @@ int cmd_run(const cli_globals *g, int argc, char **argv)
 	json_t *req = json_object(), *limits = json_object();
 	json_t *args = json_array(), *env = json_object();
 	json_t *files = json_array(), *outputs = json_array();
+	json_t *operations = json_array();
+	bool toolbelt = false;
 	char *code_buf = NULL, *stdin_buf = NULL, *body = NULL;
 	size_t code_len = 0, stdin_len = 0, body_len = 0;
 	al_config *cfg = NULL;
@@ -410,6 +418,13 @@ int cmd_run(const cli_globals *g, int argc, char **argv)
 			break;
 		case 5:
 			stdin_file = optarg;
+			break;
+		case 17:
+			toolbelt = true;
+			break;
+		case 18:
+			toolbelt = true;
+			json_array_append_new(operations, json_string(optarg));
 			break;
 		case 6:
 			json_array_append_new(args, json_string(optarg));
@@ -540,6 +555,10 @@ int cmd_run(const cli_globals *g, int argc, char **argv)
 		if (workspace != NULL)
 			json_object_set_new(grant, "workspace",
 					    json_string(workspace));
+		if (toolbelt)
+			json_object_set_new(grant, "toolbelt", json_true());
+		if (json_array_size(operations) > 0)
+			json_object_set(grant, "operations", operations);
 		json_object_set_new(req, "grant", grant);
 		if (json_array_size(files) > 0)
 			json_object_set(req, "files", files);
@@ -674,5 +693,6 @@ out:
 	json_decref(env);
 	json_decref(files);
 	json_decref(outputs);
+	json_decref(operations);
 	return rc;
 }

@@ -22,6 +22,7 @@
 #include <airlock/server.h>
 
 #include "core/util.h"
+#include "supervisor/toolbelt.h"
 
 struct module {
 	const char *file; /* beside the binary */
@@ -185,4 +186,19 @@ int al_server_run(const al_server_options *opts, al_error **err)
 				    server_module.error[0] ? server_module.error
 							   : "symbol missing");
 	return run(opts, err);
+}
+
+/* The toolbelt's webhook call lives in the remote module (libcurl). */
+int al_tool_webhook_post(const char *url, const char *body,
+			 uint64_t timeout_ms, uint64_t max, long *status,
+			 char **out)
+{
+	int (*post)(const char *, const char *, uint64_t, uint64_t, long *,
+		    char **);
+	*(void **)&post = module_symbol(&remote_module, load_remote,
+					"al_tool_webhook_post");
+	*status = 0;
+	*out = NULL;
+	return post != NULL ? post(url, body, timeout_ms, max, status, out)
+			    : -ENOSYS;
 }

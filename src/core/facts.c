@@ -6,6 +6,7 @@
 #include <airlock/contract.h>
 
 #include "core/util.h"
+#include "json/toolbelt_json.h"
 
 al_facts *al_facts_new(const char *provider_id, al_safety_class cls)
 {
@@ -34,6 +35,7 @@ void al_facts_free(al_facts *f)
 	}
 	free(f->languages);
 	free(f->mechanism_json);
+	al_toolbelt_facts_drop(f);
 	free(f);
 }
 
@@ -86,7 +88,8 @@ al_facts *al_facts_dup(const al_facts *src)
 	f->network = src->network;
 	f->workspace = src->workspace;
 	f->streaming = src->streaming;
-	if (al_strdup_opt(src->unavailable_reason, &f->unavailable_reason) < 0 ||
+	if (al_toolbelt_facts_copy(src, f) < 0 ||
+	    al_strdup_opt(src->unavailable_reason, &f->unavailable_reason) < 0 ||
 	    al_strdup_opt(src->mechanism_json, &f->mechanism_json) < 0)
 		goto fail;
 	for (size_t i = 0; i < src->n_languages; i++) {

@@ -6,6 +6,7 @@
 #include <airlock/contract.h>
 
 #include "core/util.h"
+#include "json/toolbelt_json.h"
 
 void al_limits_apply_defaults(al_limits *l)
 {
@@ -60,6 +61,7 @@ void al_request_free(al_request *req)
 	free(req->files);
 	al_strv_free(req->outputs, req->n_outputs);
 	al_strv_free(req->grant.secrets, req->grant.n_secrets);
+	al_toolbelt_grant_free(&req->grant);
 	for (size_t i = 0; req->env != NULL && i < req->n_env; i++) {
 		free(req->env[i].name);
 		al_explicit_free_str(req->env[i].value);
@@ -104,6 +106,8 @@ al_request *al_request_dup(const al_request *src)
 			&req->grant.secrets) < 0)
 		goto fail;
 	req->grant.n_secrets = src->grant.n_secrets;
+	if (al_toolbelt_grant_dup(&src->grant, &req->grant) < 0)
+		goto fail;
 
 	if (src->n_files > 0) {
 		req->files = calloc(src->n_files, sizeof(*req->files));

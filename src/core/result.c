@@ -8,6 +8,7 @@
 #include <airlock/contract.h>
 
 #include "core/util.h"
+#include "json/toolbelt_json.h"
 
 al_result *al_result_new(void)
 {
@@ -40,6 +41,7 @@ void al_result_free(al_result *r)
 	for (size_t i = 0; i < r->n_inbox_acked; i++)
 		free(r->inbox_acked[i]);
 	free(r->inbox_acked);
+	al_toolbelt_result_free(r);
 	free(r);
 }
 
@@ -81,7 +83,12 @@ int al_result_check_shape(const al_result *r)
 			return -EPROTO;
 		break;
 	case AL_OUTCOME_FAILED:
-		if (!r->has_exit_code || r->exit_code == 0 || r->has_signal)
+		/* Exit 0 is a failure only when the program declared one
+		 * through the toolbelt (docs/toolbelt.md). */
+		if (!r->has_exit_code || r->has_signal ||
+		    (r->exit_code == 0 &&
+		     (r->reason == NULL || strcmp(r->reason, "declared") != 0 ||
+		      r->declaration_json == NULL)))
 			return -EPROTO;
 		break;
 	case AL_OUTCOME_KILLED:

@@ -69,6 +69,10 @@ const al_request *al_admission_request(const al_admission *a);
 /* The canonical request JSON (what the supervisor executes). */
 const char *al_admission_request_json(const al_admission *a);
 const char *al_admission_provider(const al_admission *a);
+/* The definitions of the host operations the request is granted
+ * (host/operations.h), compact JSON text in *out (caller frees), or NULL
+ * when it is granted none. */
+int al_admission_operations(const al_admission *a, char **out);
 /* The selected candidate's configuration object text, or NULL. */
 const char *al_admission_provider_config(const al_admission *a);
 const al_facts *al_admission_facts(const al_admission *a);

@@ -12,6 +12,8 @@
 #include <jansson.h>
 
 #include "host/env_policy.h"
+#include "host/operations.h"
+#include "json/toolbelt_json.h"
 
 #define PATH_MAX_LEN 512
 
@@ -98,6 +100,9 @@ static void grant_free(al_cfg_grant *g)
 	free_strv(g->secrets, g->n_secrets);
 	g->secrets = NULL;
 	g->n_secrets = 0;
+	free_strv(g->operations, g->n_operations);
+	g->operations = NULL;
+	g->n_operations = 0;
 }
 
 void al_config_free(al_config *cfg)
@@ -121,6 +126,7 @@ void al_config_free(al_config *cfg)
 		}
 		free(t->pins);
 		free_strv(t->env_allow, t->n_env_allow);
+		free(t->operations_json);
 	}
 	free(cfg->tenants);
 	free_strv(cfg->acknowledged, cfg->n_acknowledged);
@@ -306,8 +312,9 @@ static int only_keys(json_t *obj, const char *path, const char *const *known,
 static int parse_grant(json_t *g, const char *path, al_cfg_grant *out,
 		       al_error **err)
 {
-	static const char *const keys[] = {"network", "workspace", "secrets",
-					   "streaming", NULL};
+	static const char *const keys[] = {"network",  "workspace",
+					   "secrets",  "streaming",
+					   "toolbelt", "operations", NULL};
 	kpath kp;
 	int rc;
 	if (!json_is_object(g))
@@ -340,6 +347,30 @@ static int parse_grant(json_t *g, const char *path, al_cfg_grant *out,
 		if ((rc = get_bool(v, kp.buf, &out->streaming, err)) < 0)
 			return rc;
 	}
+	if ((v = json_object_get(g, "toolbelt"))) {
+		kp_join(&kp, path, "toolbelt");
+		if ((rc = get_bool(v, kp.buf, &out->toolbelt, err)) < 0)
+			return rc;
+	}
+	if ((v = json_object_get(g, "operations"))) {
+		kp_join(&kp, path, "operations");
+		if ((rc = get_strv(v, kp.buf, al_tool_name_valid,
+				   &out->operations, &out->n_operations,
+				   err)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Every operation a grant names is one the tenant defines. */
+static int check_grant_operations(const al_cfg_grant *g, const char *path,
+				  const char *ops_json, al_error **err)
+{
+	for (size_t i = 0; i < g->n_operations; i++)
+		if (!al_operations_defined(ops_json, g->operations[i]))
+			return bad(err, path,
+				   "operations: names an operation the "
+				   "tenant's \"operations\" does not define");
 	return 0;
 }
 
@@ -465,7 +496,7 @@ static int parse_tenant(json_t *t, const char *path, al_cfg_tenant *out,
 	static const char *const keys[] = {"languages", "grant", "pins",
 					   "ceilings", "concurrency",
 					   "accept_forwarded_env", "env_allow",
-					   NULL};
+					   "operations", NULL};
 	kpath kp;
 	int rc;
 	json_t *v;
@@ -535,6 +566,22 @@ static int parse_tenant(json_t *t, const char *path, al_cfg_tenant *out,
 		if (!json_is_boolean(v))
 			return bad(err, kp.buf, "expected true or false");
 		out->accept_forwarded_env = json_is_true(v);
+	}
+	if ((v = json_object_get(t, "operations"))) {
+		kp_join(&kp, path, "operations");
+		if ((rc = al_operations_parse(v, kp.buf, &out->operations_json,
+					      err)) < 0)
+			return rc;
+	}
+	kp_join(&kp, path, "grant");
+	if ((rc = check_grant_operations(&out->grant, kp.buf,
+					 out->operations_json, err)) < 0)
+		return rc;
+	for (size_t i = 0; i < out->n_pins; i++) {
+		kp_join(&kp, path, "pins");
+		if ((rc = check_grant_operations(&out->pins[i].grant, kp.buf,
+						 out->operations_json, err)) < 0)
+			return rc;
 	}
 	return 0;
 }

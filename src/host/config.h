@@ -16,6 +16,11 @@ typedef struct al_cfg_grant {
 	char **secrets;	    /* names */
 	size_t n_secrets;
 	bool streaming;
+	/* the toolbelt, and the host operations (names) a request may ask
+	 * for (docs/toolbelt.md) */
+	bool toolbelt;
+	char **operations;
+	size_t n_operations;
 } al_cfg_grant;
 
 /* A grant pinned to one execution plan (host/plan.h): either the plan's
@@ -52,6 +57,9 @@ typedef struct al_cfg_tenant {
 	/* airlockd: may a caller's host forward the environment it resolved
 	 * (X-Airlock-Forwarded-Env, docs/api.md)? */
 	bool accept_forwarded_env;
+	/* The host operations this tenant's runs may be granted (compact
+	 * JSON object text, host/operations.h), or NULL. */
+	char *operations_json;
 } al_cfg_tenant;
 
 typedef struct al_cfg_candidate {

@@ -26,6 +26,15 @@ static bool grant_covers(const al_cfg_grant *g, const al_grant *ask)
 		return false;
 	if (ask->streaming && !g->streaming)
 		return false;
+	if (ask->toolbelt && !g->toolbelt)
+		return false;
+	for (size_t i = 0; i < ask->n_operations; i++) {
+		bool found = false;
+		for (size_t j = 0; j < g->n_operations && !found; j++)
+			found = strcmp(ask->operations[i], g->operations[j]) == 0;
+		if (!found)
+			return false;
+	}
 	for (size_t i = 0; i < ask->n_secrets; i++) {
 		bool found = false;
 		for (size_t j = 0; j < g->n_secrets && !found; j++)

@@ -26,6 +26,9 @@
 #include "host/gates.h"
 #include "host/plan.h"
 #include "host/secrets.h"
+#include "host/host_toolbelt.h"
+#include "host/operations.h"
+#include "json/toolbelt_json.h"
 
 #include "core/util.h"
 
@@ -127,10 +130,14 @@ static json_t *grant_json(const al_grant *g)
 	json_t *sec = json_array();
 	for (size_t i = 0; sec && i < g->n_secrets; i++)
 		json_array_append_new(sec, json_string(g->secrets[i]));
-	return json_pack("{s:s, s:s, s:o, s:b}", "network",
-			 al_network_name(g->network), "workspace",
-			 al_workspace_mode_name(g->workspace), "secrets",
-			 sec ? sec : json_array(), "streaming", g->streaming);
+	json_t *o = json_pack("{s:s, s:s, s:o, s:b}", "network",
+			      al_network_name(g->network), "workspace",
+			      al_workspace_mode_name(g->workspace), "secrets",
+			      sec ? sec : json_array(), "streaming",
+			      g->streaming);
+	if (o != NULL)
+		(void)al_toolbelt_grant_emit(o, g);
+	return o;
 }
 
 static json_t *limits_json(const al_limits *l)
@@ -231,6 +238,14 @@ static json_t *audit_record(const run_state *rs, const char *event)
 			json_string(al_outcome_name(rs->res->outcome)));
 		json_object_set_new(r, "reason",
 				    jstr_or_null(rs->res->reason));
+		/* The host operations the run called: each operation and
+		 * its outcome, never a payload (docs/toolbelt.md). */
+		json_t *calls = rs->res->host_calls_json
+					? json_loads(rs->res->host_calls_json,
+						     0, NULL)
+					: NULL;
+		if (calls != NULL)
+			json_object_set_new(r, "host_calls", calls);
 	}
 	return r;
 }
@@ -328,6 +343,10 @@ static void run_exec_unref(run_exec *x)
 	al_manifest_free(x->manifest);
 	al_bundle_free(x->bundle);
 	al_artifacts_close(&x->store);
+	free(x->tool_dir);
+	free(x->tool_bin);
+	if (x->tool_token != NULL)
+		al_explicit_free_str(x->tool_token);
 	if (x->efd >= 0)
 		close(x->efd);
 	pthread_mutex_destroy(&x->lock);
@@ -362,6 +381,9 @@ static void *worker_main(void *arg)
 		.bundle = x->bundle,
 		.manifest = x->manifest,
 		.artifact_dir = x->store.path,
+		.tool_dir = x->tool_dir,
+		.tool_bin_dir = x->tool_bin,
+		.tool_token = x->tool_token,
 	};
 	al_error *perr = NULL;
 	int rc = x->ref->ops->execute(x->ref->handle, &ex, x->res, &perr);
@@ -438,6 +460,32 @@ static int take_result(run_state *rs, al_result *pr, int64_t start)
 	return rc;
 }
 
+/* Serves the run's toolbelt; the worker gets copies of what it names. */
+static int host_toolbelt_start(run_state *rs, run_exec *x, al_host_tb *tb)
+{
+	char *ops = NULL;
+	int64_t deadline = al_now_ms() + (int64_t)rs->req->limits.wall_ms +
+			   (int64_t)rs->h->cfg->grace_ms;
+	int rc = rs->tenant != NULL
+			 ? al_operations_subset(rs->tenant->operations_json,
+						&rs->req->grant, &ops)
+			 : 0;
+	if (rc == 0)
+		rc = al_host_tb_start(tb, rs->h->state_dir, x->run_id, rs->req,
+				      ops, deadline);
+	free(ops);
+	if (rc == 0 && ((x->tool_dir = strdup(tb->tool_dir)) == NULL ||
+			(x->tool_bin = strdup(tb->bin)) == NULL ||
+			(x->tool_token = strdup(tb->token)) == NULL))
+		rc = -ENOMEM;
+	if (rc < 0) {
+		al_logf(AL_LOG_WARN, x->run_id, "cannot serve the toolbelt: %s",
+			strerror(-rc));
+		(void)al_host_tb_finish(tb, NULL);
+	}
+	return rc;
+}
+
 /* Runs the request on the selected handle and waits at most wall + grace.
  * Fills rs->res (replacing it) with the outcome. */
 static int execute(run_state *rs, char **host_env, size_t n_host_env)
@@ -481,6 +529,11 @@ static int execute(run_state *rs, char **host_env, size_t n_host_env)
 	else if (al_artifacts_create(h->state_dir, x->run_id, &x->store,
 				     NULL) < 0)
 		why = "artifacts_unavailable";
+	/* The toolbelt, served here for as long as the run lives. */
+	al_host_tb tb = {.dirfd = -1};
+	if (!why && rs->req->grant.toolbelt &&
+	    host_toolbelt_start(rs, x, &tb) < 0)
+		why = "toolbelt_unavailable";
 	if (why) {
 		x->refs = 1;
 		run_exec_unref(x);
@@ -505,6 +558,7 @@ static int execute(run_state *rs, char **host_env, size_t n_host_env)
 		rs->sel.ref = x->ref;
 		x->refs = 1;
 		run_exec_unref(x);
+		(void)al_host_tb_finish(&tb, NULL);
 		return refuse(rs, AL_OUTCOME_UNAVAILABLE, "start_failed");
 	}
 	pthread_detach(tid);
@@ -538,6 +592,9 @@ static int execute(run_state *rs, char **host_env, size_t n_host_env)
 		x->abandoned = true;
 	pthread_mutex_unlock(&x->lock);
 	live_remove(h, &lr);
+	/* The process is seen to have finished (or abandoned): the
+	 * toolbelt stops, and a declaration takes effect on a result. */
+	(void)al_host_tb_finish(&tb, done && x->exec_rc == 0 ? x->res : NULL);
 
 	if (!done) {
 		/* The provider overran wall + grace: cancel it, stop
@@ -1134,6 +1191,15 @@ const char *al_admission_provider(const al_admission *a)
 	return a->rs.provider_id;
 }
 
+int al_admission_operations(const al_admission *a, char **out)
+{
+	*out = NULL;
+	if (a->rs.tenant == NULL)
+		return 0;
+	return al_operations_subset(a->rs.tenant->operations_json,
+				    &a->rs.req->grant, out);
+}
+
 const char *al_admission_provider_config(const al_admission *a)
 {
 	const al_selector *s = &a->rs.h->sel;
@@ -1429,6 +1495,16 @@ int al_host_capabilities(al_host *h, const al_host_context *ctx,
 					    "out of memory");
 		}
 		restrict_languages(f, t);
+		/* The operations this tenant may be granted, where the
+		 * provider shows the toolbelt. */
+		if (f->toolbelt && t->grant.toolbelt &&
+		    al_toolbelt_facts_set_host_api(f, t->grant.operations,
+						   t->grant.n_operations) < 0) {
+			al_facts_free(f);
+			al_facts_array_free(arr, i);
+			return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+					    "out of memory");
+		}
 		arr[i] = f;
 	}
 	*out = arr;

@@ -38,6 +38,9 @@ typedef struct run_exec {
 	al_bundle *bundle;
 	al_manifest *manifest;
 	al_artifact_store store;
+	/* The run's toolbelt (host/host_toolbelt.h), or NULL: copies the
+	 * worker keeps for as long as it may run. */
+	char *tool_dir, *tool_bin, *tool_token;
 } run_exec;
 
 typedef struct live_run {

@@ -310,6 +310,10 @@ static bool eligible(const al_selector *s, const al_candidate_rt *c,
 		set_skip(sk, id, AL_SKIP_CAPABILITY_INELIGIBLE, "streaming");
 		return false;
 	}
+	if (req->grant.toolbelt && !f->toolbelt) {
+		set_skip(sk, id, AL_SKIP_CAPABILITY_INELIGIBLE, "toolbelt");
+		return false;
+	}
 	return true;
 }
 

@@ -11,6 +11,7 @@
 #include "json/contract_json.h"
 #include "json/jfield.h"
 #include "json/limits_table.h"
+#include "json/toolbelt_json.h"
 
 #define MAX_FACT_LANGUAGES 64u
 #define MAX_FACT_TEXT 4096u /* versions, paths, reasons */
@@ -177,7 +178,8 @@ static json_t *facts_value(const al_facts *f)
 	    jf_set(o, "workspace",
 		   names_json(f->workspace, 3, workspace_name_at)) < 0 ||
 	    jf_set(o, "streaming", json_boolean(f->streaming)) < 0 ||
-	    jf_set(o, "mechanism", mechanism_json(f->mechanism_json)) < 0) {
+	    jf_set(o, "mechanism", mechanism_json(f->mechanism_json)) < 0 ||
+	    al_toolbelt_facts_emit(o, f) < 0) {
 		json_decref(o);
 		return NULL;
 	}
@@ -306,7 +308,8 @@ static int workspace_bit(const char *s, unsigned *bit)
 static const char *const facts_keys[] = {
 	"provider", "available", "unavailable_reason", "safety_class",
 	"isolation", "languages", "limits", "network", "workspace",
-	"streaming", "mechanism", NULL};
+	"streaming", "mechanism", "toolbelt", "inject", "interrupt",
+	"host_api", NULL};
 
 static int parse_facts(const jf_ctx *c, const json_t *root, al_facts **out)
 {
@@ -376,6 +379,8 @@ static int parse_facts(const jf_ctx *c, const json_t *root, al_facts **out)
 			goto fail;
 		}
 	}
+	if ((rc = al_toolbelt_facts_parse(c, root, f)) < 0)
+		goto fail;
 	*out = f;
 	return 0;
 fail:

@@ -11,6 +11,7 @@
 
 #include "json/jfield.h"
 #include "json/limits_table.h"
+#include "json/toolbelt_json.h"
 
 static json_t *string_array(char *const *v, size_t n)
 {
@@ -73,7 +74,8 @@ static json_t *grant_json(const al_grant *g)
 	    jf_set(o, "workspace",
 		   json_string(al_workspace_mode_name(g->workspace))) < 0 ||
 	    jf_set(o, "secrets", string_array(g->secrets, g->n_secrets)) < 0 ||
-	    jf_set(o, "streaming", json_boolean(g->streaming)) < 0) {
+	    jf_set(o, "streaming", json_boolean(g->streaming)) < 0 ||
+	    al_toolbelt_grant_emit(o, g) < 0) {
 		json_decref(o);
 		return NULL;
 	}

@@ -13,6 +13,7 @@
 #include "json/jfield.h"
 #include "json/limits_table.h"
 #include "json/syntax.h"
+#include "json/toolbelt_json.h"
 
 #define PATH_MAX_TEXT 64 /* "files[255].content_b64" and the like */
 
@@ -303,8 +304,9 @@ static int parse_limits(const jf_ctx *c, const json_t *root, al_request *req)
 	return 0;
 }
 
-static const char *const grant_keys[] = {"network", "workspace", "secrets",
-					 "streaming", NULL};
+static const char *const grant_keys[] = {"network",   "workspace",
+					 "secrets",   "streaming",
+					 "toolbelt",  "operations", NULL};
 
 static int parse_secrets(const jf_ctx *c, const json_t *grant,
 			 al_request *req)
@@ -377,6 +379,8 @@ static int parse_grant(const jf_ctx *c, const json_t *root, al_request *req)
 	v = json_object_get(obj, "streaming");
 	if (v != NULL &&
 	    (rc = jf_bool(c, v, "grant.streaming", &req->grant.streaming)) < 0)
+		return rc;
+	if ((rc = al_toolbelt_grant_parse(c, obj, &req->grant)) < 0)
 		return rc;
 	return parse_secrets(c, obj, req);
 }

@@ -104,6 +104,9 @@ typedef struct kit_exec_opts {
 	size_t n_host_env;
 	al_output_fn on_output;
 	void *on_output_ctx;
+	/* The toolbelt and the inbox a case serves (al_exec's fields). */
+	const char *tool_dir, *tool_bin_dir, *tool_token;
+	const char *inbox_dir, *inbox_acks_dir;
 } kit_exec_opts;
 
 typedef struct kit_run {

@@ -21,6 +21,10 @@ KIT_CASE(kit_case_network_unoffered);
 KIT_CASE(kit_case_workspace_modes);
 KIT_CASE(kit_case_streaming);
 KIT_CASE(kit_case_result_shape);
+/* kit_cases_toolbelt.c */
+KIT_CASE(kit_case_toolbelt);
+KIT_CASE(kit_case_host_api);
+KIT_CASE(kit_case_inbox);
 /* kit_cases_io.c */
 KIT_CASE(kit_case_stdin_delivered);
 KIT_CASE(kit_case_stdin_closed);

@@ -65,7 +65,7 @@ typedef struct fact_row {
 /* A new field changes these sizes: map it below, then update the pin. */
 _Static_assert(sizeof(al_isolation_axes) == 5,
 	       "al_isolation_axes changed: add its field to fact_rows");
-_Static_assert(sizeof(al_facts) == 80,
+_Static_assert(sizeof(al_facts) == 104,
 	       "al_facts changed: add its field to fact_rows");
 
 static const fact_row fact_rows[] = {
@@ -94,6 +94,10 @@ static const fact_row fact_rows[] = {
 	{"workspace", {"grant.workspace_modes"}},
 	{"streaming", {"grant.streaming"}},
 	{"mechanism", {"probe.facts"}},
+	{"toolbelt", {"toolbelt"}},
+	{"inject", {"inject.inbox"}},
+	{"interrupt", {"interrupt.by_run_id"}},
+	{"host_api", {"host_api"}},
 };
 
 static void add(char *buf, size_t cap, const char *what)

@@ -525,6 +525,11 @@ int kit_exec(kit_ctx *k, kit_case *c, const al_request *req,
 		.cancel = cancel,
 		.host_env = opts->host_env,
 		.n_host_env = opts->n_host_env,
+		.tool_dir = opts->tool_dir,
+		.tool_bin_dir = opts->tool_bin_dir,
+		.tool_token = opts->tool_token,
+		.inbox_dir = opts->inbox_dir,
+		.inbox_acks_dir = opts->inbox_acks_dir,
 	};
 	al_error *err = NULL;
 	out->rc = k->ops->execute(k->handle, &ex, out->res, &err);

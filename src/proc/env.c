@@ -5,6 +5,7 @@
 
 #include "core/util.h"
 #include "proc/env.h"
+#include "proc/tool_env.h"
 
 static int env_put(char **env, size_t *n, char *entry)
 {
@@ -26,7 +27,7 @@ static int env_put(char **env, size_t *n, char *entry)
 int al_env_build(const al_env_base *base, const al_exec *exec, char ***out)
 {
 	const al_request *req = exec->request;
-	size_t cap = 10 + req->n_env + exec->n_host_env;
+	size_t cap = 10 + AL_TOOL_ENV_MAX + req->n_env + exec->n_host_env;
 	size_t n = 0;
 	char **env = calloc(cap + 1, sizeof(*env));
 	if (env == NULL)
@@ -57,6 +58,9 @@ int al_env_build(const al_env_base *base, const al_exec *exec, char ***out)
 		if (rc < 0)
 			goto fail;
 	}
+	/* Trusted, so last: nothing before overrides them. */
+	if ((rc = al_tool_env_add(base, exec, env, &n, env_put)) < 0)
+		goto fail;
 	*out = env;
 	return 0;
 fail:

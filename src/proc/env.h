@@ -16,6 +16,11 @@ typedef struct al_env_base {
 	 * NULL: not set. */
 	const char *inbox;
 	const char *inbox_acks;
+	/* The toolbelt's directories as the program sees them (the socket
+	 * and token file; the command), or NULL: not shown
+	 * (proc/tool_env.h). */
+	const char *tool_dir;
+	const char *tool_bin_dir;
 } al_env_base;
 
 /* The PATH value of a run: the interpreter's own directory first (so its

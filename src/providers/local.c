@@ -50,6 +50,7 @@ static int local_probe(const char *config_json, al_facts **out, al_error **err)
 	f->network = 1u << AL_NETWORK_HOST;
 	f->workspace = (1u << AL_WORKSPACE_NONE) | (1u << AL_WORKSPACE_RW);
 	f->streaming = true;
+	f->toolbelt = f->inject = f->interrupt = true;
 	int rc = 0;
 	char *cache = al_provider_cache_dir();
 	for (const char *const *l = al_language_names(); *l != NULL; l++) {
@@ -238,7 +239,9 @@ static int local_execute(al_provider_handle *h, const al_exec *exec,
 	/* No isolation here: the inbox is shown at its host paths. */
 	al_env_base base = {.path = path_env, .home = rd.workspace,
 			    .tmpdir = rd.tmp, .inbox = exec->inbox_dir,
-			    .inbox_acks = exec->inbox_acks_dir};
+			    .inbox_acks = exec->inbox_acks_dir,
+			    .tool_dir = exec->tool_dir,
+			    .tool_bin_dir = exec->tool_bin_dir};
 	if (path_env == NULL || al_env_build(&base, exec, &envp) < 0) {
 		rc = -ENOMEM;
 		goto out;

@@ -29,6 +29,7 @@
 #include "core/util.h"
 #include "host/forwarded_env.h"
 #include "providers/remote.h"
+#include "json/toolbelt_json.h"
 
 #define DEFAULT_TIMEOUT_MS 10000L
 #define MAX_BODY_BYTES (64u * 1024u * 1024u) /* a result is capped anyway */
@@ -398,6 +399,9 @@ static int facts_from_capabilities(const char *json, const char *url,
 	json_decref(mech);
 	free(f->provider);
 	free(f->mechanism_json);
+	/* The remote program sees neither a toolbelt nor an inbox from this
+	 * host (docs/toolbelt.md, "Remote"). */
+	al_toolbelt_facts_drop(f);
 	f->provider = strdup("remote");
 	f->mechanism_json = mtext;
 	f->safety_class = AL_SAFETY_REMOTE;

@@ -18,6 +18,7 @@
 #include <airlock/json.h>
 
 #include "core/util.h"
+#include "tool/proto.h"
 
 #define OLDROOT "/.oldroot"
 
@@ -81,7 +82,7 @@ static bool under(const char *path, const char *dir)
  * root beneath one of these would be hidden inside. */
 static const char *const replaced_dirs[] = {
 	"/tmp", "/code", "/build", "/inbox", "/inbox-acks", "/workspace",
-	"/dev", "/proc"};
+	"/dev", "/proc", "/toolbelt", "/toolbelt-bin"};
 
 const char *al_sb_path_hidden(const char *path)
 {
@@ -250,6 +251,15 @@ int al_sb_mount_plan_build(const al_sb_mount_params *prm,
 		rc = add(p, prm->build_rw ? AL_MOP_BIND : AL_MOP_VIEW,
 			 prm->build_dir, "/build", prm->build_rw, false,
 			 false);
+	/* the socket and token live (a new token replaces the file on
+	 * adoption): a bind of the directory, which shows the rename */
+	if (rc == 0 && prm->tool_dir && prm->tool_bin_dir) {
+		rc = add(p, AL_MOP_BIND, prm->tool_dir, AL_TOOL_SANDBOX_DIR,
+			 false, false, false);
+		if (rc == 0)
+			rc = add(p, AL_MOP_BIND, prm->tool_bin_dir,
+				 AL_TOOL_SANDBOX_BIN, false, false, false);
+	}
 	if (rc == 0 && prm->inbox_dir) {
 		rc = add(p, AL_MOP_BIND, prm->inbox_dir, "/inbox", false, false,
 			 false);

@@ -73,6 +73,11 @@ typedef struct al_sb_mount_params {
 	 * the descriptor the init hands over, launch.h). */
 	const char *inbox_dir;
 	uint64_t inbox_acks_bytes;
+	/* The toolbelt (docs/toolbelt.md): the run's socket and token
+	 * directory at /toolbelt and airlock-tool's at /toolbelt-bin, both
+	 * read-only binds (NULL: neither). */
+	const char *tool_dir;
+	const char *tool_bin_dir;
 } al_sb_mount_params;
 
 int al_sb_mount_plan_build(const al_sb_mount_params *prm,

@@ -29,6 +29,7 @@
 #include "sandbox/runbase.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/userns.h"
+#include "tool/proto.h"
 
 struct al_provider_handle {
 	al_sb_context ctx;
@@ -285,7 +286,10 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 	al_env_base base = {.path = path_env, .home = "/workspace",
 			    .tmpdir = "/tmp",
 			    .inbox = inbox ? "/inbox" : NULL,
-			    .inbox_acks = inbox ? "/inbox-acks" : NULL};
+			    .inbox_acks = inbox ? "/inbox-acks" : NULL,
+			    .tool_dir = exec->tool_dir ? AL_TOOL_SANDBOX_DIR : NULL,
+			    .tool_bin_dir = exec->tool_dir ? AL_TOOL_SANDBOX_BIN
+							   : NULL};
 	if (path_env == NULL || al_env_build(&base, exec, &envp) < 0) {
 		rc = -ENOMEM;
 		goto out;

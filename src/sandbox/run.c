@@ -16,6 +16,7 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/launch.h"
 #include "sandbox/mounts.h"
+#include "sandbox/tool_mount.h"
 #include "sandbox/warm_inbox.h"
 
 size_t al_sb_build_rlimits(const al_limits *l, al_rlimit_spec *out)
@@ -159,6 +160,9 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 		     s->exec->inbox_acks_dir != NULL;
 	int acks_fd = -1;
 	al_sb_inbox_fwd *fwd = NULL;
+	/* The toolbelt is the program's too. */
+	bool tool = !s->build && s->exec->tool_dir != NULL &&
+		    s->exec->tool_bin_dir != NULL;
 	al_sb_mount_params mp = {
 		.code_dir = s->rd->code_dir,
 		.workspace_dir = s->rd->workspace,
@@ -173,7 +177,17 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 		.build_rw = s->build,
 		.inbox_dir = inbox ? s->exec->inbox_dir : NULL,
 		.inbox_acks_bytes = ctx->cfg.inbox_acks_bytes,
+		.tool_dir = tool ? s->exec->tool_dir : NULL,
+		.tool_bin_dir = tool ? s->exec->tool_bin_dir : NULL,
 	};
+	/* the token is the run's to read (0600): its uid owns it, and a
+	 * token that replaces it keeps that owner */
+	if (tool && ctx->privileged &&
+	    al_sb_tool_own(s->exec->tool_dir, s->uid) < 0) {
+		rc = al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
+					   "sandbox_unavailable");
+		goto out;
+	}
 	rc = al_sb_mount_plan_build(&mp, &plan, err);
 	if (rc < 0)
 		goto out;

@@ -72,6 +72,9 @@ const char *al_sb_warm_mismatch(const al_sb_warm_class *c,
 	if (inbox != c->inbox ||
 	    (!inbox && (exec->inbox_dir != NULL || exec->inbox_acks_dir != NULL)))
 		return "inbox";
+	/* the toolbelt is two binds a member does not have */
+	if (exec->tool_dir != NULL)
+		return "toolbelt";
 	if (tc_path == NULL || c->tc_path == NULL ||
 	    strcmp(tc_path, c->tc_path) != 0)
 		return "toolchain";

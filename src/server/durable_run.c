@@ -283,6 +283,7 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 	size_t n_env = 0;
 	const char *const *env = al_admission_host_env(adm, &n_env);
 	char *facts = al_facts_to_json(al_admission_facts(adm), 0);
+	char *ops = NULL;
 	int64_t created = al_admission_admitted_ms(adm);
 	al_launch_spec spec = {
 		.run_id = al_admission_run_id(adm),
@@ -293,6 +294,9 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 		.provider_module = al_admission_provider_module(adm),
 		.request_json = al_admission_request_json(adm),
 		.facts_json = facts,
+		.operations_json = al_admission_operations(adm, &ops) == 0
+					   ? ops
+					   : NULL,
 		.host_env = env,
 		.n_host_env = n_env,
 		.created_ms = created,
@@ -325,6 +329,7 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 			finished_from(&f, res);
 		al_result_free(res);
 		free(facts);
+		free(ops);
 		goto out;
 	}
 	pthread_mutex_lock(&svc->lock);
@@ -335,6 +340,7 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 	al_service_announce(run, run_id);
 	int rc = al_drun_start(dr, &spec, &err);
 	free(facts);
+	free(ops);
 	if (rc == 0 && svc->idle_sups != NULL)
 		al_idle_pool_count(svc->idle_sups, al_drun_handed_off(dr), warm);
 	if (rc < 0) {

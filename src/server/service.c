@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "server/service.h"
+#include "supervisor/outlog.h"
 #include "supervisor/runrec.h"
 
 int al_service_init(al_service *svc, const al_server_options *opts)
@@ -286,7 +287,8 @@ void al_service_output(void *ctx, int stream, const unsigned char *data,
 		       size_t len)
 {
 	al_srv_run *run = ctx;
-	if (len == 0 || (stream != AL_STDOUT && stream != AL_STDERR))
+	if (len == 0 || (stream != AL_STDOUT && stream != AL_STDERR &&
+			 stream != AL_OUTLOG_EVENT))
 		return;
 	if (len > AL_SRV_MAX_EVENT_BYTES)
 		len = AL_SRV_MAX_EVENT_BYTES;

@@ -18,6 +18,7 @@
 #include "core/util.h"
 #include "json/base64.h"
 #include "server/http.h"
+#include "supervisor/outlog.h"
 
 #define KEEPALIVE_S 15
 
@@ -41,6 +42,11 @@ static char *format_output(uint64_t seq, int stream, const unsigned char *d,
 {
 	json_t *o = NULL;
 	char *data = NULL, *out = NULL, *b64 = NULL;
+	if (stream == AL_OUTLOG_EVENT)
+		/* a toolbelt event: its JSON as the supervisor wrote it */
+		return al_strdup_printf("event: event\nid: %llu\ndata: %.*s\n\n",
+					(unsigned long long)seq, (int)len,
+					(const char *)d);
 	if (al_utf8_valid(d, len)) {
 		o = json_pack("{s:s%}", "data", (const char *)d, len);
 	} else {

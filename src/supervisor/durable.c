@@ -34,6 +34,7 @@
 #include "supervisor/identity.h"
 #include "supervisor/inbox.h"
 #include "supervisor/runcg.h"
+#include "supervisor/toolbelt.h"
 
 extern char **environ;
 
@@ -218,6 +219,9 @@ int al_drun_create(al_durable *d, const al_launch_spec *s, al_drun **out,
 		rc = -errno;
 		goto fail;
 	}
+	if ((rc = al_toolbelt_persist_operations(r->dirfd,
+						 s->operations_json)) < 0)
+		goto fail;
 	snprintf(r->rec.run_id, sizeof(r->rec.run_id), "%s", s->run_id);
 	if (s->idle != NULL)
 		memcpy(r->rec.nonce, s->idle->nonce, sizeof(r->rec.nonce));
@@ -1302,6 +1306,12 @@ int al_durable_recover(al_durable *d, const char *run_id, al_drun **out,
 		if ((rc = al_dfile_write_u64(r->dirfd, AL_RF_LEASE, d->epoch)) <
 		    0)
 			goto fail;
+		/* The run's toolbelt credential is replaced: the old
+		 * epoch's token is refused from now on. */
+		if ((rc = al_toolbelt_rotate(r->dirfd)) < 0)
+			al_logf(AL_LOG_WARN, r->rec.run_id,
+				"cannot replace the toolbelt token: %s",
+				strerror(-rc));
 		*kind = AL_RECOVERED_LIVE;
 		goto done;
 	}

@@ -42,6 +42,9 @@ typedef struct al_launch_spec {
 	const char *provider_module; /* a provider module's path, or NULL */
 	const char *request_json;    /* canonical */
 	const char *facts_json;	     /* may be NULL */
+	/* the granted host operations' definitions (docs/toolbelt.md), or
+	 * NULL: persisted beside the record for the supervisor */
+	const char *operations_json;
 	const char *const *host_env; /* secrets, passed in memory only */
 	size_t n_host_env;
 	int64_t created_ms;

@@ -100,7 +100,7 @@ int al_outlog_read(int fd, uint64_t *offset, al_outlog_fn fn, void *ctx)
 		}
 		size_t n = (size_t)hdr[4] | (size_t)hdr[5] << 8 |
 			   (size_t)hdr[6] << 16 | (size_t)hdr[7] << 24;
-		if ((hdr[0] != 1 && hdr[0] != 2) || hdr[1] || hdr[2] ||
+		if (hdr[0] < 1 || hdr[0] > AL_OUTLOG_EVENT + 1 || hdr[1] || hdr[2] ||
 		    hdr[3] || n == 0 || n > AL_OUTLOG_MAX_CHUNK) {
 			rc = -EBADMSG;
 			break;

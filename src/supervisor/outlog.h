@@ -15,6 +15,10 @@
 #include <stdint.h>
 
 #define AL_OUTLOG_MAX_CHUNK 65536u
+/* A record of stream byte 3 is a toolbelt event (its JSON text, appended
+ * by the toolbelt's server, docs/toolbelt.md); readers get it as stream
+ * AL_OUTLOG_EVENT. */
+#define AL_OUTLOG_EVENT 2
 
 typedef struct al_outlog_writer {
 	int fd;

@@ -34,6 +34,7 @@
 #include "supervisor/outlog.h"
 #include "supervisor/runcg.h"
 #include "supervisor/runrec.h"
+#include "supervisor/toolbelt.h"
 
 /* After the deadline, how long the provider gets to end the run (it sends
  * TERM, then KILL after its grace) before the supervisor records the
@@ -69,6 +70,10 @@ typedef struct sup {
 	al_manifest *manifest;
 	al_artifact_store store;
 	al_dfile_reserve reserve;
+	/* The toolbelt (docs/toolbelt.md), when granted. */
+	al_toolbelt *tb;
+	char *tool_dir, *tool_bin;
+	char tool_token[65];
 	/* Written by the executing thread, read after done_fd fires. */
 	al_result *res;
 	int exec_rc;
@@ -118,6 +123,9 @@ static void *exec_main(void *arg)
 		.bundle = s->bundle,
 		.manifest = s->manifest,
 		.artifact_dir = s->store.path,
+		.tool_dir = s->tb != NULL ? s->tool_dir : NULL,
+		.tool_bin_dir = s->tb != NULL ? s->tool_bin : NULL,
+		.tool_token = s->tb != NULL ? s->tool_token : NULL,
 	};
 	s->exec_rc = s->ops->execute(s->handle, &ex, s->res, &s->exec_err);
 	uint64_t one = 1;
@@ -430,6 +438,11 @@ static void sup_clear(sup *s)
 	    s->ops->release(s->handle, NULL) < 0)
 		say(s, AL_LOG_WARN, "%s",
 		    "the provider handle did not release");
+	(void)al_toolbelt_finish(s->tb, NULL);
+	s->tb = NULL;
+	explicit_bzero(s->tool_token, sizeof(s->tool_token));
+	free(s->tool_dir);
+	free(s->tool_bin);
 	al_outlog_close(&s->out);
 	al_result_free(s->res);
 	al_error_free(s->exec_err);
@@ -469,6 +482,32 @@ static int reprobe(const al_provider_ops *ops, const char *config,
 					  : "no facts");
 	al_facts_free(f);
 	return rc < 0 ? rc : 0;
+}
+
+/* The toolbelt's server and credential (docs/toolbelt.md); NULL when it
+ * serves, else the reason the run cannot start. */
+static const char *start_toolbelt(sup *s)
+{
+	al_toolbelt_cfg cfg = {.run_dirfd = s->dirfd,
+			       .run_id = s->run_id,
+			       .request_json = s->rec.request,
+			       .deadline_ms = s->rec.deadline_ms,
+			       .outlog_fd = s->out.fd,
+			       .webhook = al_tool_webhook_post};
+	if ((s->tool_bin = al_toolbelt_bin_dir()) == NULL) {
+		say(s, AL_LOG_WARN, "%s",
+		    "the toolbelt is granted but airlock-tool is not installed");
+		return "toolbelt_unavailable";
+	}
+	if ((s->tool_dir = al_toolbelt_dir(s->run_dir)) == NULL)
+		return "start_failed";
+	int rc = al_toolbelt_start(&cfg, s->tool_token, &s->tb);
+	if (rc < 0) {
+		say(s, AL_LOG_WARN, "cannot serve the toolbelt: %s",
+		    strerror(-rc));
+		return "toolbelt_unavailable";
+	}
+	return NULL;
 }
 
 /* Reads everything and ensures the provider; a failure is the reason
@@ -536,11 +575,14 @@ static const char *prepare(sup *s, const char *state_dir, int secrets_fd)
 		}
 		al_error_free(err);
 	}
-	if (why == NULL && s->req->grant.streaming &&
+	if (why == NULL &&
+	    (s->req->grant.streaming || s->req->grant.toolbelt) &&
 	    (rc = al_outlog_open(s->dirfd, s->req->limits.output_bytes,
 				 &s->out)) < 0)
 		say(s, AL_LOG_WARN, "cannot open the output file: %s",
 		    strerror(-rc));
+	if (why == NULL && s->req->grant.toolbelt)
+		why = start_toolbelt(s);
 	return why;
 }
 
@@ -623,6 +665,8 @@ static int run_one(const char *state_dir, const char *run_id,
 		al_result *r = refusal(&s, NULL);
 		if (r != NULL)
 			as_timed_out(r);
+		(void)al_toolbelt_finish(s.tb, r);
+		s.tb = NULL;
 		rc = r != NULL && record(&s, r) == 0 ? 0 : 1;
 		al_result_free(r);
 		_exit(rc);
@@ -638,6 +682,11 @@ static int run_one(const char *state_dir, const char *run_id,
 	} else if (deadline_hit && al_outcome_ran(s.res->outcome)) {
 		as_timed_out(s.res);
 	}
+	/* The process is seen to have finished: a declaration takes effect
+	 * now (never earlier), and the events join the result. */
+	if (al_toolbelt_finish(s.tb, s.res) < 0)
+		say(&s, AL_LOG_WARN, "%s", "cannot apply the toolbelt's record");
+	s.tb = NULL;
 	snprintf(s.res->run_id, sizeof(s.res->run_id), "%s", run_id);
 	rc = record(&s, s.res) == 0 ? 0 : 1;
 out:

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <airlock/airlock.h>
 #include <airlock/contract_kit.h>
@@ -104,6 +105,18 @@ static void test_bad_ops_refused(void **state)
 
 int main(void)
 {
+	/* The toolbelt cases need airlock-tool: the build tree's, one
+	 * directory up from this test binary. */
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 32);
+	if (n > 0) {
+		exe[n] = '\0';
+		char *slash = strrchr(exe, '/');
+		if (slash != NULL) {
+			strcpy(slash, "/../toolbelt");
+			setenv("AIRLOCK_TOOLBELT_DIR", exe, 1);
+		}
+	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_local_passes),
 		cmocka_unit_test(test_disabled_passes),

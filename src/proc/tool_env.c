@@ -1,0 +1,35 @@
+/* The toolbelt's variables (see tool_env.h). */
+#include "proc/tool_env.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "tool/proto.h"
+
+int al_tool_env_add(const al_env_base *base, const al_exec *exec, char **env,
+		    size_t *n, al_env_put_fn put)
+{
+	int rc;
+	if (exec->tool_dir == NULL || exec->tool_token == NULL ||
+	    base->tool_dir == NULL || base->tool_bin_dir == NULL)
+		return 0;
+	if ((rc = put(env, n, al_strdup_printf("AIRLOCK_TOOL_SOCKET=%s/%s",
+					       base->tool_dir,
+					       AL_TOOL_SOCK_NAME))) < 0 ||
+	    (rc = put(env, n, al_strdup_printf("AIRLOCK_TOOL_TOKEN_FILE=%s/%s",
+					       base->tool_dir,
+					       AL_TOOL_TOKEN_NAME))) < 0 ||
+	    (rc = put(env, n, al_strdup_printf("AIRLOCK_TOOL_TOKEN=%s",
+					       exec->tool_token))) < 0)
+		return rc;
+	const char *path = NULL;
+	for (size_t i = 0; i < *n; i++)
+		if (strncmp(env[i], "PATH=", 5) == 0)
+			path = env[i] + 5;
+	return put(env, n,
+		   path != NULL && path[0] != '\0'
+			   ? al_strdup_printf("PATH=%s:%s", base->tool_bin_dir,
+					      path)
+			   : al_strdup_printf("PATH=%s", base->tool_bin_dir));
+}
