@@ -3,6 +3,7 @@ loopback port with a temporary state directory, and a small HTTP client.
 
 No tests live here; the test_api_* and test_remote_* files import it.
 """
+import copy
 import http.client
 import json
 import os
@@ -23,7 +24,7 @@ def local_config(tenants=("default",), tokens=None, concurrency=4,
     cfg = {
         "trusted_provider_acknowledged": True,
         "providers": [{"provider": "local"}],
-        "tenants": {t: {"languages": ["sh", "python"], "grant": GRANT_ALL}
+        "tenants": {t: {"languages": ["sh", "python"], "grant": copy.deepcopy(GRANT_ALL)}
                     for t in tenants},
         "concurrency": concurrency,
     }
