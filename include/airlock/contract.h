@@ -174,6 +174,10 @@ typedef struct al_request {
 	al_isolation isolation;
 	al_toolchain_req *toolchain;
 	size_t n_toolchain;
+	/* The program's file name as the caller calls it, shown to the
+	 * program as AIRLOCK_SCRIPT_NAME (a plain name: no '/', not "." or
+	 * ".."); NULL when absent. */
+	char *name;
 } al_request;
 
 al_request *al_request_new(void);

@@ -11,7 +11,9 @@
 
 #include <jansson.h>
 
+#include "host/config_env.h"
 #include "host/env_policy.h"
+#include "json/syntax.h"
 
 #define PATH_MAX_LEN 512
 
@@ -120,6 +122,7 @@ void al_config_free(al_config *cfg)
 		}
 		free(t->pins);
 		free_strv(t->env_allow, t->n_env_allow);
+		al_cfg_env_free(t);
 	}
 	free(cfg->tenants);
 	free_strv(cfg->acknowledged, cfg->n_acknowledged);
@@ -184,19 +187,11 @@ static bool ident_ok(const char *s)
 	return true;
 }
 
-/* Secret names become environment variable names. */
+/* Secret names (the variable each becomes is checked per tenant,
+ * host/config_env.c). */
 static bool secret_name_ok(const char *s)
 {
-	size_t n = strlen(s);
-	if (n == 0 || n > 128 || (s[0] >= '0' && s[0] <= '9'))
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '_'))
-			return false;
-	}
-	return true;
+	return al_syntax_secret_name(s, strlen(s)) == NULL;
 }
 
 static bool hex64_ok(const char *s)
@@ -463,7 +458,7 @@ static int parse_tenant(json_t *t, const char *path, al_cfg_tenant *out,
 	static const char *const keys[] = {"languages", "grant", "pins",
 					   "ceilings", "concurrency",
 					   "accept_forwarded_env", "env_allow",
-					   NULL};
+					   "pass_env", "secret_env", NULL};
 	kpath kp;
 	int rc;
 	json_t *v;
@@ -534,7 +529,7 @@ static int parse_tenant(json_t *t, const char *path, al_cfg_tenant *out,
 			return bad(err, kp.buf, "expected true or false");
 		out->accept_forwarded_env = json_is_true(v);
 	}
-	return 0;
+	return al_cfg_env_parse(t, path, out, err);
 }
 
 static int parse_candidates(json_t *v, al_config *cfg, al_error **err)

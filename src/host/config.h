@@ -52,6 +52,15 @@ typedef struct al_cfg_tenant {
 	/* airlockd: may a caller's host forward the environment it resolved
 	 * (X-Airlock-Forwarded-Env, docs/api.md)? */
 	bool accept_forwarded_env;
+	/* "pass_env": the daemon's own variables its runs receive
+	 * (host/config_env.h); "secret_env": secret -> variable. */
+	char **pass_env;
+	size_t n_pass_env;
+	struct al_cfg_secret_env {
+		char *secret;
+		char *var;
+	} *secret_env;
+	size_t n_secret_env;
 } al_cfg_tenant;
 
 typedef struct al_cfg_candidate {

@@ -12,6 +12,7 @@
 
 #include "json/jfield.h"
 #include "json/limits_table.h"
+#include "json/request_fields.h"
 #include "json/syntax.h"
 
 #define PATH_MAX_TEXT 64 /* "files[255].content_b64" and the like */
@@ -335,8 +336,12 @@ static int parse_secrets(const jf_ctx *c, const json_t *grant,
 			       AL_MAX_ENV_NAME_BYTES, 0, &s, &len);
 		if (rc < 0)
 			return rc;
-		if ((why = al_syntax_env_name(s, len)) != NULL)
+		if ((why = al_syntax_secret_name(s, len)) != NULL)
 			return jf_fail(c, path, "%s", why);
+		if (al_secret_name_reserved(s))
+			return jf_fail(c, path, "names a reserved variable "
+					       "(PATH, HOME, TMPDIR, LANG, "
+					       "AIRLOCK_*, LD_*)");
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(req->grant.secrets[j], s) == 0)
 				return jf_fail(c, path, "is listed twice");
@@ -516,7 +521,7 @@ static const char *const top_keys[] = {
 	"language", "code",   "code_sha256",	 "argv",      "stdin",
 	"stdin_b64", "files", "outputs",	 "purpose",   "limits",
 	"grant",    "env",    "idempotency_key", "isolation", "toolchain",
-	NULL};
+	"name",	    NULL};
 
 int al_request_from_json(const char *json, size_t len, al_request **out,
 			 al_error **err)
@@ -543,7 +548,8 @@ int al_request_from_json(const char *json, size_t len, al_request **out,
 	    (rc = parse_limits(&c, root, req)) < 0 ||
 	    (rc = parse_grant(&c, root, req)) < 0 ||
 	    (rc = parse_env(&c, root, req)) < 0 ||
-	    (rc = parse_toolchain(&c, root, req)) < 0)
+	    (rc = parse_toolchain(&c, root, req)) < 0 ||
+	    (rc = al_request_parse_name(&c, root, req)) < 0)
 		goto out;
 	al_limits_apply_defaults(&req->limits);
 	*out = req;
