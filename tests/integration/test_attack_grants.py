@@ -74,6 +74,8 @@ def plan_sha256(req):
     for tid in sorted(tc, key=str.encode):
         item("toolchain.id", tid)
         item("toolchain.constraint", tc[tid])
+    if req.get("name") is not None:
+        item("name", req["name"])
     return sha(b"".join(out))
 
 
