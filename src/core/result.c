@@ -40,6 +40,12 @@ void al_result_free(al_result *r)
 	for (size_t i = 0; i < r->n_inbox_acked; i++)
 		free(r->inbox_acked[i]);
 	free(r->inbox_acked);
+	for (size_t i = 0; i < r->n_inbox_pending; i++)
+		free(r->inbox_pending[i]);
+	free(r->inbox_pending);
+	free(r->workspace_kind);
+	free(r->workspace_summary);
+	free(r->log_artifact);
 	free(r);
 }
 

@@ -290,6 +290,13 @@ char *al_request_describe(const al_request *req)
 		sb_add(&b, " name=", 6);
 		sb_quoted(&b, req->name);
 	}
+	/* exec: its length only, like argv (values may be secrets). */
+	if (req->exec != NULL)
+		sb_printf(&b, " exec_argc=%zu", req->n_exec);
+	if (req->continues != NULL) {
+		sb_add(&b, " continues=", 11);
+		sb_quoted(&b, req->continues);
+	}
 	if (b.failed) {
 		free(b.s);
 		return NULL;

@@ -91,7 +91,7 @@ static int parse_language_and_code(const jf_ctx *c, const json_t *root,
 
 	v = json_object_get(root, "code");
 	if (v == NULL)
-		return jf_fail(c, "code", "is required");
+		return jf_fail(c, "code", "is required (or exec instead)");
 	if ((rc = jf_string(c, v, "code", AL_MAX_CODE_BYTES, 0, &s, &n)) < 0)
 		return rc;
 	unsigned char *code = malloc(n + 1);
@@ -521,7 +521,7 @@ static const char *const top_keys[] = {
 	"language", "code",   "code_sha256",	 "argv",      "stdin",
 	"stdin_b64", "files", "outputs",	 "purpose",   "limits",
 	"grant",    "env",    "idempotency_key", "isolation", "toolchain",
-	"name",	    NULL};
+	"name",	    "exec",   "continues",	 NULL};
 
 int al_request_from_json(const char *json, size_t len, al_request **out,
 			 al_error **err)
@@ -540,7 +540,9 @@ int al_request_from_json(const char *json, size_t len, al_request **out,
 		goto out;
 	}
 	if ((rc = jf_only_keys(&c, root, "request", top_keys)) < 0 ||
-	    (rc = parse_language_and_code(&c, root, req)) < 0 ||
+	    (rc = al_request_parse_exec(&c, root, req)) < 0 ||
+	    (req->exec == NULL &&
+	     (rc = parse_language_and_code(&c, root, req)) < 0) ||
 	    (rc = parse_scalars(&c, root, req)) < 0 ||
 	    (rc = parse_argv(&c, root, req)) < 0 ||
 	    (rc = parse_files(&c, root, req)) < 0 ||
@@ -549,7 +551,8 @@ int al_request_from_json(const char *json, size_t len, al_request **out,
 	    (rc = parse_grant(&c, root, req)) < 0 ||
 	    (rc = parse_env(&c, root, req)) < 0 ||
 	    (rc = parse_toolchain(&c, root, req)) < 0 ||
-	    (rc = al_request_parse_name(&c, root, req)) < 0)
+	    (rc = al_request_parse_name(&c, root, req)) < 0 ||
+	    (rc = al_request_parse_continues(&c, root, req)) < 0)
 		goto out;
 	al_limits_apply_defaults(&req->limits);
 	*out = req;

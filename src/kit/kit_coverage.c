@@ -65,7 +65,7 @@ typedef struct fact_row {
 /* A new field changes these sizes: map it below, then update the pin. */
 _Static_assert(sizeof(al_isolation_axes) == 5,
 	       "al_isolation_axes changed: add its field to fact_rows");
-_Static_assert(sizeof(al_facts) == 80,
+_Static_assert(sizeof(al_facts) == 88,
 	       "al_facts changed: add its field to fact_rows");
 
 static const fact_row fact_rows[] = {
@@ -93,6 +93,7 @@ static const fact_row fact_rows[] = {
 		     "isolation.network_restricted"}},
 	{"workspace", {"grant.workspace_modes"}},
 	{"streaming", {"grant.streaming"}},
+	{"exec", {"exec.argv"}},
 	{"mechanism", {"probe.facts"}},
 };
 

@@ -335,6 +335,7 @@ int al_sb_probe_facts(al_sb_context *ctx, al_facts **out, al_error **err)
 			       (1u << AL_WORKSPACE_RO) |
 			       (1u << AL_WORKSPACE_RW);
 		f->streaming = true;
+		f->exec = true;
 	}
 	f->mechanism_json = mechanism_json(ctx, absent);
 	json_decref(absent);
