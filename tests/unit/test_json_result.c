@@ -362,7 +362,7 @@ static void test_facts_round_trip(void **state)
 	char *text = al_facts_to_json(f, 0);
 	assert_non_null(text);
 	json_t *j = json_loads(text, 0, NULL);
-	assert_int_equal(json_object_size(j), 11);
+	assert_int_equal(json_object_size(j), 12);
 	assert_string_equal(json_string_value(json_object_get(j, "provider")),
 			    "sandbox");
 	assert_true(json_is_null(json_object_get(j, "unavailable_reason")));
