@@ -945,6 +945,30 @@ static int pipeline(al_host *h, const al_host_context *ctx,
 		rc = deny(rs, AL_OUTCOME_DENIED, why);
 		goto done;
 	}
+	/* 3b. the run it continues: this tenant's, finished, not yet
+	 * continued; unknown and foreign alike */
+	if (rs->req->continues != NULL) {
+		int cr = aopts && aopts->check_continues
+				 ? aopts->check_continues(aopts->continues_ctx,
+							  rs->tenant_name,
+							  rs->req->continues)
+				 : -ENOTSUP;
+		if (cr == -ENOMEM) {
+			rc = cr;
+			goto out;
+		}
+		if (cr < 0) {
+			rc = deny(rs,
+				  cr == -EBUSY || cr == -EALREADY
+					  ? AL_OUTCOME_CONFLICT
+					  : AL_OUTCOME_DENIED,
+				  cr == -EBUSY	     ? "continues:running"
+				  : cr == -EALREADY ? "continues:already_continued"
+				  : cr == -ENOTSUP  ? "continues:unsupported"
+						     : "continues:not_found");
+			goto done;
+		}
+	}
 	/* 3c. variables that load code, unless the tenant allows them */
 	if ((why = al_gate_env(rs->tenant, rs->req, rs->fwd_env, rs->n_fwd_env,
 			       ceil_buf, sizeof(ceil_buf)))) {
