@@ -102,7 +102,7 @@ const char *al_syntax_secret_name(const char *s, size_t len)
 void al_secret_default_var(const char *name, char out[AL_SECRET_VAR_BYTES])
 {
 	size_t i = 0;
-	for (; name[i] != '\0' && i < AL_SECRET_VAR_BYTES - 1; i++) {
+	for (; i < AL_SECRET_VAR_BYTES - 1 && name[i] != '\0'; i++) {
 		char c = name[i];
 		if (c >= 'a' && c <= 'z')
 			c = (char)(c - 'a' + 'A');
