@@ -1367,6 +1367,9 @@ static void restrict_languages(al_facts *f, const al_cfg_tenant *t)
 		}
 	}
 	f->n_languages = w;
+	/* The exec shape is gated like a language named "exec". */
+	if (!al_cfg_tenant_allows_language(t, "exec"))
+		f->exec = false;
 }
 
 int al_host_capabilities(al_host *h, const al_host_context *ctx,

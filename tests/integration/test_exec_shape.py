@@ -10,6 +10,7 @@ import os
 import pytest
 
 from test_api_support import Daemon, local_config
+from test_remote_roundtrip import front_config
 from test_attack_grants import plan_sha256
 
 TOKEN = "ex-" + hashlib.sha256(os.urandom(16)).hexdigest()
@@ -177,3 +178,35 @@ def test_local_provider(tmp_path):
         assert r["reason"] == "exec[0]"
     finally:
         d.stop()
+
+
+def test_remote_forwards_exec_when_the_remote_offers_it(tmp_path):
+    back_cfg = local_config()
+    back_cfg["tenants"]["default"]["languages"] = ["sh", "exec"]
+    back = Daemon(tmp_path, back_cfg, name="back").start()
+    fronts = []
+    try:
+        for name, langs in (("front", ("sh", "exec")), ("narrow", ("sh",))):
+            fronts.append(Daemon(tmp_path, front_config(
+                "http://127.0.0.1:%d" % back.port,
+                token_file=str(back.state / "token"), languages=langs),
+                name=name).start())
+        front, narrow = fronts
+        st, _, caps = front.request("GET", "/v1/capabilities")
+        assert caps["providers"][0]["exec"] is True, caps
+        st, _, r = front.run({"exec": ["/bin/echo", "via remote"],
+                              "grant": {"network": "host"}})
+        assert r["outcome"] == "completed", r
+        assert r["stdout"] == "via remote\n"
+        # the remote's log is not an artifact of the front's
+        assert "log_artifact" not in r
+        st, _, r = front.run({"exec": [planted(tmp_path)],
+                              "grant": {"network": "host"}})
+        assert r["outcome"] == "invalid_request", r
+        # a tenant that may not use exec is not offered it
+        st, _, caps = narrow.request("GET", "/v1/capabilities")
+        assert caps["providers"][0]["exec"] is False, caps
+    finally:
+        for f in fronts:
+            f.stop()
+        back.stop()
