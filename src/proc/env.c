@@ -131,6 +131,18 @@ static int trusted_layer(envv *e, const al_env_base *base,
 	return 0;
 }
 
+int al_env_baseline(const al_env_base *base, char ***out)
+{
+	envv e = {0};
+	int rc = baseline_layer(&e, base);
+	if (rc < 0) {
+		al_env_free(e.v);
+		return rc;
+	}
+	*out = e.v;
+	return 0;
+}
+
 static bool entry_reserved(const char *entry)
 {
 	const char *eq = strchr(entry, '=');

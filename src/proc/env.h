@@ -30,6 +30,9 @@ bool al_env_baseline_value_ok(const char *v);
  * tools resolve), then /usr/local/bin:/usr/bin:/bin.  Caller frees. */
 char *al_env_path_for(const char *interpreter_path);
 
+/* The baseline layer alone (what an interpreter started before its run
+ * is known sees: the sandbox's warm members); free with al_env_free. */
+int al_env_baseline(const al_env_base *base, char ***out);
 /* NULL-terminated "NAME=value" vector; free with al_env_free. */
 int al_env_build(const al_env_base *base, const al_exec *exec, char ***out);
 void al_env_free(char **env);
