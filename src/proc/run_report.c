@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,14 +32,13 @@ int al_run_report_fill(al_result *res, const al_request *req,
 		rep->where, al_workspace_mode_name(req->grant.workspace), size);
 	res->workspace_bytes = rep->ws_bytes;
 	res->timeout_ms = req->limits.wall_ms;
-	if (rep->store_dirfd >= 0 &&
-	    faccessat(rep->store_dirfd, AL_ARTIFACT_LOG, F_OK,
-		      AT_SYMLINK_NOFOLLOW) == 0)
+	bool log_kept = rep->store_dirfd >= 0 &&
+			faccessat(rep->store_dirfd, AL_ARTIFACT_LOG, F_OK,
+				  AT_SYMLINK_NOFOLLOW) == 0;
+	if (log_kept)
 		res->log_artifact = strdup(AL_ARTIFACT_LOG);
 	if (res->workspace_kind == NULL || res->workspace_summary == NULL ||
-	    (rep->store_dirfd >= 0 && res->log_artifact == NULL &&
-	     faccessat(rep->store_dirfd, AL_ARTIFACT_LOG, F_OK,
-		       AT_SYMLINK_NOFOLLOW) == 0))
+	    (log_kept && res->log_artifact == NULL))
 		return -ENOMEM;
 	return 0;
 }
