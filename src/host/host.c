@@ -945,8 +945,8 @@ static int pipeline(al_host *h, const al_host_context *ctx,
 		rc = deny(rs, AL_OUTCOME_DENIED, why);
 		goto done;
 	}
-	/* 3b. the run it continues: this tenant's, finished, not yet
-	 * continued; unknown and foreign alike */
+	/* 3b'. the run it continues (docs/host.md): this tenant's,
+	 * finished, not yet continued; unknown and foreign alike */
 	if (rs->req->continues != NULL) {
 		int cr = aopts && aopts->check_continues
 				 ? aopts->check_continues(aopts->continues_ctx,
