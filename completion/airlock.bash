@@ -37,7 +37,7 @@ _airlock()
 	--workspace)
 		mapfile -t COMPREPLY < <(compgen -W "none ro rw" -- "$cur"); return ;;
 	-e|--eval|-t|--timeout|-m|--memory|--pids|--cpu|--output-limit|--file-limit|\
-	--output|--arg|--env|--tenant|-n|--older-than|--only|--listen|\
+	--output|--arg|--exec|--env|--tenant|-n|--older-than|--only|--listen|\
 	--max-body-bytes|--max-connections|--max-connections-per-client|\
 	--header-timeout-ms|--body-timeout-ms|--shutdown-grace-ms)
 		return ;;
@@ -50,7 +50,7 @@ _airlock()
 	run)
 		opts="-l --lang -e --eval -p --provider -t --timeout -m --memory --pids --cpu
 		      --output-limit --file-limit --network --stdin-file --file --output
-		      --outputs-dir --workspace --arg --env --tenant --request --json --raw
+		      --outputs-dir --workspace --arg --exec --env --tenant --request --json --raw
 		      --toolbelt --operation --help"
 		if [[ $cur != -* ]]; then
 			mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return

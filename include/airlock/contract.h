@@ -179,6 +179,18 @@ typedef struct al_request {
 	al_isolation isolation;
 	al_toolchain_req *toolchain;
 	size_t n_toolchain;
+	/* The program's file name as the caller calls it, shown to the
+	 * program as AIRLOCK_SCRIPT_NAME (a plain name: no '/', not "." or
+	 * ".."); NULL when absent. */
+	char *name;
+	/* The execution shape "exec": an argv run directly, no code, no
+	 * shell (language is then "exec" and code empty); NULL when the
+	 * request runs code. */
+	char **exec;
+	size_t n_exec;
+	/* A durable run whose unacknowledged inbox events this run receives
+	 * (docs/durability.md, "Carry-over"); NULL when absent. */
+	char *continues;
 } al_request;
 
 al_request *al_request_new(void);
@@ -234,6 +246,7 @@ typedef struct al_facts {
 	bool toolbelt;
 	bool inject;
 	bool interrupt;
+	bool exec; /* runs the "exec" shape (an argv, no code) */
 	char **host_api;
 	size_t n_host_api;
 } al_facts;
@@ -296,6 +309,19 @@ typedef struct al_result {
 	char *events_json;
 	char *declaration_json;
 	char *host_calls_json;
+	/* Inbox events delivered to the run that it never acknowledged, by
+	 * id in delivery order (durable runs); a run that continues this
+	 * one receives them. */
+	char **inbox_pending;
+	size_t n_inbox_pending;
+	/* The workspace the run used: its kind ("scratch"), its size bound
+	 * in bytes (0: none) and a one-line summary; kind NULL: none
+	 * reported. */
+	char *workspace_kind;
+	uint64_t workspace_bytes;
+	char *workspace_summary;
+	uint64_t timeout_ms;  /* the wall limit the run ran under; 0: none */
+	char *log_artifact;   /* the id of its "log" artifact, or NULL */
 } al_result;
 
 al_result *al_result_new(void);

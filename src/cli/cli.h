@@ -58,4 +58,10 @@ void cli_write_all(int fd, const void *buf, size_t len);
 void cli_write_visible(int fd, const unsigned char *buf, size_t len,
 		       bool json);
 
+/* run --exec (cli/run_exec.c): turns the request object built from the
+ * options into the exec shape — exec = [prog] + its argv, no language,
+ * code or argv.  0 or -ENOMEM (reported). */
+struct json_t;
+int cli_exec_shape(struct json_t *req, const char *prog);
+
 #endif

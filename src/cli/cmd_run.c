@@ -52,6 +52,10 @@ static const char run_usage[] =
 	"      --workspace MODE   none, ro or rw (default: rw with --file or\n"
 	"                         --output, else none)\n"
 	"      --arg ARG          an argument for the program (repeatable)\n"
+	"      --exec PROG        run PROG with the --arg arguments directly,\n"
+	"                         no code and no shell (an absolute path in\n"
+	"                         the sandbox's system directories, or a\n"
+	"                         language's interpreter: python)\n"
 	"      --env K=V          an environment variable (repeatable)\n"
 	"      --toolbelt         airlock-tool for the program (docs/toolbelt.md)\n"
 	"      --operation OP     a host operation it may call (repeatable)\n"
@@ -337,13 +341,14 @@ int cmd_run(const cli_globals *g, int argc, char **argv)
 		{"raw", no_argument, NULL, 16},
 		{"toolbelt", no_argument, NULL, 17},
 		{"operation", required_argument, NULL, 18},
+		{"exec", required_argument, NULL, 19},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *lang = NULL, *code = NULL, *provider = NULL;
 	const char *network = NULL, *stdin_file = NULL, *request_file = NULL;
 	const char *tenant = "default";
-	const char *outputs_dir = NULL, *workspace = NULL;
+	const char *outputs_dir = NULL, *workspace = NULL, *exec_prog = NULL;
 	bool as_json = false, raw = false;
 	json_t *req = json_object(), *limits = json_object();
 	json_t *args = json_array(), *env = json_object();
@@ -469,6 +474,9 @@ int cmd_run(const cli_globals *g, int argc, char **argv)
 		case 16:
 			raw = true;
 			break;
+		case 19:
+			exec_prog = optarg;
+			break;
 		case 'h':
 			fputs(run_usage, stdout);
 			rc = 0;
@@ -502,6 +510,15 @@ int cmd_run(const cli_globals *g, int argc, char **argv)
 			goto out;
 		}
 	} else {
+		if (exec_prog != NULL &&
+		    (file != NULL || code != NULL || lang != NULL)) {
+			cli_error("run: --exec runs a program, not code; give no FILE, -e or -l");
+			goto out;
+		}
+		if (exec_prog != NULL) {
+			code = "";
+			lang = "exec";
+		}
 		if (file != NULL && code != NULL) {
 			cli_error("run: give FILE or -e CODE, not both");
 			goto out;
@@ -536,6 +553,8 @@ int cmd_run(const cli_globals *g, int argc, char **argv)
 		json_object_set_new(req, "code", json_stringn(code, code_len));
 		if (json_array_size(args) > 0)
 			json_object_set(req, "argv", args);
+		if (exec_prog != NULL && cli_exec_shape(req, exec_prog) < 0)
+			goto out;
 		if (json_object_size(env) > 0)
 			json_object_set(req, "env", env);
 		if (json_object_size(limits) > 0)

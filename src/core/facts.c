@@ -88,6 +88,7 @@ al_facts *al_facts_dup(const al_facts *src)
 	f->network = src->network;
 	f->workspace = src->workspace;
 	f->streaming = src->streaming;
+	f->exec = src->exec;
 	if (al_toolbelt_facts_copy(src, f) < 0 ||
 	    al_strdup_opt(src->unavailable_reason, &f->unavailable_reason) < 0 ||
 	    al_strdup_opt(src->mechanism_json, &f->mechanism_json) < 0)

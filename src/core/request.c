@@ -73,6 +73,9 @@ void al_request_free(al_request *req)
 		free(req->toolchain[i].constraint);
 	}
 	free(req->toolchain);
+	free(req->name);
+	al_strv_free(req->exec, req->n_exec);
+	free(req->continues);
 	free(req);
 }
 
@@ -93,8 +96,15 @@ al_request *al_request_dup(const al_request *src)
 	    al_bytes_dup(&src->code, &req->code) < 0 ||
 	    al_strdup_opt(src->code_sha256, &req->code_sha256) < 0 ||
 	    al_bytes_dup(&src->stdin_data, &req->stdin_data) < 0 ||
-	    al_strdup_opt(src->idempotency_key, &req->idempotency_key) < 0)
+	    al_strdup_opt(src->idempotency_key, &req->idempotency_key) < 0 ||
+	    al_strdup_opt(src->name, &req->name) < 0 ||
+	    al_strdup_opt(src->continues, &req->continues) < 0)
 		goto fail;
+	if (src->exec != NULL) {
+		if (al_strv_dup(src->exec, src->n_exec, &req->exec) < 0)
+			goto fail;
+		req->n_exec = src->n_exec;
+	}
 	/* Each count is set right after its array so a failure frees it. */
 	if (al_strv_dup(src->argv, src->argc, &req->argv) < 0)
 		goto fail;

@@ -42,6 +42,12 @@ void al_result_free(al_result *r)
 		free(r->inbox_acked[i]);
 	free(r->inbox_acked);
 	al_toolbelt_result_free(r);
+	for (size_t i = 0; i < r->n_inbox_pending; i++)
+		free(r->inbox_pending[i]);
+	free(r->inbox_pending);
+	free(r->workspace_kind);
+	free(r->workspace_summary);
+	free(r->log_artifact);
 	free(r);
 }
 

@@ -53,6 +53,15 @@ typedef struct al_admit_options {
 	/* The caller's W3C traceparent (airlockd checked its form): recorded
 	 * in run.started so that the run joins the caller's trace. */
 	const char *traceparent;
+	/* The request's "continues" (docs/durability.md, "Carry-over"):
+	 * 0 when this tenant may continue that run, -ENOENT when there is no
+	 * such run or it is another tenant's, -EBUSY when it has not
+	 * finished, -EALREADY when it was continued before.  NULL: this host
+	 * keeps no durable runs, and a request naming one is refused
+	 * (denied, continues:unsupported). */
+	int (*check_continues)(void *ctx, const char *tenant,
+			       const char *run_id);
+	void *continues_ctx;
 } al_admit_options;
 
 /* al_host_admit_json with admission options (NULL: none). */

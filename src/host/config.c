@@ -11,9 +11,11 @@
 
 #include <jansson.h>
 
+#include "host/config_env.h"
 #include "host/env_policy.h"
 #include "host/operations.h"
 #include "json/toolbelt_json.h"
+#include "json/syntax.h"
 
 #define PATH_MAX_LEN 512
 
@@ -127,6 +129,7 @@ void al_config_free(al_config *cfg)
 		free(t->pins);
 		free_strv(t->env_allow, t->n_env_allow);
 		free(t->operations_json);
+		al_cfg_env_free(t);
 	}
 	free(cfg->tenants);
 	free_strv(cfg->acknowledged, cfg->n_acknowledged);
@@ -192,19 +195,11 @@ static bool ident_ok(const char *s)
 	return true;
 }
 
-/* Secret names become environment variable names. */
+/* Secret names (the variable each becomes is checked per tenant,
+ * host/config_env.c). */
 static bool secret_name_ok(const char *s)
 {
-	size_t n = strlen(s);
-	if (n == 0 || n > 128 || (s[0] >= '0' && s[0] <= '9'))
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '_'))
-			return false;
-	}
-	return true;
+	return al_syntax_secret_name(s, strlen(s)) == NULL;
 }
 
 static bool hex64_ok(const char *s)
@@ -496,7 +491,8 @@ static int parse_tenant(json_t *t, const char *path, al_cfg_tenant *out,
 	static const char *const keys[] = {"languages", "grant", "pins",
 					   "ceilings", "concurrency",
 					   "accept_forwarded_env", "env_allow",
-					   "operations", NULL};
+					   "operations", "pass_env", "secret_env",
+					   NULL};
 	kpath kp;
 	int rc;
 	json_t *v;
@@ -583,7 +579,7 @@ static int parse_tenant(json_t *t, const char *path, al_cfg_tenant *out,
 						 out->operations_json, err)) < 0)
 			return rc;
 	}
-	return 0;
+	return al_cfg_env_parse(t, path, out, err);
 }
 
 /* A candidate's "module": an absolute path (whether the file is there and

@@ -60,6 +60,15 @@ typedef struct al_cfg_tenant {
 	/* The host operations this tenant's runs may be granted (compact
 	 * JSON object text, host/operations.h), or NULL. */
 	char *operations_json;
+	/* "pass_env": the daemon's own variables its runs receive
+	 * (host/config_env.h); "secret_env": secret -> variable. */
+	char **pass_env;
+	size_t n_pass_env;
+	struct al_cfg_secret_env {
+		char *secret;
+		char *var;
+	} *secret_env;
+	size_t n_secret_env;
 } al_cfg_tenant;
 
 typedef struct al_cfg_candidate {

@@ -25,6 +25,7 @@
 #include "host/forwarded_env.h"
 #include "host/gates.h"
 #include "host/plan.h"
+#include "host/run_env.h"
 #include "host/secrets.h"
 #include "host/host_toolbelt.h"
 #include "host/operations.h"
@@ -223,6 +224,8 @@ static json_t *audit_record(const run_state *rs, const char *event)
 	json_object_set_new(r, "limits", req ? limits_json(&req->limits)
 					     : json_null());
 	json_object_set_new(r, "provider", jstr_or_null(rs->provider_id));
+	if (req != NULL && req->name != NULL)
+		json_object_set_new(r, "script_name", json_string(req->name));
 	if (rs->selected || rs->sel.n_skips)
 		json_object_set_new(r, "selection",
 				    al_selection_json(&rs->sel));
@@ -642,53 +645,15 @@ static void settle_claim(run_state *rs, int rc)
 		       rs->canonical_sha256, NULL);
 }
 
-/* True when the forwarded environment sets `name`. */
-static bool forwarded_has(const run_state *rs, const char *name)
-{
-	size_t nl = strlen(name);
-	for (size_t i = 0; i < rs->n_fwd_env; i++)
-		if (strncmp(rs->fwd_env[i], name, nl) == 0 &&
-		    rs->fwd_env[i][nl] == '=')
-			return true;
-	return false;
-}
-
-/* rs->host_env: the granted secrets from the store (except those the
- * caller forwarded), then the forwarded variables.  0, 1 when a secret
- * cannot be read, negative errno on allocation failure. */
+/* rs->host_env: pass_env, the granted secrets from the store (except
+ * those the caller forwarded), then the forwarded variables
+ * (host/run_env.h).  0, 1 when a secret cannot be read, negative errno on
+ * allocation failure. */
 static int resolve_env(run_state *rs)
 {
-	const al_grant *g = &rs->req->grant;
-	char **names = calloc(g->n_secrets + 1, sizeof(*names));
-	char **resolved = NULL, **all = NULL;
-	size_t n_res = 0;
-	if (!names)
-		return -ENOMEM;
-	for (size_t i = 0; i < g->n_secrets; i++)
-		if (!forwarded_has(rs, g->secrets[i]))
-			names[n_res++] = g->secrets[i];
-	int rc = al_secrets_resolve(rs->h->cfg->secrets_kind,
-				    rs->h->cfg->secrets_path, names, n_res,
-				    &resolved, NULL);
-	free(names);
-	if (rc < 0)
-		return 1;
-	if (!(all = calloc(n_res + rs->n_fwd_env + 1, sizeof(*all)))) {
-		al_secrets_env_free(resolved, n_res);
-		return -ENOMEM;
-	}
-	/* The strings move; only the arrays are freed. */
-	for (size_t i = 0; i < n_res; i++)
-		all[i] = resolved[i];
-	for (size_t i = 0; i < rs->n_fwd_env; i++)
-		all[n_res + i] = rs->fwd_env[i];
-	free(resolved);
-	free(rs->fwd_env);
-	rs->host_env = all;
-	rs->n_host_env = n_res + rs->n_fwd_env;
-	rs->fwd_env = NULL;
-	rs->n_fwd_env = 0;
-	return 0;
+	return al_run_env_resolve(rs->h->cfg, rs->tenant, rs->req,
+				  &rs->fwd_env, &rs->n_fwd_env, &rs->host_env,
+				  &rs->n_host_env);
 }
 
 /* Steps 7–9 and the secrets.  0: admitted (claim, run.started, slot and
@@ -1037,6 +1002,30 @@ static int pipeline(al_host *h, const al_host_context *ctx,
 	if ((why = al_gate_language(rs->tenant, rs->req))) {
 		rc = deny(rs, AL_OUTCOME_DENIED, why);
 		goto done;
+	}
+	/* 3b'. the run it continues (docs/host.md): this tenant's,
+	 * finished, not yet continued; unknown and foreign alike */
+	if (rs->req->continues != NULL) {
+		int cr = aopts && aopts->check_continues
+				 ? aopts->check_continues(aopts->continues_ctx,
+							  rs->tenant_name,
+							  rs->req->continues)
+				 : -ENOTSUP;
+		if (cr == -ENOMEM) {
+			rc = cr;
+			goto out;
+		}
+		if (cr < 0) {
+			rc = deny(rs,
+				  cr == -EBUSY || cr == -EALREADY
+					  ? AL_OUTCOME_CONFLICT
+					  : AL_OUTCOME_DENIED,
+				  cr == -EBUSY	     ? "continues:running"
+				  : cr == -EALREADY ? "continues:already_continued"
+				  : cr == -ENOTSUP  ? "continues:unsupported"
+						     : "continues:not_found");
+			goto done;
+		}
 	}
 	/* 3c. variables that load code, unless the tenant allows them */
 	if ((why = al_gate_env(rs->tenant, rs->req, rs->fwd_env, rs->n_fwd_env,
@@ -1454,6 +1443,9 @@ static void restrict_languages(al_facts *f, const al_cfg_tenant *t)
 		}
 	}
 	f->n_languages = w;
+	/* The exec shape is gated like a language named "exec". */
+	if (!al_cfg_tenant_allows_language(t, "exec"))
+		f->exec = false;
 }
 
 int al_host_capabilities(al_host *h, const al_host_context *ctx,

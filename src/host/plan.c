@@ -93,6 +93,15 @@ int al_plan_sha256(const al_request *req, char hex[65])
 		str_item(&c, "toolchain.constraint",
 			 req->toolchain[i].constraint);
 	}
+	/* Items added after v1, only when present, so the plans of requests
+	 * without them hash as they always did. */
+	if (req->name != NULL)
+		str_item(&c, "name", req->name);
+	if (req->exec != NULL) {
+		count_item(&c, "exec.count", req->n_exec);
+		for (size_t i = 0; i < req->n_exec; i++)
+			str_item(&c, "exec", req->exec[i]);
+	}
 	sha256_digest(&c, sizeof(md), md);
 	for (size_t i = 0; i < sizeof(md); i++) {
 		hex[2 * i] = digits[md[i] >> 4];
@@ -104,6 +113,7 @@ int al_plan_sha256(const al_request *req, char hex[65])
 
 bool al_plan_code_only(const al_request *req)
 {
-	return req->argc == 0 && req->n_env == 0 && !req->has_stdin &&
+	return req->argc == 0 && req->n_env == 0 && !req->has_stdin && req->name == NULL &&
+	       req->exec == NULL &&
 	       req->n_files == 0 && req->n_toolchain == 0;
 }

@@ -105,8 +105,8 @@ static char *make_env(const char *name, const char *value, size_t vlen)
 }
 
 /* The JSON store, read once per launch and wiped afterwards. */
-static int resolve_file(const char *path, char *const *names, size_t n,
-			char **env)
+static int resolve_file(const char *path, char *const *names,
+			char *const *vars, size_t n, char **env)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -127,7 +127,7 @@ static int resolve_file(const char *path, char *const *names, size_t n,
 			rc = -ENOENT;
 			goto out;
 		}
-		env[i] = make_env(names[i], json_string_value(v),
+		env[i] = make_env(vars[i], json_string_value(v),
 				  json_string_length(v));
 		if (!env[i]) {
 			rc = -EINVAL;
@@ -149,8 +149,8 @@ out:
 	return rc;
 }
 
-static int resolve_dir(const char *path, char *const *names, size_t n,
-		       char **env)
+static int resolve_dir(const char *path, char *const *names,
+		       char *const *vars, size_t n, char **env)
 {
 	struct stat st;
 	int rc = 0;
@@ -174,7 +174,7 @@ static int resolve_dir(const char *path, char *const *names, size_t n,
 		size_t vlen = len;
 		if (vlen > 0 && val[vlen - 1] == '\n')
 			vlen--;
-		env[i] = make_env(names[i], val, vlen);
+		env[i] = make_env(vars[i], val, vlen);
 		explicit_bzero(val, len);
 		free(val);
 		if (!env[i]) {
@@ -188,9 +188,11 @@ out:
 }
 
 int al_secrets_resolve(al_secrets_kind kind, const char *path,
-		       char *const *names, size_t n_names, char ***env,
-		       al_error **err)
+		       char *const *names, char *const *vars, size_t n_names,
+		       char ***env, al_error **err)
 {
+	if (vars == NULL)
+		vars = names;
 	*env = NULL;
 	if (n_names == 0)
 		return 0;
@@ -200,9 +202,9 @@ int al_secrets_resolve(al_secrets_kind kind, const char *path,
 				    "out of memory");
 	int rc = -ENOENT;
 	if (kind == AL_SECRETS_DIR)
-		rc = resolve_dir(path, names, n_names, out);
+		rc = resolve_dir(path, names, vars, n_names, out);
 	else if (kind == AL_SECRETS_FILE)
-		rc = resolve_file(path, names, n_names, out);
+		rc = resolve_file(path, names, vars, n_names, out);
 	if (rc < 0) {
 		al_secrets_env_free(out, n_names);
 		/* Which secret failed is not said either: names are for

@@ -269,7 +269,9 @@ static bool eligible(const al_selector *s, const al_candidate_rt *c,
 	}
 	if (f->safety_class == AL_SAFETY_DISABLED)
 		return true; /* refuses everything itself: see al_select */
-	if (!al_facts_find_language(f, req->language)) {
+	/* The exec shape runs no language: the provider must offer it. */
+	if (req->exec != NULL ? !f->exec
+			      : !al_facts_find_language(f, req->language)) {
 		set_skip(sk, id, AL_SKIP_LANGUAGE_ABSENT, NULL);
 		return false;
 	}

@@ -178,6 +178,7 @@ static json_t *facts_value(const al_facts *f)
 	    jf_set(o, "workspace",
 		   names_json(f->workspace, 3, workspace_name_at)) < 0 ||
 	    jf_set(o, "streaming", json_boolean(f->streaming)) < 0 ||
+	    jf_set(o, "exec", json_boolean(f->exec)) < 0 ||
 	    jf_set(o, "mechanism", mechanism_json(f->mechanism_json)) < 0 ||
 	    al_toolbelt_facts_emit(o, f) < 0) {
 		json_decref(o);
@@ -308,7 +309,7 @@ static int workspace_bit(const char *s, unsigned *bit)
 static const char *const facts_keys[] = {
 	"provider", "available", "unavailable_reason", "safety_class",
 	"isolation", "languages", "limits", "network", "workspace",
-	"streaming", "mechanism", "toolbelt", "inject", "interrupt",
+	"streaming", "exec", "mechanism", "toolbelt", "inject", "interrupt",
 	"host_api", NULL};
 
 static int parse_facts(const jf_ctx *c, const json_t *root, al_facts **out)
@@ -366,6 +367,9 @@ static int parse_facts(const jf_ctx *c, const json_t *root, al_facts **out)
 		goto fail;
 	if ((v = json_object_get(root, "streaming")) != NULL &&
 	    (rc = jf_bool(c, v, "streaming", &f->streaming)) < 0)
+		goto fail;
+	if ((v = json_object_get(root, "exec")) != NULL &&
+	    (rc = jf_bool(c, v, "exec", &f->exec)) < 0)
 		goto fail;
 	v = json_object_get(root, "mechanism");
 	if (v != NULL && !json_is_null(v)) {

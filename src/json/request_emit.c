@@ -12,6 +12,7 @@
 #include "json/jfield.h"
 #include "json/limits_table.h"
 #include "json/toolbelt_json.h"
+#include "json/request_fields.h"
 
 static json_t *string_array(char *const *v, size_t n)
 {
@@ -134,7 +135,8 @@ char *al_request_to_json(const al_request *req)
 		   jf_string_or_null(req->idempotency_key)) < 0 ||
 	    jf_set(root, "isolation",
 		   json_string(al_isolation_name(req->isolation))) < 0 ||
-	    jf_set(root, "toolchain", toolchain_json(req)) < 0)
+	    jf_set(root, "toolchain", toolchain_json(req)) < 0 ||
+	    al_request_emit_fields(root, req) < 0)
 		goto out;
 	if (req->has_stdin) {
 		if (jf_set_bytes(root, "stdin", "stdin_b64", &req->stdin_data) < 0)
@@ -286,6 +288,17 @@ char *al_request_describe(const al_request *req)
 		sb_add(&b, "none", 4);
 	if (req->code_sha256 != NULL)
 		sb_add(&b, " code_pinned=true", 17);
+	if (req->name != NULL) {
+		sb_add(&b, " name=", 6);
+		sb_quoted(&b, req->name);
+	}
+	/* exec: its length only, like argv (values may be secrets). */
+	if (req->exec != NULL)
+		sb_printf(&b, " exec_argc=%zu", req->n_exec);
+	if (req->continues != NULL) {
+		sb_add(&b, " continues=", 11);
+		sb_quoted(&b, req->continues);
+	}
 	if (b.failed) {
 		free(b.s);
 		return NULL;

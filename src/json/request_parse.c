@@ -12,6 +12,7 @@
 
 #include "json/jfield.h"
 #include "json/limits_table.h"
+#include "json/request_fields.h"
 #include "json/syntax.h"
 #include "json/toolbelt_json.h"
 
@@ -91,7 +92,7 @@ static int parse_language_and_code(const jf_ctx *c, const json_t *root,
 
 	v = json_object_get(root, "code");
 	if (v == NULL)
-		return jf_fail(c, "code", "is required");
+		return jf_fail(c, "code", "is required (or exec instead)");
 	if ((rc = jf_string(c, v, "code", AL_MAX_CODE_BYTES, 0, &s, &n)) < 0)
 		return rc;
 	unsigned char *code = malloc(n + 1);
@@ -337,8 +338,12 @@ static int parse_secrets(const jf_ctx *c, const json_t *grant,
 			       AL_MAX_ENV_NAME_BYTES, 0, &s, &len);
 		if (rc < 0)
 			return rc;
-		if ((why = al_syntax_env_name(s, len)) != NULL)
+		if ((why = al_syntax_secret_name(s, len)) != NULL)
 			return jf_fail(c, path, "%s", why);
+		if (al_secret_name_reserved(s))
+			return jf_fail(c, path, "names a reserved variable "
+					       "(PATH, HOME, TMPDIR, LANG, "
+					       "AIRLOCK_*, LD_*)");
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(req->grant.secrets[j], s) == 0)
 				return jf_fail(c, path, "is listed twice");
@@ -520,7 +525,7 @@ static const char *const top_keys[] = {
 	"language", "code",   "code_sha256",	 "argv",      "stdin",
 	"stdin_b64", "files", "outputs",	 "purpose",   "limits",
 	"grant",    "env",    "idempotency_key", "isolation", "toolchain",
-	NULL};
+	"name",	    "exec",   "continues",	 NULL};
 
 int al_request_from_json(const char *json, size_t len, al_request **out,
 			 al_error **err)
@@ -539,7 +544,9 @@ int al_request_from_json(const char *json, size_t len, al_request **out,
 		goto out;
 	}
 	if ((rc = jf_only_keys(&c, root, "request", top_keys)) < 0 ||
-	    (rc = parse_language_and_code(&c, root, req)) < 0 ||
+	    (rc = al_request_parse_exec(&c, root, req)) < 0 ||
+	    (req->exec == NULL &&
+	     (rc = parse_language_and_code(&c, root, req)) < 0) ||
 	    (rc = parse_scalars(&c, root, req)) < 0 ||
 	    (rc = parse_argv(&c, root, req)) < 0 ||
 	    (rc = parse_files(&c, root, req)) < 0 ||
@@ -547,7 +554,9 @@ int al_request_from_json(const char *json, size_t len, al_request **out,
 	    (rc = parse_limits(&c, root, req)) < 0 ||
 	    (rc = parse_grant(&c, root, req)) < 0 ||
 	    (rc = parse_env(&c, root, req)) < 0 ||
-	    (rc = parse_toolchain(&c, root, req)) < 0)
+	    (rc = parse_toolchain(&c, root, req)) < 0 ||
+	    (rc = al_request_parse_name(&c, root, req)) < 0 ||
+	    (rc = al_request_parse_continues(&c, root, req)) < 0)
 		goto out;
 	al_limits_apply_defaults(&req->limits);
 	*out = req;

@@ -12,6 +12,7 @@
 #include "json/contract_json.h"
 #include "json/jfield.h"
 #include "json/toolbelt_json.h"
+#include "json/result_fields.h"
 
 #define MAX_STREAM_BYTES (128u * 1024u * 1024u) /* twice the output cap */
 #define MAX_RESULT_OUTPUTS 4096u
@@ -161,7 +162,8 @@ char *al_result_to_json(const al_result *r, int pretty)
 	if (r->n_inbox_acked > 0 &&
 	    jf_set(o, "inbox_acked", inbox_acked_json(r)) < 0)
 		goto out;
-	if (al_toolbelt_result_emit(o, r) < 0)
+	if (al_toolbelt_result_emit(o, r) < 0 ||
+	    al_result_emit_fields(o, r) < 0)
 		goto out;
 	text = jf_dump(o, (pretty ? JSON_INDENT(2) : JSON_COMPACT) |
 				  JSON_PRESERVE_ORDER);
@@ -455,7 +457,8 @@ static const char *const result_keys[] = {
 	"stderr_b64",	    "stdout_truncated", "stderr_truncated", "stdout_bytes",
 	"stderr_bytes",	    "usage",	      "provider",	"outputs",
 	"started_at",	    "finished_at",    "permanent",	"inbox_acked",
-	"events",	    "declaration",    "host_calls",	NULL};
+	"events",	    "declaration",    "host_calls",	AL_RESULT_FIELD_KEYS,
+	NULL};
 
 static int parse_inbox_acked(const jf_ctx *c, const json_t *v, al_result *r)
 {
@@ -514,7 +517,9 @@ static int parse_result(const jf_ctx *c, const json_t *root, al_result *r)
 	if ((v = json_object_get(root, "inbox_acked")) != NULL &&
 	    (rc = parse_inbox_acked(c, v, r)) < 0)
 		return rc;
-	return al_toolbelt_result_parse(c, root, r);
+	if ((rc = al_toolbelt_result_parse(c, root, r)) < 0)
+		return rc;
+	return al_result_parse_fields(c, root, r);
 }
 
 int al_result_from_json(const char *json, size_t len, al_result **out,

@@ -86,6 +86,56 @@ bool al_env_name_reserved(const char *s)
 	return strncmp(s, "AIRLOCK_", 8) == 0 || strncmp(s, "LD_", 3) == 0;
 }
 
+const char *al_syntax_secret_name(const char *s, size_t len)
+{
+	if (len == 0)
+		return "must not be empty";
+	if (len > AL_MAX_ENV_NAME_BYTES)
+		return "is longer than the name limit";
+	for (size_t i = 0; i < len; i++)
+		if (!is_name_char(s[i], i == 0) &&
+		    (i == 0 || (s[i] != '.' && s[i] != '-')))
+			return "must match [A-Za-z_][A-Za-z0-9_.-]*";
+	return NULL;
+}
+
+void al_secret_default_var(const char *name, char out[AL_SECRET_VAR_BYTES])
+{
+	size_t i = 0;
+	for (; i < AL_SECRET_VAR_BYTES - 1 && name[i] != '\0'; i++) {
+		char c = name[i];
+		if (c >= 'a' && c <= 'z')
+			c = (char)(c - 'a' + 'A');
+		else if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+			c = '_';
+		out[i] = c;
+	}
+	out[i] = '\0';
+}
+
+bool al_secret_name_reserved(const char *name)
+{
+	char var[AL_SECRET_VAR_BYTES];
+	al_secret_default_var(name, var);
+	return al_env_name_reserved(var);
+}
+
+const char *al_syntax_file_name(const char *s, size_t len)
+{
+	if (len == 0 || len > 255)
+		return "must be 1 to 255 bytes";
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x20 || c > 0x7e)
+			return "must be printable ASCII";
+		if (c == '/')
+			return "must be a plain file name without '/'";
+	}
+	if ((len == 1 && s[0] == '.') || memmem(s, len, "..", 2) != NULL)
+		return "must not be '.' or hold '..'";
+	return NULL;
+}
+
 static size_t skip_spaces(const char *s, size_t len, size_t i)
 {
 	while (i < len && s[i] == ' ')

@@ -22,6 +22,19 @@ const char *al_syntax_path(const char *s, size_t len, bool glob);
 const char *al_syntax_env_name(const char *s, size_t len);
 /* Names the host sets or that steer the dynamic loader. */
 bool al_env_name_reserved(const char *s);
+/* Secret name: [A-Za-z_][A-Za-z0-9_.-]*, at most AL_MAX_ENV_NAME_BYTES. */
+const char *al_syntax_secret_name(const char *s, size_t len);
+/* The variable a secret becomes unless the configuration maps it
+ * (secret_env): its name upper-cased, every other character than A-Z,
+ * 0-9 and '_' replaced by '_'.  out holds AL_SECRET_VAR_BYTES. */
+#define AL_SECRET_VAR_BYTES 129u
+void al_secret_default_var(const char *name, char out[AL_SECRET_VAR_BYTES]);
+/* true when the secret's default variable is reserved
+ * (al_env_name_reserved): such a secret is refused everywhere. */
+bool al_secret_name_reserved(const char *name);
+/* A plain file name (the request's "name"): 1..255 printable ASCII
+ * bytes, no '/', not ".", no "..". */
+const char *al_syntax_file_name(const char *s, size_t len);
 /* Toolchain constraint: clause ("," clause)*, clause = [op] version,
  * op in == >= > <= <, version = digits ("." digits)*; spaces around
  * operators and commas are allowed. */

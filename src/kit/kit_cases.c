@@ -32,6 +32,7 @@ const kit_case_def kit_case_defs[] = {
 	{"env.request_env", kit_case_request_env, NULL},
 	{"env.host_env", kit_case_host_env, NULL},
 	{"code.content_not_path", kit_case_code_not_path, NULL},
+	{"exec.argv", kit_case_exec_argv, NULL},
 	{"language.absent", kit_case_language_absent, NULL},
 	{"language.unknown", kit_case_language_unknown, NULL},
 	{"probe.language.sh", kit_case_language_runs, "sh"},

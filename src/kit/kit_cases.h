@@ -7,6 +7,9 @@
 
 #define KIT_CASE(fn) void fn(kit_ctx *k, kit_case *c, const void *arg)
 
+/* kit_cases_exec.c */
+KIT_CASE(kit_case_exec_argv);
+
 /* kit_cases_provider.c */
 KIT_CASE(kit_case_probe_facts);
 KIT_CASE(kit_case_ensure);

@@ -219,11 +219,14 @@ static bool allowed_name(const char *name, size_t len)
 {
 	static const char *const ok[] = {
 		"PATH", "HOME", "LANG", "TMPDIR", "AIRLOCK_RUN_ID",
-		"AIRLOCK_RUN_TEMP", "PWD", "OLDPWD", "SHLVL", "_", NULL};
+		"AIRLOCK_RUN_TEMP", "PWD", "OLDPWD", "SHLVL", "_",
+		/* the sanitized baseline keeps the host's locale, time
+		 * zone and terminal (docs/host.md) */
+		"TZ", "TERM", NULL};
 	for (size_t i = 0; ok[i] != NULL; i++)
 		if (strlen(ok[i]) == len && strncmp(ok[i], name, len) == 0)
 			return true;
-	return false;
+	return len > 3 && strncmp(name, "LC_", 3) == 0;
 }
 
 void kit_case_run_env(kit_ctx *k, kit_case *c, const void *arg)

@@ -93,6 +93,7 @@ static const fact_row fact_rows[] = {
 		     "isolation.network_restricted"}},
 	{"workspace", {"grant.workspace_modes"}},
 	{"streaming", {"grant.streaming"}},
+	{"exec", {"exec.argv"}},
 	{"mechanism", {"probe.facts"}},
 	{"toolbelt", {"toolbelt"}},
 	{"inject", {"inject.inbox"}},

@@ -10,13 +10,15 @@
 /* Entries al_tool_env_add may add. */
 #define AL_TOOL_ENV_MAX 4
 
-typedef int (*al_env_put_fn)(char **env, size_t *n, char *entry);
+/* Takes ownership of entry (NULL: out of memory) and replaces an entry
+ * of the same name. */
+typedef int (*al_env_put_fn)(void *ctx, char *entry);
 
 /* When the run has a toolbelt (exec->tool_dir and base->tool_dir):
  * AIRLOCK_TOOL_SOCKET, AIRLOCK_TOOL_TOKEN_FILE, AIRLOCK_TOOL_TOKEN, and
- * base->tool_bin_dir first on the PATH already in env.  Without one,
- * none of them.  put replaces an entry of the same name. */
-int al_tool_env_add(const al_env_base *base, const al_exec *exec, char **env,
-		    size_t *n, al_env_put_fn put);
+ * base->tool_bin_dir put first on path (the run's PATH so far).  Without
+ * one, none of them. */
+int al_tool_env_add(const al_env_base *base, const al_exec *exec,
+		    const char *path, al_env_put_fn put, void *ctx);
 
 #endif

@@ -23,10 +23,13 @@
 #include "lang/languages.h"
 #include "proc/artifacts.h"
 #include "proc/env.h"
+#include "proc/exec_shape.h"
 #include "proc/outputs.h"
 #include "proc/rundir.h"
+#include "proc/run_report.h"
 #include "proc/shepherd.h"
 #include "providers/builtin.h"
+#include "sandbox/mounts.h"
 
 #define LOCAL_LIMITS                                                          \
 	(AL_LIMIT_WALL_MS | AL_LIMIT_CPU_MS | AL_LIMIT_OUTPUT_BYTES |         \
@@ -51,6 +54,7 @@ static int local_probe(const char *config_json, al_facts **out, al_error **err)
 	f->workspace = (1u << AL_WORKSPACE_NONE) | (1u << AL_WORKSPACE_RW);
 	f->streaming = true;
 	f->toolbelt = f->inject = f->interrupt = true;
+	f->exec = true;
 	int rc = 0;
 	char *cache = al_provider_cache_dir();
 	for (const char *const *l = al_language_names(); *l != NULL; l++) {
@@ -172,6 +176,24 @@ static int run_step(char *const *argv, char *const *envp, const char *cwd,
 	return rc;
 }
 
+/* The facts an exec program name is looked up in: the one language it
+ * names, observed now (none when it names no language here). */
+static al_facts *exec_language_facts(al_provider_handle *h,
+				     const char *program)
+{
+	al_facts *f = al_facts_new("local", AL_SAFETY_TRUSTED_LOCAL);
+	al_toolchain *tc = NULL;
+	if (f != NULL && al_language_known(program) &&
+	    al_toolchain_observe(program, NULL, h->cache_dir, &tc, NULL) == 0 &&
+	    al_facts_add_language(f, tc->language, tc->toolchain, tc->version,
+				  tc->path) < 0) {
+		al_facts_free(f);
+		f = NULL;
+	}
+	al_toolchain_free(tc);
+	return f;
+}
+
 static int local_execute(al_provider_handle *h, const al_exec *exec,
 			 al_result *res, al_error **err)
 {
@@ -191,8 +213,26 @@ static int local_execute(al_provider_handle *h, const al_exec *exec,
 	res->started_at_ms = al_now_ms();
 	al_run_registry_add(&h->runs, &entry, exec->run_id, exec->cancel);
 
-	if (!al_language_known(req->language) ||
-	    al_toolchain_observe(req->language, NULL, h->cache_dir, &tc, NULL) < 0) {
+	if (req->exec != NULL) {
+		/* exec: the same programs as in the sandbox (its read-only
+		 * system directories), so a request means the same on both */
+		size_t n_roots;
+		const char *const *roots = al_sb_system_dirs(&n_roots);
+		al_facts *lf = exec_language_facts(h, req->exec[0]);
+		rc = lf == NULL ? -ENOMEM
+				: al_exec_shape_argv(lf, req, roots, n_roots,
+						     &plan.run_argv);
+		al_facts_free(lf);
+		if (rc == -ENOMEM)
+			goto out;
+		if (rc < 0) {
+			rc = al_result_set_outcome(
+				res, AL_OUTCOME_INVALID_REQUEST, "exec[0]");
+			goto out;
+		}
+	} else if (!al_language_known(req->language) ||
+		   al_toolchain_observe(req->language, NULL, h->cache_dir, &tc,
+					NULL) < 0) {
 		rc = al_result_set_outcome(res, AL_OUTCOME_UNSUPPORTED_LANGUAGE,
 					   NULL);
 		goto out;
@@ -224,7 +264,7 @@ static int local_execute(al_provider_handle *h, const al_exec *exec,
 		rc = al_error_set(&setup_err, AL_ERR_UNAVAILABLE, -ws_fd,
 				  "workspace_setup_failed",
 				  "cannot open the workspace");
-	if (rc == 0)
+	if (rc == 0 && req->exec == NULL)
 		rc = al_toolchain_plan(tc, rd.script_path, rd.tmp, req->argv,
 				       req->argc, &plan, &setup_err);
 	if (rc < 0) {
@@ -235,7 +275,8 @@ static int local_execute(al_provider_handle *h, const al_exec *exec,
 		goto out;
 	}
 
-	path_env = al_env_path_for(tc->path);
+	path_env = tc != NULL ? al_env_path_for(tc->path)
+			      : strdup(AL_EXEC_SHAPE_PATH);
 	/* No isolation here: the inbox is shown at its host paths. */
 	al_env_base base = {.path = path_env, .home = rd.workspace,
 			    .tmpdir = rd.tmp, .inbox = exec->inbox_dir,
@@ -277,6 +318,11 @@ static int local_execute(al_provider_handle *h, const al_exec *exec,
 			.n_patterns = req->n_outputs,
 		};
 		rc = al_outputs_collect(&os, res);
+	}
+	if (rc == 0) {
+		al_run_report rep = {.where = "directory on the host",
+				     .store_dirfd = store_fd};
+		rc = al_run_report_fill(res, req, &rep);
 	}
 out:
 	al_run_registry_remove(&h->runs, &entry);

@@ -863,6 +863,14 @@ static int parse_result(const char *json, al_result *res, const al_exec *exec)
 		return -EPROTO;
 	adopt_result(res, got, exec->run_id);
 	al_result_free(got);
+	/* Its log artifact and inbox are the remote host's, not ours. */
+	free(res->log_artifact);
+	res->log_artifact = NULL;
+	for (size_t i = 0; i < res->n_inbox_pending; i++)
+		free(res->inbox_pending[i]);
+	free(res->inbox_pending);
+	res->inbox_pending = NULL;
+	res->n_inbox_pending = 0;
 	/* The remote host appended its truncation notice; providers never
 	 * annotate (our host adds its own), so keep exactly the cap. */
 	uint64_t cap = exec->request->limits.output_bytes;

@@ -53,6 +53,12 @@ static const char *const system_dirs[] = {"/usr",  "/bin",   "/sbin",
 					  "/lib",  "/lib32", "/lib64",
 					  "/libx32"};
 
+const char *const *al_sb_system_dirs(size_t *n)
+{
+	*n = sizeof(system_dirs) / sizeof(system_dirs[0]);
+	return system_dirs;
+}
+
 /* A directory is bound as is; a symlink (merged /usr) is recreated. */
 static int add_system_dir(al_sb_mount_plan *p, const char *dir)
 {

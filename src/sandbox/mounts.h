@@ -88,6 +88,10 @@ void al_sb_mount_plan_clear(al_sb_mount_plan *plan);
  * /workspace, ...) that path lies beneath, or NULL: a toolchain there
  * would be hidden inside. */
 const char *al_sb_path_hidden(const char *path);
+/* The host directories bound read-only at the same paths in every run
+ * (/usr, /bin, ...): the sandbox's read-only root, where an exec
+ * request's program must live (proc/exec_shape.h). */
+const char *const *al_sb_system_dirs(size_t *n);
 
 /* In the child (new mount namespace, privileged there): builds the tree on
  * a tmpfs mounted at `staging`, pivots into it and detaches the old root.

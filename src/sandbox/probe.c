@@ -337,6 +337,7 @@ int al_sb_probe_facts(al_sb_context *ctx, al_facts **out, al_error **err)
 		f->streaming = true;
 		/* the toolbelt's binds, the inbox, interrupt (durable runs) */
 		f->toolbelt = f->inject = f->interrupt = true;
+		f->exec = true;
 	}
 	f->mechanism_json = mechanism_json(ctx, absent);
 	json_decref(absent);

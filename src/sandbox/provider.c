@@ -20,9 +20,12 @@
 #include "lang/languages.h"
 #include "proc/artifacts.h"
 #include "proc/env.h"
+#include "proc/exec_shape.h"
 #include "proc/outputs.h"
 #include "proc/rundir.h"
+#include "proc/run_report.h"
 #include "sandbox/context.h"
+#include "sandbox/mounts.h"
 #include "sandbox/pool.h"
 #include "sandbox/probe.h"
 #include "sandbox/run.h"
@@ -117,7 +120,8 @@ static int check_request(const al_facts *f, const al_request *req,
 	if (!f->available)
 		return al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
 					     "sandbox_unavailable");
-	if (al_facts_find_language(f, req->language) == NULL)
+	if (req->exec != NULL ? !f->exec
+			      : al_facts_find_language(f, req->language) == NULL)
 		return al_result_set_outcome(
 			res, AL_OUTCOME_UNSUPPORTED_LANGUAGE, NULL);
 	unsigned extra = req->limits.set & ~f->limits;
@@ -173,8 +177,30 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 	rc = check_request(h->facts, req, res);
 	if (rc <= 0)
 		goto out;
-	if (al_toolchain_observe(req->language, NULL, h->ctx.cache_dir, &tc,
-				 NULL) < 0) {
+	if (req->exec != NULL) {
+		/* exec: the argv itself, its program beneath the read-only
+		 * system directories every run sees at the same paths, or
+		 * an interpreter of the facts with its toolchain's roots */
+		size_t n_roots;
+		const char *const *roots = al_sb_system_dirs(&n_roots);
+		if (strchr(req->exec[0], '/') == NULL &&
+		    al_facts_find_language(h->facts, req->exec[0]) != NULL &&
+		    al_toolchain_observe(req->exec[0], NULL, h->ctx.cache_dir,
+					 &tc, NULL) < 0)
+			tc = NULL;
+		rc = tc == NULL && strchr(req->exec[0], '/') == NULL
+			     ? -EINVAL
+			     : al_exec_shape_argv(h->facts, req, roots,
+						  n_roots, &plan.run_argv);
+		if (rc == -ENOMEM)
+			goto out;
+		if (rc < 0) {
+			rc = al_result_set_outcome(
+				res, AL_OUTCOME_INVALID_REQUEST, "exec[0]");
+			goto out;
+		}
+	} else if (al_toolchain_observe(req->language, NULL, h->ctx.cache_dir,
+					&tc, NULL) < 0) {
 		rc = al_result_set_outcome(res, AL_OUTCOME_UNSUPPORTED_LANGUAGE,
 					   NULL);
 		goto out;
@@ -195,7 +221,8 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 	}
 	/* A warm member of this request's class, holding its limits now:
 	 * its uid and run directory become the run's. */
-	member = al_sb_pool_take(h->pool, exec, tc->path);
+	member = req->exec == NULL ? al_sb_pool_take(h->pool, exec, tc->path)
+				   : NULL;
 	if (member != NULL &&
 	    al_sb_member_claim(&h->ctx, member, &req->limits) < 0) {
 		al_sb_member_destroy(member);
@@ -270,7 +297,7 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 	char script[PATH_MAX];
 	snprintf(script, sizeof(script), "/code/%s",
 		 al_bundle_item_at(bu.bundle, 0)->path);
-	if (rc == 0)
+	if (rc == 0 && req->exec == NULL)
 		rc = al_toolchain_plan(tc, script, "/build", req->argv,
 				       req->argc, &plan, &setup_err);
 	if (rc < 0) {
@@ -281,7 +308,8 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 		goto out;
 	}
 
-	path_env = al_env_path_for(tc->path);
+	path_env = tc != NULL ? al_env_path_for(tc->path)
+			      : strdup(AL_EXEC_SHAPE_PATH);
 	bool inbox = exec->inbox_dir != NULL && exec->inbox_acks_dir != NULL;
 	al_env_base base = {.path = path_env, .home = "/workspace",
 			    .tmpdir = "/tmp",
@@ -301,7 +329,7 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 		.ctx = &h->ctx,
 		.uid = uid,
 		.rd = &rd,
-		.extra_roots = tc->extra_roots,
+		.extra_roots = tc != NULL ? tc->extra_roots : NULL,
 		.envp = envp,
 		.exec = exec,
 		.has_build_dir = plan.build_argv != NULL,
@@ -361,6 +389,14 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 			.n_patterns = req->n_outputs,
 		};
 		rc = al_outputs_collect(&os, res);
+	}
+	if (rc == 0) {
+		uint64_t wsb = al_sb_workspace_bytes(&h->ctx.cfg, req);
+		al_run_report rep = {.where = wsb > 0 ? "tmpfs at /workspace"
+						      : "directory at /workspace",
+				     .ws_bytes = wsb,
+				     .store_dirfd = store_fd};
+		rc = al_run_report_fill(res, req, &rep);
 	}
 out:
 	if (member != NULL) {

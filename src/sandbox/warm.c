@@ -125,7 +125,7 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 {
 	al_toolchain *tc = NULL;
 	al_sb_mount_plan plan = {0};
-	char *path_env = NULL, *home = NULL, *lang = NULL, *tmp = NULL;
+	char *path_env = NULL;
 	char *go_buf = NULL;
 	char **go_ptrs = NULL;
 	al_error *e = NULL;
@@ -235,11 +235,12 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 	/* The interpreter's start sees what a cold one sees, except the
 	 * per-run variables, which the loader sets before the program. */
 	path_env = al_env_path_for(tc->path);
-	home = strdup("HOME=/workspace");
-	lang = strdup("LANG=C.UTF-8");
-	tmp = strdup("TMPDIR=/tmp");
-	char *pathv = path_env ? al_strdup_printf("PATH=%s", path_env) : NULL;
-	char *envp[] = {pathv, home, lang, tmp, NULL};
+	/* the baseline layer, locale and time zone included, as a cold
+	 * start of the same run has it (proc/env.h) */
+	al_env_base eb = {.path = path_env, .home = "/workspace",
+			  .tmpdir = "/tmp"};
+	char **envp = NULL;
+	int er = path_env != NULL ? al_env_baseline(&eb, &envp) : -ENOMEM;
 	char *argv[] = {tc->path, "-E", "-s", "-c",
 			(char *)al_sb_warm_python_loader, NULL};
 	al_rlimit_spec rl[] = {{RLIMIT_CORE, 0}};
@@ -249,9 +250,8 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 		go_ptrs = calloc(AL_SB_GO_PTRS, sizeof(*go_ptrs));
 		argv[1] = NULL;
 	}
-	if (pathv == NULL || home == NULL || lang == NULL || tmp == NULL ||
-	    (!m->interp && (go_buf == NULL || go_ptrs == NULL))) {
-		free(pathv);
+	if (er < 0 || (!m->interp && (go_buf == NULL || go_ptrs == NULL))) {
+		al_env_free(envp);
 		rc = -ENOMEM;
 		goto fail;
 	}
@@ -285,7 +285,7 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 		.acks_fd_out = inbox ? &m->acks_fd : NULL,
 	};
 	rc = al_sb_launch_start(&l, &m->child, &e);
-	free(pathv);
+	al_env_free(envp);
 	if (rc < 0) {
 		al_error_set(err, al_error_get_code(e), -rc,
 			     al_error_get_reason(e), "warm member start failed");
@@ -299,9 +299,6 @@ fail:
 out:
 	al_sb_mount_plan_clear(&plan);
 	free(path_env);
-	free(home);
-	free(lang);
-	free(tmp);
 	free(go_buf);
 	free(go_ptrs);
 	al_toolchain_free(tc);

@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "server/service.h"
+#include "supervisor/carry.h"
 #include "supervisor/dfile.h"
 #include "supervisor/fault.h"
 
@@ -331,6 +332,18 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 		free(facts);
 		free(ops);
 		goto out;
+	}
+	/* Carried-over events first, before anyone can deliver more. */
+	if (req->continues != NULL) {
+		int cr = al_carry_over(svc->durable, req->continues, spec.tenant,
+				       dr);
+		if (cr < 0)
+			al_logf(AL_LOG_WARN, run_id,
+				"no inbox events carried over: %s",
+				strerror(-cr));
+		else
+			al_logf(AL_LOG_INFO, run_id,
+				"%d inbox events carried over", cr);
 	}
 	pthread_mutex_lock(&svc->lock);
 	run->has_dir = true;

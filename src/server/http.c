@@ -984,7 +984,10 @@ static enum MHD_Result artifact(al_service *svc, struct MHD_Connection *conn,
 		return al_http_error(svc, conn, 503, "unavailable",
 				     "cannot read the artifact");
 	}
-	add_common_headers(resp, "application/octet-stream");
+	/* The log is the program's output as text; outputs are bytes. */
+	add_common_headers(resp, strcmp(id, AL_ARTIFACT_LOG) == 0
+					 ? "text/plain; charset=utf-8"
+					 : "application/octet-stream");
 	MHD_add_response_header(resp, "Content-Disposition", "attachment");
 	al_http_answer(resp, 200, (uint64_t)st.st_size, false);
 	enum MHD_Result ret = MHD_queue_response(conn, 200, resp);

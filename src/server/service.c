@@ -18,6 +18,7 @@
 #include "core/util.h"
 #include "server/service.h"
 #include "supervisor/outlog.h"
+#include "supervisor/carry.h"
 #include "supervisor/runrec.h"
 
 int al_service_init(al_service *svc, const al_server_options *opts)
@@ -533,6 +534,13 @@ void al_service_publish(al_service *svc, al_srv_run *run, char *json,
 		run_free(run);
 }
 
+/* al_admit_options.check_continues: the durable runs on disk decide. */
+static int continues_check(void *ctx, const char *tenant, const char *run_id)
+{
+	al_service *svc = ctx;
+	return al_carry_check(svc->durable, run_id, tenant);
+}
+
 static void *worker(void *arg)
 {
 	al_srv_run *run = arg;
@@ -549,7 +557,9 @@ static void *worker(void *arg)
 		.claim_run_id = claim_run_id,
 		.claim_ctx = run,
 		.forwarded_env = run->forwarded_env,
-		.traceparent = run->traceparent[0] ? run->traceparent : NULL};
+		.traceparent = run->traceparent[0] ? run->traceparent : NULL,
+		.check_continues = continues_check,
+		.continues_ctx = svc};
 	al_admission *adm = NULL;
 	al_result *res = NULL;
 	char *json = NULL;

@@ -12,7 +12,11 @@ unsigned al_srv_status_for(al_outcome outcome, const char *reason)
 	case AL_OUTCOME_INVALID_REQUEST:
 		return 400;
 	case AL_OUTCOME_DENIED:
-		return 403;
+		/* A run to continue that this tenant cannot see: as for any
+		 * other unknown run. */
+		return reason != NULL && strcmp(reason, "continues:not_found") == 0
+			       ? 404
+			       : 403;
 	case AL_OUTCOME_UNSUPPORTED_LANGUAGE:
 	case AL_OUTCOME_UNENFORCEABLE_LIMIT:
 		return 422;

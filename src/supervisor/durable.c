@@ -984,7 +984,9 @@ int al_drun_acked(al_drun *r, al_result *res)
 	free(res->inbox_acked);
 	res->inbox_acked = NULL;
 	res->n_inbox_acked = 0;
-	return al_inbox_acked(r->dirfd, &res->inbox_acked, &res->n_inbox_acked);
+	int rc = al_inbox_acked(r->dirfd, &res->inbox_acked,
+				&res->n_inbox_acked);
+	return rc < 0 ? rc : al_inbox_result_pending(r->dirfd, res);
 }
 
 int al_drun_read_final(al_drun *r, char **json)
@@ -1205,6 +1207,16 @@ static void write_lost(al_drun *r)
 		al_logf(AL_LOG_WARN, r->run_id, "cannot record it as lost");
 	free(json);
 	al_result_free(res);
+}
+
+int al_durable_runs_fd(const al_durable *d)
+{
+	return d->runs_fd;
+}
+
+int al_drun_dirfd(const al_drun *r)
+{
+	return r->dirfd;
 }
 
 int al_durable_open_run(al_durable *d, const char *run_id, al_drun **out)

@@ -158,6 +158,12 @@ int al_durable_list(al_durable *d, char ***ids, size_t *n);
 /* The run's directory, locked (closing an audited start at recovery):
  * -ENOENT when the run has none. */
 int al_durable_open_run(al_durable *d, const char *run_id, al_drun **out);
+/* The runs directory (STATE/runs), for the carry-over of inbox events
+ * (supervisor/carry.h). */
+int al_durable_runs_fd(const al_durable *d);
+/* The run's directory (its creator holds the run's lock until it is
+ * launched). */
+int al_drun_dirfd(const al_drun *r);
 /* true while a live process (a supervisor, an `airlock run`) holds the
  * run's artifact store. */
 bool al_durable_run_held(al_durable *d, const char *run_id);

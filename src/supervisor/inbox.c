@@ -180,3 +180,84 @@ out:
 	free(arr);
 	return rc;
 }
+
+int al_inbox_pending(int dirfd, char ***ids, char ***events, size_t *n)
+{
+	delivered *arr = NULL;
+	size_t k = 0, m = 0;
+	char **out = NULL, **ev = NULL;
+	*ids = NULL;
+	if (events != NULL)
+		*events = NULL;
+	*n = 0;
+	int rc = list_delivered(dirfd, &arr, &k);
+	if (rc < 0 || k == 0) {
+		free(arr);
+		return rc;
+	}
+	int afd = openat(dirfd, AL_RF_ACKS,
+			 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int ifd = openat(dirfd, AL_RF_INBOX,
+			 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	out = calloc(k, sizeof(*out));
+	ev = events != NULL ? calloc(k, sizeof(*ev)) : NULL;
+	if (ifd < 0 || out == NULL || (events != NULL && ev == NULL)) {
+		rc = ifd < 0 ? -errno : -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < k; i++) {
+		struct stat st;
+		/* No acks directory: nothing was acknowledged. */
+		if (afd >= 0 &&
+		    fstatat(afd, arr[i].id, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			continue;
+		if ((out[m] = strdup(arr[i].id)) == NULL) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		m++;
+		if (ev == NULL)
+			continue;
+		char name[96];
+		snprintf(name, sizeof(name), "%06u-%s.json", arr[i].seq,
+			 arr[i].id);
+		if ((rc = al_dfile_read(ifd, name, AL_MAX_INBOX_EVENT_BYTES +
+						       AL_MAX_INBOX_ID_BYTES +
+						       64,
+					&ev[m - 1], NULL)) < 0)
+			goto out;
+	}
+	if (m > 0) {
+		*ids = out;
+		*n = m;
+		out = NULL;
+		if (events != NULL) {
+			*events = ev;
+			ev = NULL;
+		}
+	}
+out:
+	for (size_t i = 0; out != NULL && i < m; i++)
+		free(out[i]);
+	free(out);
+	for (size_t i = 0; ev != NULL && i < m; i++)
+		free(ev[i]);
+	free(ev);
+	if (afd >= 0)
+		close(afd);
+	if (ifd >= 0)
+		close(ifd);
+	free(arr);
+	return rc;
+}
+
+int al_inbox_result_pending(int dirfd, al_result *res)
+{
+	for (size_t i = 0; i < res->n_inbox_pending; i++)
+		free(res->inbox_pending[i]);
+	free(res->inbox_pending);
+	res->inbox_pending = NULL;
+	res->n_inbox_pending = 0;
+	return al_inbox_pending(dirfd, &res->inbox_pending, NULL,
+				&res->n_inbox_pending);
+}

@@ -22,5 +22,13 @@ int al_inbox_deliver(int dirfd, const char *id, const char *event_json);
 /* The ids of delivered events that carry an acknowledgement, in delivery
  * order; forged acknowledgements (ids never delivered) are ignored. */
 int al_inbox_acked(int dirfd, char ***ids, size_t *n);
+/* The delivered events without an acknowledgement, in delivery order:
+ * their ids, and (events not NULL) each one's stored text
+ * {"id": ..., "event": ...}.  Both arrays hold *n strings; the caller
+ * frees them. */
+int al_inbox_pending(int dirfd, char ***ids, char ***events, size_t *n);
+/* Replaces res->inbox_pending with the run's pending event ids. */
+struct al_result;
+int al_inbox_result_pending(int dirfd, struct al_result *res);
 
 #endif

@@ -268,6 +268,8 @@ static int record_once(sup *s, al_result *res)
 		free(res->inbox_acked);
 		int ar = al_inbox_acked(s->dirfd, &res->inbox_acked,
 					&res->n_inbox_acked);
+		if (ar == 0)
+			ar = al_inbox_result_pending(s->dirfd, res);
 		if (ar < 0)
 			say(s, AL_LOG_WARN,
 			    "cannot list the inbox acknowledgements: %s",

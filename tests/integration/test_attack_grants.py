@@ -40,8 +40,9 @@ def plan_sha256(req):
             data = data.encode()
         out.append(b"%s %d\n%s\n" % (label.encode(), len(data), data))
 
-    item("language", req["language"])
-    item("code", req["code"])
+    # an exec request (no code) plans as language "exec", code ""
+    item("language", req.get("language", "exec"))
+    item("code", req.get("code", ""))
     argv = req.get("argv", [])
     item("argv.count", str(len(argv)))
     for a in argv:
@@ -74,6 +75,12 @@ def plan_sha256(req):
     for tid in sorted(tc, key=str.encode):
         item("toolchain.id", tid)
         item("toolchain.constraint", tc[tid])
+    if req.get("name") is not None:
+        item("name", req["name"])
+    if req.get("exec") is not None:
+        item("exec.count", str(len(req["exec"])))
+        for a in req["exec"]:
+            item("exec", a)
     return sha(b"".join(out))
 
 

@@ -160,8 +160,12 @@ def test_no_host_variable_leaks(run_json):
     assert "MODE=fast" in r["stdout"].splitlines()
     assert {"PATH", "HOME", "LANG", "TMPDIR", "AIRLOCK_RUN_ID",
             "AIRLOCK_RUN_TEMP"} <= names
+    # the baseline also keeps this process's locale, time zone and
+    # terminal (docs/host.md, "The run's environment")
+    baseline = {n for n in names if n.startswith("LC_")} | {"TZ", "TERM"}
     assert names <= {"PATH", "HOME", "LANG", "TMPDIR", "AIRLOCK_RUN_ID",
-                     "AIRLOCK_RUN_TEMP", "MODE", "PWD", "OLDPWD", "SHLVL", "_"}
+                     "AIRLOCK_RUN_TEMP", "MODE", "PWD", "OLDPWD", "SHLVL",
+                     "_"} | baseline
 
 
 def test_concurrent_runs_have_separate_temp_dirs(run_json):

@@ -11,6 +11,7 @@
 #include <airlock/airlock.h>
 
 #include "host/config.h"
+#include "host/config_env.h"
 
 static void expect_bad(const char *json, const char *path)
 {
@@ -160,6 +161,37 @@ static void test_rejections(void **state)
 		   "\"acknowledged_providers\": [\"bad name\"]}",
 		   "acknowledged_providers[0]");
 	expect_bad(T("{\"concurrency\": 0}}"), "tenants.acme.concurrency");
+	/* a secret that would override a trusted variable */
+	expect_bad(T("{\"grant\": {\"secrets\": [\"PATH\"]}}}"),
+		   "tenants.acme.grant.secrets[0]");
+	expect_bad(T("{\"grant\": {\"secrets\": [\"A\", \"airlock_run_id\"]}}}"),
+		   "tenants.acme.grant.secrets[1]");
+	expect_bad(T("{\"pins\": [{\"plan_sha256\": \"" HEX64 "\", "
+		     "\"grant\": {\"secrets\": [\"AIRLOCK_RUN_ID\"]}}]}}"),
+		   "tenants.acme.pins[0].grant.secrets[0]");
+	/* secret_env: the target is checked like the default */
+	expect_bad(T("{\"secret_env\": {\"tok\": \"PATH\"}}}"),
+		   "tenants.acme.secret_env.tok");
+	expect_bad(T("{\"secret_env\": {\"tok\": \"NODE_OPTIONS\"}}}"),
+		   "tenants.acme.secret_env.tok");
+	expect_bad(T("{\"secret_env\": {\"a\": \"X\", \"b\": \"X\"}}}"),
+		   "tenants.acme.secret_env.b");
+	expect_bad(T("{\"secret_env\": {\"path\": \"MY_PATH\"}}}"),
+		   "tenants.acme.secret_env.path");
+	expect_bad(T("{\"grant\": {\"secrets\": [\"a-b\", \"a_b\"]}}}"),
+		   "tenants.acme.grant.secrets[1]");
+	/* pass_env: valid, not reserved, not the baseline's, no code loading
+	 * unless env_allow names it */
+	expect_bad(T("{\"pass_env\": [\"HTTPS_PROXY\", \"1X\"]}}"),
+		   "tenants.acme.pass_env[1]");
+	expect_bad(T("{\"pass_env\": [\"AIRLOCK_RUN_ID\"]}}"),
+		   "tenants.acme.pass_env[0]");
+	expect_bad(T("{\"pass_env\": [\"LC_ALL\"]}}"),
+		   "tenants.acme.pass_env[0]");
+	expect_bad(T("{\"pass_env\": [\"PYTHONPATH\"]}}"),
+		   "tenants.acme.pass_env[0]");
+	expect_bad(T("{\"pass_env\": [\"A\", \"A\"]}}"),
+		   "tenants.acme.pass_env[1]");
 	expect_bad(T("{\"grant\": {\"secrets\": [\"TOKEN\"]}}}"), "secrets");
 	expect_bad("{\"providers\": [], \"tenants\": {\"a\": {}}}",
 		   "providers");
@@ -190,6 +222,29 @@ static void test_rejections(void **state)
 
 /* "retention": seconds a finished run's artifacts are kept; 7 days when
  * absent; a positive integer within ten years. */
+static void test_env_directives(void **state)
+{
+	(void)state;
+	static const char json[] =
+		"{\"providers\": [\"sandbox\"], \"secrets\": {\"dir\": \"/s\"},"
+		" \"tenants\": {\"t\": {\"env_allow\": [\"PYTHONPATH\"],"
+		" \"pass_env\": [\"HTTPS_PROXY\", \"PYTHONPATH\"],"
+		" \"secret_env\": {\"gh.token\": \"GH_TOKEN\"},"
+		" \"grant\": {\"secrets\": [\"gh.token\", \"db-url\"]}}}}";
+	al_config *cfg = NULL;
+	al_error *err = NULL;
+	char buf[129];
+	assert_int_equal(al_config_parse(json, strlen(json), &cfg, &err), 0);
+	const al_cfg_tenant *t = al_config_tenant(cfg, "t");
+	assert_int_equal(t->n_pass_env, 2);
+	assert_string_equal(t->pass_env[0], "HTTPS_PROXY");
+	assert_string_equal(al_cfg_secret_var(t, "gh.token", buf), "GH_TOKEN");
+	assert_string_equal(al_cfg_secret_var(t, "db-url", buf), "DB_URL");
+	assert_string_equal(al_cfg_secret_var(NULL, "gh.token", buf),
+			    "GH_TOKEN");
+	al_config_free(cfg);
+}
+
 static void test_retention(void **state)
 {
 	(void)state;
@@ -226,6 +281,7 @@ int main(void)
 		cmocka_unit_test(test_default_ceilings),
 		cmocka_unit_test(test_rejections),
 		cmocka_unit_test(test_retention),
+		cmocka_unit_test(test_env_directives),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

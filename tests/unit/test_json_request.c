@@ -180,10 +180,23 @@ static const bad_case bad_cases[] = {
 	 "grant.streaming", NULL},
 	{"{" BASE ",\"grant\":{\"secrets\":\"" MARK "\"}}", 0, "grant.secrets",
 	 NULL},
-	{"{" BASE ",\"grant\":{\"secrets\":[\"OK\",\"" MARK "-X\"]}}", 0,
+	{"{" BASE ",\"grant\":{\"secrets\":[\"OK\",\"" MARK "/X\"]}}", 0,
 	 "grant.secrets[1]", NULL},
 	{"{" BASE ",\"grant\":{\"secrets\":[\"" MARK "\",\"" MARK "\"]}}", 0,
 	 "grant.secrets[1]", NULL},
+	/* a secret that would become a reserved variable */
+	{"{" BASE ",\"grant\":{\"secrets\":[\"PATH\"]}}", 0,
+	 "grant.secrets[0]", NULL},
+	{"{" BASE ",\"grant\":{\"secrets\":[\"OK\",\"airlock-run-id\"]}}", 0,
+	 "grant.secrets[1]", NULL},
+	{"{" BASE ",\"grant\":{\"secrets\":[\"ld_preload\"]}}", 0,
+	 "grant.secrets[0]", NULL},
+	/* name: a plain file name */
+	{"{" BASE ",\"name\":\"a/" MARK "\"}", 0, "name", NULL},
+	{"{" BASE ",\"name\":\"..\"}", 0, "name", NULL},
+	{"{" BASE ",\"name\":\"\"}", 0, "name", NULL},
+	{"{" BASE ",\"name\":\"x\\u0001\"}", 0, "name", NULL},
+	{"{" BASE ",\"name\":7}", 0, "name", NULL},
 	/* env: always reason "env", never the name */
 	{"{" BASE ",\"env\":[\"" MARK "\"]}", 0, "env", NULL},
 	{"{" BASE ",\"env\":{\"1" MARK "\":\"v\"}}", 0, "env", NULL},
@@ -667,6 +680,48 @@ static void test_describe_hides_values(void **state)
 	al_request_free(r);
 }
 
+/* exec, name and continues survive the canonical form; a copy keeps
+ * them; describe shows exec's length only. */
+static void test_shape_fields_round_trip(void **state)
+{
+	(void)state;
+	al_request *r = parse_ok("{\"exec\":[\"/bin/echo\",\"" MARK "\"],"
+				 "\"name\":\"job.sh\",\"continues\":\"r-1\"}");
+	assert_string_equal(r->language, "exec");
+	assert_int_equal(r->n_exec, 2);
+	assert_string_equal(r->exec[1], MARK);
+	assert_int_equal(r->code.len, 0);
+	char *text = al_request_to_json(r);
+	assert_non_null(text);
+	assert_null(strstr(text, "\"code\""));
+	assert_null(strstr(text, "\"argv\""));
+	al_request *back = parse_ok(text);
+	char *again = al_request_to_json(back);
+	assert_string_equal(text, again);
+	al_request *copy = al_request_dup(back);
+	assert_non_null(copy);
+	assert_string_equal(copy->exec[0], "/bin/echo");
+	assert_string_equal(copy->name, "job.sh");
+	assert_string_equal(copy->continues, "r-1");
+	char *line = al_request_describe(copy);
+	assert_non_null(strstr(line, "exec_argc=2"));
+	assert_null(strstr(line, MARK));
+	/* a code request without them keeps its old canonical text */
+	al_request *plain = parse_ok("{" BASE "}");
+	char *pt = al_request_to_json(plain);
+	assert_null(strstr(pt, "\"name\""));
+	assert_null(strstr(pt, "\"exec\""));
+	assert_null(strstr(pt, "\"continues\""));
+	free(pt);
+	free(line);
+	free(text);
+	free(again);
+	al_request_free(plain);
+	al_request_free(copy);
+	al_request_free(back);
+	al_request_free(r);
+}
+
 static void test_null_and_missing_input(void **state)
 {
 	(void)state;
@@ -692,6 +747,7 @@ int main(void)
 		cmocka_unit_test(test_canonical_equal),
 		cmocka_unit_test(test_describe_hides_values),
 		cmocka_unit_test(test_null_and_missing_input),
+		cmocka_unit_test(test_shape_fields_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

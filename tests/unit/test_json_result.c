@@ -362,7 +362,7 @@ static void test_facts_round_trip(void **state)
 	char *text = al_facts_to_json(f, 0);
 	assert_non_null(text);
 	json_t *j = json_loads(text, 0, NULL);
-	assert_int_equal(json_object_size(j), 11);
+	assert_int_equal(json_object_size(j), 12);
 	assert_string_equal(json_string_value(json_object_get(j, "provider")),
 			    "sandbox");
 	assert_true(json_is_null(json_object_get(j, "unavailable_reason")));
@@ -619,6 +619,65 @@ static void test_base64_vectors(void **state)
 	}
 }
 
+/* workspace, timeout_ms, log_artifact and inbox_pending: written only
+ * when known, read back exactly, refused when malformed. */
+static void test_run_report_fields(void **state)
+{
+	(void)state;
+	al_result *r = al_result_new();
+	assert_non_null(r);
+	snprintf(r->run_id, sizeof(r->run_id), "r-1");
+	assert_int_equal(al_result_set_outcome(r, AL_OUTCOME_COMPLETED, NULL), 0);
+	r->has_exit_code = true;
+	char *bare = al_result_to_json(r, 0);
+	assert_null(strstr(bare, "workspace"));
+	assert_null(strstr(bare, "timeout_ms"));
+	assert_null(strstr(bare, "inbox_pending"));
+	r->workspace_kind = strdup("scratch");
+	r->workspace_summary = strdup("a private tmpfs");
+	r->workspace_bytes = 1024;
+	r->timeout_ms = 7000;
+	r->log_artifact = strdup("log");
+	r->inbox_pending = calloc(2, sizeof(char *));
+	r->inbox_pending[0] = strdup("p-2");
+	r->inbox_pending[1] = strdup("p-3");
+	r->n_inbox_pending = 2;
+	char *text = al_result_to_json(r, 0);
+	al_result *back = NULL;
+	assert_int_equal(al_result_from_json(text, strlen(text), &back, NULL), 0);
+	assert_string_equal(back->workspace_kind, "scratch");
+	assert_string_equal(back->workspace_summary, "a private tmpfs");
+	assert_int_equal(back->workspace_bytes, 1024);
+	assert_int_equal(back->timeout_ms, 7000);
+	assert_string_equal(back->log_artifact, "log");
+	assert_int_equal(back->n_inbox_pending, 2);
+	assert_string_equal(back->inbox_pending[1], "p-3");
+	char *again = al_result_to_json(back, 0);
+	assert_string_equal(text, again);
+	static const char *const bad[] = {
+		"{\"run_id\":\"x\",\"outcome\":\"completed\",\"workspace\":{}}",
+		"{\"run_id\":\"x\",\"outcome\":\"completed\",\"workspace\":"
+		"{\"kind\":\"s\",\"extra\":1}}",
+		"{\"run_id\":\"x\",\"outcome\":\"completed\",\"timeout_ms\":-1}",
+		"{\"run_id\":\"x\",\"outcome\":\"completed\",\"inbox_pending\":"
+		"[\"bad id\"]}",
+		"{\"run_id\":\"x\",\"outcome\":\"completed\",\"log_artifact\":7}",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		al_result *x = NULL;
+		al_error *err = NULL;
+		assert_true(al_result_from_json(bad[i], strlen(bad[i]), &x,
+						&err) < 0);
+		assert_null(x);
+		al_error_free(err);
+	}
+	free(bare);
+	free(text);
+	free(again);
+	al_result_free(back);
+	al_result_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -631,6 +690,7 @@ int main(void)
 		cmocka_unit_test(test_utf8_validator),
 		cmocka_unit_test(test_sha256_vectors),
 		cmocka_unit_test(test_base64_vectors),
+		cmocka_unit_test(test_run_report_fields),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
