@@ -27,9 +27,9 @@ CORE_LIBS  := $(shell pkg-config --libs $(CORE_PKGS) 2>/dev/null) -lpthread -ldl
 NET_LIBS   := $(shell pkg-config --libs $(NET_PKGS) 2>/dev/null) -lpthread
 REMOTE_LIBS := $(shell pkg-config --libs $(REMOTE_PKGS) 2>/dev/null) -lpthread
 # The CLI links the core libraries statically when their archives are
-# installed: loading and relocating five shared objects took each CLI
-# process ~0.35 ms, and each fork of it (the sandbox's init) copies fewer
-# mappings (docs/performance.md).  Shared otherwise.
+# installed: each CLI process then loads and relocates five fewer shared
+# objects, and each fork of it (the sandbox's init) copies fewer mappings
+# (docs/performance.md).  Shared otherwise.
 CORE_LIBDIR := $(shell pkg-config --variable=libdir jansson 2>/dev/null)
 CORE_ARCHIVES := $(foreach l,jansson seccomp cap sqlite3 nettle,$(CORE_LIBDIR)/lib$(l).a)
 ifeq ($(words $(wildcard $(CORE_ARCHIVES))),5)

@@ -7,7 +7,7 @@
  * probe (this thread waited for another's ensure), since facts can change
  * between the selection pass and the moment its handle is built; when
  * nothing came between them, the selection probe is that probe (a probe
- * costs a CLI run ~0.3 ms). */
+ * is a visible part of a CLI run's time). */
 #include "host/select.h"
 
 #include <errno.h>

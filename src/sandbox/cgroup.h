@@ -87,8 +87,8 @@ int al_sb_cgrun_limit_sockets(const al_sb_cgroups *cg, const al_sb_cgrun *run,
 /* Opens the `tasks` file of each distinct v1 cgroup for writing, so a
  * single-threaded child can move itself (al_sb_cgrun_join_self) instead of
  * being moved: writing a pid to cgroup.procs takes the kernel's global
- * threadgroup lock for write, which waits for an RCU grace period (~10 ms
- * per run here), while a thread moving itself through `tasks` does not.
+ * threadgroup lock for write, which waits for an RCU grace period on
+ * every run, while a thread moving itself through `tasks` does not.
  * Fills fds (AL_CG__N entries, -1 when unused); returns how many were
  * opened, or a negative errno (nothing left open). */
 int al_sb_cgrun_open_tasks(const al_sb_cgrun *run, int fds[AL_CG__N]);

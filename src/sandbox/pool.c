@@ -11,9 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-/* A run waits this long at most for a member being prepared (a python
- * member is ready within ~60 ms here; past this, something is wrong and
- * cold is the better bet). */
+/* A run waits this long at most for a member being prepared: far above
+ * what preparing one takes (docs/performance.md), so past this something
+ * is wrong and cold is the better bet. */
 #define TAKE_WAIT_MS 2000
 /* After a member failed to start, the language rests 1 s, doubled per
  * failure in a row up to 32 s (a toolchain gone, uids all taken). */

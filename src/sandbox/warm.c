@@ -323,8 +323,8 @@ int al_sb_member_claim(const al_sb_context *ctx, al_sb_member *m,
 	return 0;
 }
 
-/* A member waiting for its header reads it at once (a python member
- * still starting within ~100 ms); one that takes this long is treated as
+/* A member waiting for its header reads it at once (one still starting
+ * reads it as soon as it is up); one that takes this long is treated as
  * dead: nothing of the request has run, so it goes cold. */
 #define HEADER_TIMEOUT_MS 10000
 
