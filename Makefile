@@ -84,7 +84,7 @@ CLI   = $(BUILD)/airlock
 NETSO = $(BUILD)/libairlock-net.so
 REMOTESO = $(BUILD)/libairlock-remote.so
 
-.PHONY: all deps check unit unit-san integration integration-unprivileged valgrind contract lint demo bench clean
+.PHONY: all deps check check-fast unit unit-san integration integration-unprivileged valgrind contract lint demo bench clean
 all: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(REMOTESO) $(UNIT_BIN) $(EX_BIN)
 
 $(BUILD)/obj/%.o: %.c
@@ -143,6 +143,11 @@ check: deps
 	$(MAKE) integration-san
 	$(MAKE) fuzz-check
 	$(MAKE) lint
+
+# The fast loop: parallel build, unit and integration tests in parallel,
+# nothing else (docs/testing.md, "The fast loop").
+check-fast:
+	@scripts/check-fast.sh
 
 unit: all
 	@scripts/run-unit.sh $(BUILD)
