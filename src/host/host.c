@@ -795,21 +795,6 @@ static int hand_over(run_state *rs, al_admission **adm)
 
 /* Steps 1–6, then either the in-process execution (adm NULL: the CLI) or
  * the admission handed to the caller (the daemon). */
-/* A run id as al_run_id_new makes them: 8-4-4-4-12 lower-case hex. */
-static bool run_id_canonical(const char *s)
-{
-	if (strlen(s) != 36)
-		return false;
-	for (size_t i = 0; i < 36; i++) {
-		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-		if (dash ? s[i] != '-'
-			 : !((s[i] >= '0' && s[i] <= '9') ||
-			     (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	}
-	return true;
-}
-
 /* After selection: the limits the ceilings gate set become the request's
  * explicit ones — the canonical JSON (what a supervisor executes, what
  * the idempotency key is bound to) carries only explicit limits, so a
@@ -928,7 +913,7 @@ static int pipeline(al_host *h, const al_host_context *ctx,
 	/* 1b. the run id the caller chose (airlockd); a refusal keeps the
 	 * new id, so no record names a run it is not about. */
 	if (aopts && aopts->run_id) {
-		if (!run_id_canonical(aopts->run_id)) {
+		if (!al_run_id_canonical(aopts->run_id)) {
 			rc = deny(rs, AL_OUTCOME_INVALID_REQUEST, "run_id");
 			goto done;
 		}

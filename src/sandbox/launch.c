@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proc/shepherd.h"
 #include "sandbox/netns.h"
 #include "sandbox/userns.h"
 
@@ -393,13 +394,7 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 	int ff = f->fail[1];
 	clean_args();
 	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, NULL);
+	al_shepherd_block_signals(&set);
 	/* The init dies with the thread that started it. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	close(f->in[1]);

@@ -71,13 +71,6 @@ static bool same_str(const char *a, const char *b)
 	       (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Ends idle supervisors outside the lock (each may take a moment). */
 static void discard_list(entry *e)
 {
@@ -140,7 +133,7 @@ static void *pool_main(void *arg)
 			continue;
 		}
 		long t = -1;
-		if (mono_ms() >= retry_at) {
+		if (al_mono_ms() >= retry_at) {
 			pthread_mutex_unlock(&p->lock);
 			unsigned busy = p->busy(p->ctx);
 			pthread_mutex_lock(&p->lock);
@@ -167,7 +160,7 @@ static void *pool_main(void *arg)
 		if (prov == NULL || (tg->ensure_config != NULL && cfg == NULL)) {
 			free(prov);
 			free(cfg);
-			retry_at = mono_ms() + RETRY_MS;
+			retry_at = al_mono_ms() + RETRY_MS;
 			continue;
 		}
 		tg->have++;
@@ -182,7 +175,7 @@ static void *pool_main(void *arg)
 		p->st.spawned++;
 		if (rc < 0) {
 			p->st.failed++;
-			retry_at = mono_ms() + backoff;
+			retry_at = al_mono_ms() + backoff;
 			backoff = backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS
 							     : backoff * 2;
 		} else {

@@ -645,11 +645,6 @@ void al_durable_sweep_idle(al_durable *d)
 		closedir(base);
 }
 
-pid_t al_idle_pid(const al_idle_sup *i)
-{
-	return i->pid;
-}
-
 bool al_idle_alive(const al_idle_sup *i)
 {
 	struct pollfd pfd[2] = {{i->sock, POLLIN, 0}, {i->pidfd, POLLIN, 0}};
