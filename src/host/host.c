@@ -87,7 +87,7 @@ int al_host_new(const al_config *cfg, const al_host_options *opts,
 	return 0;
 fail:
 	al_host_free(h);
-	return rc;
+	return al_error_wrap(err, rc, NULL);
 }
 
 void al_host_free(al_host *h)

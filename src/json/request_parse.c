@@ -513,7 +513,7 @@ int al_request_from_json(const char *json, size_t len, al_request **out,
 
 	*out = NULL;
 	if ((rc = jf_load(&c, json, len, AL_MAX_REQUEST_BYTES, &root)) < 0)
-		return rc;
+		return al_error_wrap(err, rc, NULL);
 	req = al_request_new();
 	if (req == NULL) {
 		rc = oom(&c, "body");
@@ -537,5 +537,5 @@ int al_request_from_json(const char *json, size_t len, al_request **out,
 out:
 	al_request_free(req);
 	json_decref(root);
-	return rc;
+	return al_error_wrap(err, rc, NULL);
 }

@@ -536,5 +536,5 @@ int al_result_from_json(const char *json, size_t len, al_result **out,
 out:
 	al_result_free(r);
 	json_decref(root);
-	return rc;
+	return al_error_wrap(err, rc, NULL);
 }

@@ -315,7 +315,7 @@ out:
 	pthread_mutex_destroy(&k.lock);
 	if (ret < 0) {
 		al_kit_report_free(rep);
-		return ret;
+		return al_error_wrap(err, ret, NULL);
 	}
 	*out = rep;
 	return 0;

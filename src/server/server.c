@@ -307,7 +307,8 @@ int al_server_run(const al_server_options *opts, al_error **err)
 
 	fill_defaults(&o);
 	if (svc == NULL)
-		return -ENOMEM;
+		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				    "out of memory");
 	if (o.state_dir == NULL || o.state_dir[0] == '\0') {
 		rc = al_error_set(err, AL_ERR_INVALID_ARGUMENT, EINVAL,
 				  "state_dir", "a state directory is required");
@@ -443,5 +444,5 @@ out:
 	}
 	if (rc == 0)
 		al_logf(AL_LOG_INFO, NULL, "stopped");
-	return rc;
+	return al_error_wrap(err, rc, NULL);
 }
