@@ -547,21 +547,8 @@ static pid_t do_clone(const al_sb_launch *l, int *pidfd, bool *in_v2)
 	ca.flags = flags;
 	ca.pidfd = (uint64_t)(uintptr_t)pidfd;
 	ca.exit_signal = SIGCHLD;
-	*in_v2 = false;
-	if (l->cgroups && l->cgroups->v2_fd >= 0) {
-		ca.flags |= CLONE_INTO_CGROUP;
-		ca.cgroup = (uint64_t)l->cgroups->v2_fd;
-		*in_v2 = true;
-	}
-	pid_t pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
-	if (pid < 0 && *in_v2 && errno != ENOMEM && errno != EAGAIN) {
-		/* the cgroup may refuse direct placement: attach later */
-		ca.flags &= ~(uint64_t)CLONE_INTO_CGROUP;
-		ca.cgroup = 0;
-		*in_v2 = false;
-		pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
-	}
-	return pid;
+	/* a cgroup that refuses direct placement is attached later */
+	return al_cg_clone3(&ca, l->cgroups ? l->cgroups->v2_fd : -1, in_v2);
 }
 
 /* In the parent: takes the descriptors from the init (hand_over), has a
