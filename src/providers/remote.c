@@ -27,7 +27,6 @@
 
 #include "core/run_registry.h"
 #include "core/util.h"
-#include "host/forwarded_env.h"
 #include "providers/remote.h"
 
 #define DEFAULT_TIMEOUT_MS 10000L
@@ -773,7 +772,7 @@ static int forwarded_header(const al_exec *exec, char **out)
 	*out = NULL;
 	if (o == NULL)
 		return -ENOMEM;
-	if (exec->n_host_env > AL_FWD_ENV_MAX) {
+	if (exec->n_host_env > AL_MAX_FORWARDED_ENV) {
 		rc = -EINVAL;
 		goto out;
 	}
@@ -799,7 +798,7 @@ static int forwarded_header(const al_exec *exec, char **out)
 	if ((text = json_dumps(o, JSON_COMPACT)) == NULL)
 		goto out;
 	size_t tl = strlen(text);
-	if (tl > AL_FWD_ENV_MAX_BYTES) {
+	if (tl > AL_MAX_FORWARDED_ENV_BYTES) {
 		rc = -EINVAL;
 		goto out;
 	}

@@ -23,7 +23,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "providers/builtin.h"
+#include "providers/cache_dir.h"
 #include "sandbox/filter_cache.h"
 
 enum cond {
