@@ -1,5 +1,6 @@
 /* Small helpers for strings, string vectors and byte buffers. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,4 +209,32 @@ int al_read_whole_fd(int fd, size_t max, char **out, size_t *len)
 	if (len != NULL)
 		*len = got;
 	return 0;
+}
+
+int al_open_own_dir(const char *path, unsigned forbidden)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() ||
+	    (st.st_mode & forbidden) != 0) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+bool al_token_valid(const char *s, size_t max)
+{
+	size_t n = s != NULL ? strlen(s) : 0;
+	if (n == 0 || n > max)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '-' || c == '_'))
+			return false;
+	}
+	return true;
 }

@@ -35,6 +35,13 @@ char *al_log_quote(const char *s, size_t max);
  * shrinks while read gives what is there.  -EINVAL when not a regular
  * file, -EFBIG when larger than max, -ENOMEM, or the read's -errno. */
 int al_read_whole_fd(int fd, size_t max, char **out, size_t *len);
+/* Opens the directory at path (a link is not followed) when this process's
+ * user owns it and its mode has none of the forbidden bits: the fd,
+ * -EPERM when it is someone else's or too open, or -errno. */
+int al_open_own_dir(const char *path, unsigned forbidden);
+/* true when s is 1..max of [A-Za-z0-9_-] (ids that name files and
+ * records). */
+bool al_token_valid(const char *s, size_t max);
 /* The value of one hex digit (either case), or -1. */
 int al_hex_digit(char c);
 /* true for a run id as al_run_id_new makes them: 8-4-4-4-12 lower-case
