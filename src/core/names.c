@@ -94,12 +94,14 @@ int al_limit_from_name(const char *name, unsigned *bit)
 	X(isolation, al_isolation, isolation_names)             \
 	X(safety_class, al_safety_class, safety_names)
 
+/* (type is a type name: it cannot be parenthesised.) */
 #define NAME_FUNCTIONS(stem, type, table)                               \
 	const char *al_##stem##_name(type v)                            \
 	{                                                               \
-		return (unsigned)v < COUNT(table) ? table[v] : NULL;    \
+		return (unsigned)v < COUNT(table) ? (table)[v] : NULL;  \
 	}                                                               \
-	int al_##stem##_from_name(const char *name, type *out)         \
+	/* NOLINTNEXTLINE(bugprone-macro-parentheses) */                \
+	int al_##stem##_from_name(const char *name, type *out)          \
 	{                                                               \
 		int i = index_of(table, COUNT(table), name);            \
 		if (i < 0)                                              \
