@@ -27,9 +27,9 @@ CORE_LIBS  := $(shell pkg-config --libs $(CORE_PKGS) 2>/dev/null) -lpthread -ldl
 NET_LIBS   := $(shell pkg-config --libs $(NET_PKGS) 2>/dev/null) -lpthread
 REMOTE_LIBS := $(shell pkg-config --libs $(REMOTE_PKGS) 2>/dev/null) -lpthread
 # The CLI links the core libraries statically when their archives are
-# installed: loading and relocating five shared objects took each CLI
-# process ~0.35 ms, and each fork of it (the sandbox's init) copies fewer
-# mappings (docs/performance.md).  Shared otherwise.
+# installed: each CLI process then loads and relocates five fewer shared
+# objects, and each fork of it (the sandbox's init) copies fewer mappings
+# (docs/performance.md).  Shared otherwise.
 CORE_LIBDIR := $(shell pkg-config --variable=libdir jansson 2>/dev/null)
 CORE_ARCHIVES := $(foreach l,jansson seccomp cap sqlite3 nettle,$(CORE_LIBDIR)/lib$(l).a)
 ifeq ($(words $(wildcard $(CORE_ARCHIVES))),5)
@@ -47,7 +47,7 @@ endif
 LDFLAGS += $(SANFLAGS)
 LDLIBS  += $(PKG_LIBS) -lpthread
 
-LIB_DIRS = src/core src/json src/bundle src/proc src/lang src/providers src/sandbox src/host src/supervisor src/server
+LIB_DIRS = src/core src/json src/bundle src/cgroup src/proc src/lang src/providers src/sandbox src/host src/supervisor src/server
 LIB_SRC  = $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 # The network parts: in libairlock for embedders, but the CLI loads them
@@ -94,7 +94,7 @@ REMOTESO = $(BUILD)/libairlock-remote.so
 # in any sandbox root; alone in its directory, which runs see read-only.
 TOOL     = $(BUILD)/toolbelt/airlock-tool
 
-.PHONY: all deps check unit unit-san integration integration-unprivileged valgrind contract lint demo bench clean
+.PHONY: all deps check check-fast unit unit-san integration integration-unprivileged valgrind contract lint demo bench clean
 all: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(REMOTESO) $(TOOL) $(UNIT_BIN) $(EX_BIN) \
      $(EX_MOD) $(TESTMOD)
 
@@ -178,6 +178,11 @@ check: deps
 	$(MAKE) integration-san
 	$(MAKE) fuzz-check
 	$(MAKE) lint
+
+# The fast loop: parallel build, unit and integration tests in parallel,
+# nothing else (docs/testing.md, "The fast loop").
+check-fast:
+	@scripts/check-fast.sh
 
 unit: all
 	@scripts/run-unit.sh $(BUILD)

@@ -1,20 +1,29 @@
 #!/bin/sh
 # Runs every cmocka unit test binary in BUILD/tests; fails if any fails.
+# JOBS (second argument, default 1) runs that many at once (make
+# check-fast); each test writes its own log, so they do not interfere.
 set -u
 build=${1:-build}
-failed=0
-passed=0
-for t in "$build"/tests/test_*; do
-	[ -x "$t" ] || continue
+jobs=${2:-1}
+if [ "$build" = "--one" ]; then
+	t=$2
 	name=$(basename "$t")
-	if "$t" >"$build/tests/$name.log" 2>&1; then
-		passed=$((passed + 1))
-		echo "  PASS  $name ($(grep -c '^\[       OK \]' "$build/tests/$name.log") cases)"
-	else
-		failed=$((failed + 1))
-		echo "  FAIL  $name"
-		tail -n 40 "$build/tests/$name.log"
+	if "$t" >"$t.log" 2>&1; then
+		echo "  PASS  $name ($(grep -c '^\[       OK \]' "$t.log") cases)"
+		exit 0
 	fi
-done
+	echo "  FAIL  $name"
+	tail -n 40 "$t.log"
+	exit 1
+fi
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+for t in "$build"/tests/test_*; do
+	case "$t" in *.log) continue ;; esac
+	[ -x "$t" ] && printf '%s\n' "$t"
+done | xargs -P "$jobs" -n 1 "$0" --one >"$out"
+cat "$out"
+passed=$(grep -c '^  PASS' "$out")
+failed=$(grep -c '^  FAIL' "$out")
 echo "unit ($build): $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

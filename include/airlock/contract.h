@@ -339,9 +339,10 @@ int al_result_check_shape(const al_result *res);
 /* A new random run id (UUID v4 text) into out[40]. */
 void al_run_id_new(char out[40]);
 
-/* Formats the current time as RFC 3339 UTC with milliseconds into buf
- * (at least 32 bytes); also handy for logs. */
+/* The current time, CLOCK_REALTIME, in ms since the epoch. */
 int64_t al_now_ms(void);
+/* Formats ms (as al_now_ms gives it) as RFC 3339 UTC with milliseconds,
+ * "2026-01-02T03:04:05.678Z", into buf (at least 32 bytes). */
 void al_format_time_ms(int64_t ms, char *buf, size_t len);
 
 #ifdef __cplusplus

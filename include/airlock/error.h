@@ -1,10 +1,20 @@
 /* airlock — typed errors.
  *
- * Functions return 0 or a negative errno.  When they fail for a reason a
- * caller may want to act on, they also fill an al_error out-parameter
- * (when the caller passed one).  The error holds a machine-readable code,
- * a short reason token (e.g. "limits.memory_bytes", "audit_refused") and a
- * human message.  Messages never contain request values or secrets.
+ * The return convention of every public function that can fail:
+ *
+ *   int al_thing(..., al_error **err);
+ *
+ * returns 0 (or a count, where documented) on success and a negative
+ * errno on failure, and on every failure sets *err (when err is non-NULL
+ * and *err is NULL: the first error wins; the caller frees it with
+ * al_error_free).  An allocation failure too: then *err may be a shared
+ * "out of memory" error, which al_error_free accepts like any other.
+ * Functions that cannot fail return void; constructors that cannot report
+ * more than "no memory" may return NULL.
+ *
+ * The error holds a machine-readable code, the errno, a short reason
+ * token (e.g. "limits.memory_bytes", "audit_refused") and a human message.
+ * Messages never contain request values or secrets.
  */
 #ifndef AIRLOCK_ERROR_H
 #define AIRLOCK_ERROR_H
@@ -39,6 +49,17 @@ void al_error_free(al_error *err);
 int al_error_set(al_error **errp, al_error_code code, int errnum,
 		 const char *reason, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+
+/* Adds context to a failure on its way up and returns rc unchanged, so a
+ * caller can write `return al_error_wrap(err, rc, "loading %s", what)`.
+ * rc >= 0: nothing happens.  rc < 0 with *errp set: its message becomes
+ * "CONTEXT: message" (code, errno and reason are kept).  rc < 0 with no
+ * error yet (an inner function returned a bare errno, e.g. -ENOMEM): sets
+ * one, AL_ERR_INTERNAL with errno -rc and "CONTEXT: strerror(-rc)".  fmt
+ * may be NULL: then no prefix is added, only the guarantee that *errp is
+ * set — what a public function does at its boundary. */
+int al_error_wrap(al_error **errp, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 #ifdef __cplusplus
 }

@@ -36,6 +36,10 @@ extern "C" {
 #define AL_MAX_INBOX_ID_BYTES 64u	      /* [A-Za-z0-9_-]{1,64} */
 #define AL_MAX_INBOX_EVENT_BYTES (64u * 1024u) /* the event's JSON text */
 #define AL_MAX_INBOX_EVENTS 1024u	      /* per run */
+/* Environment a caller's host forwards with a run (docs/api.md,
+ * X-Airlock-Forwarded-Env): entries, and bytes of the decoded JSON. */
+#define AL_MAX_FORWARDED_ENV 64u
+#define AL_MAX_FORWARDED_ENV_BYTES 8192u
 
 /* Parses and validates a request.  On success *out is a new request with
  * limits defaults applied (limits.set records what was explicit). */

@@ -22,9 +22,7 @@ struct al_bundle {
 	al_bundle_item items[];
 };
 
-/* true when a is b, or one is a directory prefix of the other: both
- * cannot be files. */
-static bool paths_collide(const char *a, const char *b)
+bool al_bundle_paths_collide(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
 	if (la > lb) {
@@ -61,7 +59,7 @@ static int check_files(const al_request *req, al_error **err)
 		if (why != NULL)
 			return invalid(err, field, why);
 		for (size_t j = 0; j < i; j++)
-			if (paths_collide(req->files[j].path, f->path))
+			if (al_bundle_paths_collide(req->files[j].path, f->path))
 				return invalid(err, field,
 					       "repeats or nests in another "
 					       "file's path");

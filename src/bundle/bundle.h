@@ -21,6 +21,9 @@
  * with a workspace grant (ro or rw), outputs[] only with rw.  0, or
  * -EINVAL with AL_ERR_INVALID_REQUEST and the field path as reason. */
 int al_bundle_request_check(const al_request *req, al_error **err);
+/* true when a is b, or one is a directory prefix of the other: both
+ * cannot be materialised as files. */
+bool al_bundle_paths_collide(const char *a, const char *b);
 
 /* The script file name the bundle gives a language's code. */
 const char *al_bundle_script_name(const char *language);

@@ -51,22 +51,6 @@ const char *al_version(void)
 	return AIRLOCK_VERSION;
 }
 
-const char *al_outcome_name(al_outcome outcome)
-{
-	if ((unsigned)outcome >= AL_OUTCOME__COUNT)
-		return NULL;
-	return outcome_names[outcome];
-}
-
-int al_outcome_from_name(const char *name, al_outcome *out)
-{
-	int i = index_of(outcome_names, COUNT(outcome_names), name);
-	if (i < 0)
-		return i;
-	*out = (al_outcome)i;
-	return 0;
-}
-
 bool al_outcome_ran(al_outcome outcome)
 {
 	switch (outcome) {
@@ -99,72 +83,30 @@ int al_limit_from_name(const char *name, unsigned *bit)
 	return 0;
 }
 
-const char *al_network_name(al_network n)
-{
-	return (unsigned)n < COUNT(network_names) ? network_names[n] : NULL;
-}
+/* Every enum with a name table; the name and from_name functions of each
+ * are generated from this one list (the X-macro of libuv's UV_ERRNO_MAP):
+ * X(function stem, enum type, table). */
+#define NAME_TABLES(X)                                          \
+	X(outcome, al_outcome, outcome_names)                   \
+	X(network, al_network, network_names)                   \
+	X(workspace_mode, al_workspace_mode, workspace_names)   \
+	X(purpose, al_purpose, purpose_names)                   \
+	X(isolation, al_isolation, isolation_names)             \
+	X(safety_class, al_safety_class, safety_names)
 
-int al_network_from_name(const char *name, al_network *out)
-{
-	int i = index_of(network_names, COUNT(network_names), name);
-	if (i < 0)
-		return i;
-	*out = (al_network)i;
-	return 0;
-}
-
-const char *al_workspace_mode_name(al_workspace_mode m)
-{
-	return (unsigned)m < COUNT(workspace_names) ? workspace_names[m] : NULL;
-}
-
-int al_workspace_mode_from_name(const char *name, al_workspace_mode *out)
-{
-	int i = index_of(workspace_names, COUNT(workspace_names), name);
-	if (i < 0)
-		return i;
-	*out = (al_workspace_mode)i;
-	return 0;
-}
-
-const char *al_purpose_name(al_purpose p)
-{
-	return (unsigned)p < COUNT(purpose_names) ? purpose_names[p] : NULL;
-}
-
-const char *al_isolation_name(al_isolation i)
-{
-	return (unsigned)i < COUNT(isolation_names) ? isolation_names[i] : NULL;
-}
-
-const char *al_safety_class_name(al_safety_class c)
-{
-	return (unsigned)c < COUNT(safety_names) ? safety_names[c] : NULL;
-}
-
-int al_safety_class_from_name(const char *name, al_safety_class *out)
-{
-	int i = index_of(safety_names, COUNT(safety_names), name);
-	if (i < 0)
-		return i;
-	*out = (al_safety_class)i;
-	return 0;
-}
-
-int al_purpose_from_name(const char *name, al_purpose *out)
-{
-	int i = index_of(purpose_names, COUNT(purpose_names), name);
-	if (i < 0)
-		return i;
-	*out = (al_purpose)i;
-	return 0;
-}
-
-int al_isolation_from_name(const char *name, al_isolation *out)
-{
-	int i = index_of(isolation_names, COUNT(isolation_names), name);
-	if (i < 0)
-		return i;
-	*out = (al_isolation)i;
-	return 0;
-}
+/* (type is a type name: it cannot be parenthesised.) */
+#define NAME_FUNCTIONS(stem, type, table)                               \
+	const char *al_##stem##_name(type v)                            \
+	{                                                               \
+		return (unsigned)v < COUNT(table) ? (table)[v] : NULL;  \
+	}                                                               \
+	/* NOLINTNEXTLINE(bugprone-macro-parentheses) */                \
+	int al_##stem##_from_name(const char *name, type *out)          \
+	{                                                               \
+		int i = index_of(table, COUNT(table), name);            \
+		if (i < 0)                                              \
+			return i;                                       \
+		*out = (type)i;                                         \
+		return 0;                                               \
+	}
+NAME_TABLES(NAME_FUNCTIONS)

@@ -1,10 +1,12 @@
 /* Small helpers for strings, string vectors and byte buffers. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/util.h"
@@ -89,6 +91,20 @@ char *al_strdup_printf(const char *fmt, ...)
 	return n < 0 ? NULL : s;
 }
 
+bool al_run_id_canonical(const char *s)
+{
+	if (strlen(s) != 36)
+		return false;
+	for (size_t i = 0; i < 36; i++) {
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+		if (dash ? s[i] != '-'
+			 : !((s[i] >= '0' && s[i] <= '9') ||
+			     (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	}
+	return true;
+}
+
 void al_run_id_new(char out[40])
 {
 	unsigned char b[16];
@@ -156,4 +172,69 @@ int al_hex_digit(char c)
 	if (c >= 'A' && c <= 'F')
 		return c - 'A' + 10;
 	return -1;
+}
+
+int al_read_whole_fd(int fd, size_t max, char **out, size_t *len)
+{
+	struct stat st;
+	char *buf;
+	size_t got = 0;
+
+	*out = NULL;
+	if (len != NULL)
+		*len = 0;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	if ((uint64_t)st.st_size > max)
+		return -EFBIG;
+	if ((buf = malloc((size_t)st.st_size + 1)) == NULL)
+		return -ENOMEM;
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+			free(buf);
+			return -e;
+		}
+		if (n == 0)
+			break; /* shrank under us: what is there */
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	*out = buf;
+	if (len != NULL)
+		*len = got;
+	return 0;
+}
+
+int al_open_own_dir(const char *path, unsigned forbidden)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() ||
+	    (st.st_mode & forbidden) != 0) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+bool al_token_valid(const char *s, size_t max)
+{
+	size_t n = s != NULL ? strlen(s) : 0;
+	if (n == 0 || n > max)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '-' || c == '_'))
+			return false;
+	}
+	return true;
 }

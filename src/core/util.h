@@ -2,7 +2,10 @@
 #ifndef AL_CORE_UTIL_H
 #define AL_CORE_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <time.h>
 
 #include <airlock/contract.h>
 
@@ -27,7 +30,31 @@ int al_write_all(int fd, const void *data, size_t len);
  * (and the quote and backslash) as \xNN, cut to at most max bytes of s
  * ("..." before the closing quote marks a cut).  NULL on failure. */
 char *al_log_quote(const char *s, size_t max);
+/* Reads the regular file open as fd whole (at most max bytes) into a new
+ * NUL-terminated *out; *len (when non-NULL) its length.  A file that
+ * shrinks while read gives what is there.  -EINVAL when not a regular
+ * file, -EFBIG when larger than max, -ENOMEM, or the read's -errno. */
+int al_read_whole_fd(int fd, size_t max, char **out, size_t *len);
+/* Opens the directory at path (a link is not followed) when this process's
+ * user owns it and its mode has none of the forbidden bits: the fd,
+ * -EPERM when it is someone else's or too open, or -errno. */
+int al_open_own_dir(const char *path, unsigned forbidden);
+/* true when s is 1..max of [A-Za-z0-9_-] (ids that name files and
+ * records). */
+bool al_token_valid(const char *s, size_t max);
 /* The value of one hex digit (either case), or -1. */
 int al_hex_digit(char c);
+/* true for a run id as al_run_id_new makes them: 8-4-4-4-12 lower-case
+ * hex.  The host and the remote provider accept no other from a caller. */
+bool al_run_id_canonical(const char *s);
+
+/* CLOCK_MONOTONIC in ms: for deadlines and durations, never for a date.
+ * Inline, so the network modules need no symbol for it. */
+static inline int64_t al_mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 #endif

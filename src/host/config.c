@@ -905,7 +905,7 @@ out:
 	json_decref(root);
 	if (rc < 0) {
 		al_config_free(cfg);
-		return rc;
+		return al_error_wrap(err, rc, NULL);
 	}
 	*out = cfg;
 	return 0;

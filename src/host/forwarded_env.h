@@ -7,9 +7,12 @@
 
 #include <stddef.h>
 
-/* Bounds: entries, and bytes of the decoded JSON object. */
-#define AL_FWD_ENV_MAX 64u
-#define AL_FWD_ENV_MAX_BYTES 8192u
+#include <airlock/json.h>
+
+/* Bounds: entries, and bytes of the decoded JSON object (public: the
+ * remote provider builds the header within them). */
+#define AL_FWD_ENV_MAX AL_MAX_FORWARDED_ENV
+#define AL_FWD_ENV_MAX_BYTES AL_MAX_FORWARDED_ENV_BYTES
 
 /* Decodes and checks a header value into "NAME=value" strings (*env, *n;
  * free with al_secrets_env_free).  Names follow the request env's rules

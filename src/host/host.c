@@ -91,7 +91,7 @@ int al_host_new(const al_config *cfg, const al_host_options *opts,
 	return 0;
 fail:
 	al_host_free(h);
-	return rc;
+	return al_error_wrap(err, rc, NULL);
 }
 
 void al_host_free(al_host *h)
@@ -816,23 +816,6 @@ static int hand_over(run_state *rs, al_admission **adm)
 	return 0;
 }
 
-/* Steps 1–6, then either the in-process execution (adm NULL: the CLI) or
- * the admission handed to the caller (the daemon). */
-/* A run id as al_run_id_new makes them: 8-4-4-4-12 lower-case hex. */
-static bool run_id_canonical(const char *s)
-{
-	if (strlen(s) != 36)
-		return false;
-	for (size_t i = 0; i < 36; i++) {
-		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-		if (dash ? s[i] != '-'
-			 : !((s[i] >= '0' && s[i] <= '9') ||
-			     (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	}
-	return true;
-}
-
 /* After selection: the limits the ceilings gate set become the request's
  * explicit ones — the canonical JSON (what a supervisor executes, what
  * the idempotency key is bound to) carries only explicit limits, so a
@@ -877,14 +860,196 @@ static bool run_id_ever_used(al_host *h, const char *run_id)
 	       al_idem_names_run(h->idem, run_id) != 0;
 }
 
+/* What a step of the pipeline decided: go on; stop, the refusal it
+ * recorded (deny) being the run's result, *rc deny's return; or fail with
+ * *rc a negative errno and nothing recorded. */
+typedef enum step { STEP_ON, STEP_REFUSED, STEP_FAILED } step;
+
+static step refused(run_state *rs, al_outcome outcome, const char *reason,
+		    int *rc)
+{
+	*rc = deny(rs, outcome, reason);
+	return STEP_REFUSED;
+}
+
+static step failed(int err, int *rc)
+{
+	*rc = err;
+	return STEP_FAILED;
+}
+
+/* The reason of a parse or check error, "request" when it has none. */
+static const char *reason_of(const al_error *err)
+{
+	return al_error_get_reason(err)[0] ? al_error_get_reason(err)
+					   : "request";
+}
+
+/* Step 1, validate: the canonical JSON form re-parsed strictly, so a
+ * request built in C passes the same checks as one sent as JSON. */
+static step validate(run_state *rs, const al_request *in,
+		     const char *invalid_reason, int *rc)
+{
+	al_error *perr = NULL;
+	step s = STEP_ON;
+	if (invalid_reason || !in)
+		return refused(rs, AL_OUTCOME_INVALID_REQUEST,
+			       invalid_reason ? invalid_reason : "request", rc);
+	rs->canonical = al_request_to_json(in);
+	if (!rs->canonical) {
+		/* The only request JSON cannot carry is one whose code or a
+		 * name is not UTF-8 text (the codec sends every byte string
+		 * that is not as base64). */
+		if (!al_utf8_valid(in->code.data, in->code.len) ||
+		    memchr(in->code.data, '\0', in->code.len) != NULL)
+			return refused(rs, AL_OUTCOME_INVALID_REQUEST, "code",
+				       rc);
+		return failed(-ENOMEM, rc);
+	}
+	/* then the files and outputs the workspace grant cannot hold */
+	if (al_request_from_json(rs->canonical, strlen(rs->canonical),
+				 &rs->req, &perr) < 0 ||
+	    al_bundle_request_check(rs->req, &perr) < 0)
+		s = refused(rs, AL_OUTCOME_INVALID_REQUEST, reason_of(perr), rc);
+	al_error_free(perr);
+	if (s != STEP_ON)
+		return s;
+	al_sha256_hex(rs->req->code.data, rs->req->code.len, rs->code_sha256);
+	if (al_plan_sha256(rs->req, rs->plan_sha256) < 0)
+		return failed(-ENOMEM, rc);
+	return STEP_ON;
+}
+
+/* Step 1b, the run id the caller chose (airlockd); a refusal keeps the
+ * new id, so no record names a run it is not about. */
+static step take_run_id(run_state *rs, const al_admit_options *aopts, int *rc)
+{
+	if (!aopts || !aopts->run_id)
+		return STEP_ON;
+	if (!al_run_id_canonical(aopts->run_id))
+		return refused(rs, AL_OUTCOME_INVALID_REQUEST, "run_id", rc);
+	if (run_id_ever_used(rs->h, aopts->run_id) ||
+	    (aopts->claim_run_id &&
+	     aopts->claim_run_id(aopts->claim_ctx, aopts->run_id) != 0))
+		return refused(rs, AL_OUTCOME_CONFLICT, "run_id_in_use", rc);
+	snprintf(rs->res->run_id, sizeof(rs->res->run_id), "%s", aopts->run_id);
+	return STEP_ON;
+}
+
+/* Step 2, enabled; step 3, the tenant and its language allow-list; 3b, a
+ * forwarded environment, from a tenant trusted to send one; 3c,
+ * variables that load code, unless the tenant allows them. */
+/* The run a request continues (docs/host.md): this tenant's, finished,
+ * not yet continued; an unknown run and another tenant's answer alike. */
+static step check_continues(run_state *rs, const al_admit_options *aopts,
+			    int *rc)
+{
+	if (rs->req->continues == NULL)
+		return STEP_ON;
+	int cr = aopts && aopts->check_continues
+			 ? aopts->check_continues(aopts->continues_ctx,
+						  rs->tenant_name,
+						  rs->req->continues)
+			 : -ENOTSUP;
+	if (cr == -ENOMEM)
+		return failed(cr, rc);
+	if (cr >= 0)
+		return STEP_ON;
+	return refused(rs,
+		       cr == -EBUSY || cr == -EALREADY ? AL_OUTCOME_CONFLICT
+						       : AL_OUTCOME_DENIED,
+		       cr == -EBUSY	   ? "continues:running"
+		       : cr == -EALREADY ? "continues:already_continued"
+		       : cr == -ENOTSUP  ? "continues:unsupported"
+					  : "continues:not_found",
+		       rc);
+}
+
+static step admit_tenant(run_state *rs, const al_host_context *ctx,
+			 const al_admit_options *aopts, int *rc)
+{
+	char buf[64];
+	const char *why;
+	if (!rs->h->cfg->execution_enabled)
+		return refused(rs, AL_OUTCOME_DISABLED, "execution_disabled", rc);
+	rs->tenant = al_config_tenant(rs->h->cfg, ctx ? ctx->tenant : NULL);
+	if (!rs->tenant)
+		return refused(rs, AL_OUTCOME_DENIED, "gate:tenant", rc);
+	rs->tenant_name = rs->tenant->name;
+	if (aopts && aopts->traceparent &&
+	    strlen(aopts->traceparent) == sizeof(rs->traceparent) - 1)
+		memcpy(rs->traceparent, aopts->traceparent,
+		       sizeof(rs->traceparent));
+	if (aopts && aopts->forwarded_env) {
+		if (!rs->tenant->accept_forwarded_env)
+			return refused(rs, AL_OUTCOME_DENIED,
+				       "gate:forwarded_env", rc);
+		int fr = al_forwarded_env_parse(aopts->forwarded_env,
+						&rs->fwd_env, &rs->n_fwd_env,
+						&why);
+		if (fr == -ENOMEM)
+			return failed(fr, rc);
+		if (fr < 0)
+			return refused(rs, AL_OUTCOME_INVALID_REQUEST, why, rc);
+	}
+	if ((why = al_gate_language(rs->tenant, rs->req)))
+		return refused(rs, AL_OUTCOME_DENIED, why, rc);
+	step s = check_continues(rs, aopts, rc);
+	if (s != STEP_ON)
+		return s;
+	if ((why = al_gate_env(rs->tenant, rs->req, rs->fwd_env, rs->n_fwd_env,
+			       buf, sizeof(buf))))
+		return refused(rs, AL_OUTCOME_DENIED, why, rc);
+	return STEP_ON;
+}
+
+/* Step 4, the grant (or a grant pinned to this exact plan); step 5, the
+ * ceilings, which may lower limits (*lowered; *soft: from a built-in
+ * ceiling, settle_limits). */
+static step gate_request(run_state *rs, unsigned *lowered, unsigned *soft,
+			 int *rc)
+{
+	char buf[64];
+	const char *why;
+	if ((why = al_gate_grant(rs->tenant, rs->req, rs->code_sha256,
+				 rs->plan_sha256)) ||
+	    (why = al_gate_ceilings(rs->tenant, rs->req, lowered, soft, buf,
+				    sizeof(buf))))
+		return refused(rs, AL_OUTCOME_DENIED, why, rc);
+	return STEP_ON;
+}
+
+/* Step 6, the provider: the first candidate that can run the request. */
+static step choose_provider(run_state *rs, unsigned lowered, unsigned soft,
+			    int *rc)
+{
+	al_host *h = rs->h;
+	int sr = al_select(&h->sel, rs->req, soft, &rs->sel);
+	if (sr < 0)
+		return failed(sr, rc);
+	if (rs->sel.facts)
+		rs->provider_id = h->sel.cands[rs->sel.chosen].ops->id;
+	if (sr == 1) {
+		step s = refused(rs, rs->sel.outcome, rs->sel.reason, rc);
+		if (*rc == 0 && rs->sel.facts)
+			rs->res->provider = al_facts_dup(rs->sel.facts);
+		return s;
+	}
+	rs->selected = true;
+	if ((*rc = settle_limits(rs, lowered, soft)) < 0)
+		return STEP_FAILED;
+	return STEP_ON;
+}
+
+/* Steps 1–6, then either the in-process execution (adm NULL: the CLI) or
+ * the admission handed to the caller (the daemon). */
 static int pipeline(al_host *h, const al_host_context *ctx,
 		    const al_request *in, const char *invalid_reason,
 		    const al_run_options *opts, const al_admit_options *aopts,
 		    al_admission **adm, al_result **out)
 {
 	run_state *rs = calloc(1, sizeof(*rs));
-	char ceil_buf[64];
-	const char *why;
+	unsigned lowered = 0, soft = 0;
 	int rc = 0;
 
 	*out = NULL;
@@ -902,167 +1067,19 @@ static int pipeline(al_host *h, const al_host_context *ctx,
 	}
 	al_run_id_new(rs->res->run_id);
 
-	/* 1. validate: the canonical JSON form re-parsed strictly, so a
-	 * request built in C passes the same checks as one sent as JSON. */
-	if (!invalid_reason && in) {
-		al_error *perr = NULL;
-		rs->canonical = al_request_to_json(in);
-		if (!rs->canonical) {
-			/* The only request JSON cannot carry is one whose code
-			 * or a name is not UTF-8 text (the codec sends every
-			 * byte string that is not as base64). */
-			if (!al_utf8_valid(in->code.data, in->code.len) ||
-			    memchr(in->code.data, '\0', in->code.len) != NULL) {
-				rc = deny(rs, AL_OUTCOME_INVALID_REQUEST, "code");
-				goto done;
-			}
-			rc = -ENOMEM;
-			goto out;
-		}
-		if (al_request_from_json(rs->canonical, strlen(rs->canonical),
-					 &rs->req, &perr) < 0) {
-			rc = deny(rs, AL_OUTCOME_INVALID_REQUEST,
-				  al_error_get_reason(perr)[0]
-					  ? al_error_get_reason(perr)
-					  : "request");
-			al_error_free(perr);
-			goto done;
-		}
-		/* Files and outputs the workspace grant cannot hold. */
-		if (al_bundle_request_check(rs->req, &perr) < 0) {
-			rc = deny(rs, AL_OUTCOME_INVALID_REQUEST,
-				  al_error_get_reason(perr)[0]
-					  ? al_error_get_reason(perr)
-					  : "request");
-			al_error_free(perr);
-			goto done;
-		}
-		al_sha256_hex(rs->req->code.data, rs->req->code.len,
-			      rs->code_sha256);
-		if (al_plan_sha256(rs->req, rs->plan_sha256) < 0) {
-			rc = -ENOMEM;
-			goto out;
-		}
-	} else {
-		rc = deny(rs, AL_OUTCOME_INVALID_REQUEST,
-			  invalid_reason ? invalid_reason : "request");
-		goto done;
-	}
-	/* 1b. the run id the caller chose (airlockd); a refusal keeps the
-	 * new id, so no record names a run it is not about. */
-	if (aopts && aopts->run_id) {
-		if (!run_id_canonical(aopts->run_id)) {
-			rc = deny(rs, AL_OUTCOME_INVALID_REQUEST, "run_id");
-			goto done;
-		}
-		if (run_id_ever_used(h, aopts->run_id) ||
-		    (aopts->claim_run_id &&
-		     aopts->claim_run_id(aopts->claim_ctx, aopts->run_id) !=
-			     0)) {
-			rc = deny(rs, AL_OUTCOME_CONFLICT, "run_id_in_use");
-			goto done;
-		}
-		snprintf(rs->res->run_id, sizeof(rs->res->run_id), "%s",
-			 aopts->run_id);
-	}
-	/* 2. enabled */
-	if (!h->cfg->execution_enabled) {
-		rc = deny(rs, AL_OUTCOME_DISABLED, "execution_disabled");
-		goto done;
-	}
-	/* 3. tenant and its language allow-list */
-	rs->tenant = al_config_tenant(h->cfg, ctx ? ctx->tenant : NULL);
-	if (!rs->tenant) {
-		rc = deny(rs, AL_OUTCOME_DENIED, "gate:tenant");
-		goto done;
-	}
-	rs->tenant_name = rs->tenant->name;
-	if (aopts && aopts->traceparent &&
-	    strlen(aopts->traceparent) == sizeof(rs->traceparent) - 1)
-		memcpy(rs->traceparent, aopts->traceparent,
-		       sizeof(rs->traceparent));
-	/* 3b. a forwarded environment, from a tenant trusted to send one */
-	if (aopts && aopts->forwarded_env) {
-		if (!rs->tenant->accept_forwarded_env) {
-			rc = deny(rs, AL_OUTCOME_DENIED, "gate:forwarded_env");
-			goto done;
-		}
-		int fr = al_forwarded_env_parse(aopts->forwarded_env,
-						&rs->fwd_env, &rs->n_fwd_env,
-						&why);
-		if (fr == -ENOMEM) {
-			rc = fr;
-			goto out;
-		}
-		if (fr < 0) {
-			rc = deny(rs, AL_OUTCOME_INVALID_REQUEST, why);
-			goto done;
-		}
-	}
-	if ((why = al_gate_language(rs->tenant, rs->req))) {
-		rc = deny(rs, AL_OUTCOME_DENIED, why);
-		goto done;
-	}
-	/* 3b'. the run it continues (docs/host.md): this tenant's,
-	 * finished, not yet continued; unknown and foreign alike */
-	if (rs->req->continues != NULL) {
-		int cr = aopts && aopts->check_continues
-				 ? aopts->check_continues(aopts->continues_ctx,
-							  rs->tenant_name,
-							  rs->req->continues)
-				 : -ENOTSUP;
-		if (cr == -ENOMEM) {
-			rc = cr;
-			goto out;
-		}
-		if (cr < 0) {
-			rc = deny(rs,
-				  cr == -EBUSY || cr == -EALREADY
-					  ? AL_OUTCOME_CONFLICT
-					  : AL_OUTCOME_DENIED,
-				  cr == -EBUSY	     ? "continues:running"
-				  : cr == -EALREADY ? "continues:already_continued"
-				  : cr == -ENOTSUP  ? "continues:unsupported"
-						     : "continues:not_found");
-			goto done;
-		}
-	}
-	/* 3c. variables that load code, unless the tenant allows them */
-	if ((why = al_gate_env(rs->tenant, rs->req, rs->fwd_env, rs->n_fwd_env,
-			       ceil_buf, sizeof(ceil_buf)))) {
-		rc = deny(rs, AL_OUTCOME_DENIED, why);
-		goto done;
-	}
-	/* 4. grant (or a grant pinned to this exact plan) */
-	if ((why = al_gate_grant(rs->tenant, rs->req, rs->code_sha256,
-				 rs->plan_sha256))) {
-		rc = deny(rs, AL_OUTCOME_DENIED, why);
-		goto done;
-	}
-	/* 5. ceilings */
-	unsigned lowered, soft;
-	if ((why = al_gate_ceilings(rs->tenant, rs->req, &lowered, &soft,
-				    ceil_buf, sizeof(ceil_buf)))) {
-		rc = deny(rs, AL_OUTCOME_DENIED, why);
-		goto done;
-	}
-	/* 6. provider */
-	int sr = al_select(&h->sel, rs->req, soft, &rs->sel);
-	if (sr < 0) {
-		rc = sr;
+	step s = validate(rs, in, invalid_reason, &rc);
+	if (s == STEP_ON)
+		s = take_run_id(rs, aopts, &rc);
+	if (s == STEP_ON)
+		s = admit_tenant(rs, ctx, aopts, &rc);
+	if (s == STEP_ON)
+		s = gate_request(rs, &lowered, &soft, &rc);
+	if (s == STEP_ON)
+		s = choose_provider(rs, lowered, soft, &rc);
+	if (s == STEP_FAILED)
 		goto out;
-	}
-	if (rs->sel.facts)
-		rs->provider_id = h->sel.cands[rs->sel.chosen].ops->id;
-	if (sr == 1) {
-		rc = deny(rs, rs->sel.outcome, rs->sel.reason);
-		if (rc == 0 && rs->sel.facts)
-			rs->res->provider = al_facts_dup(rs->sel.facts);
+	if (s == STEP_REFUSED)
 		goto done;
-	}
-	rs->selected = true;
-	if ((rc = settle_limits(rs, lowered, soft)) < 0)
-		goto out;
 	if (!adm) {
 		rc = run_selected(rs);
 		goto counted;

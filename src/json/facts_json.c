@@ -403,5 +403,5 @@ int al_facts_from_json(const char *json, size_t len, al_facts **out,
 		return rc;
 	rc = parse_facts(&c, root, out);
 	json_decref(root);
-	return rc;
+	return al_error_wrap(err, rc, NULL);
 }

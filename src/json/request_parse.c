@@ -10,6 +10,7 @@
 
 #include <airlock/json.h>
 
+#include "bundle/bundle.h"
 #include "json/jfield.h"
 #include "json/limits_table.h"
 #include "json/request_fields.h"
@@ -194,22 +195,6 @@ static int parse_file(const jf_ctx *c, const json_t *fo, size_t i,
 	return 0;
 }
 
-/* true when a is b, or one is a directory prefix of the other: both
- * cannot be materialised as files. */
-static bool paths_collide(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > lb) {
-		const char *t = a;
-		a = b;
-		b = t;
-		size_t tl = la;
-		la = lb;
-		lb = tl;
-	}
-	return strncmp(a, b, la) == 0 && (la == lb || b[la] == '/');
-}
-
 static int parse_files(const jf_ctx *c, const json_t *root, al_request *req)
 {
 	const json_t *arr;
@@ -232,7 +217,7 @@ static int parse_files(const jf_ctx *c, const json_t *root, al_request *req)
 				       "hold more than %u bytes in total",
 				       AL_MAX_FILES_TOTAL_BYTES);
 		for (size_t j = 0; j < i; j++) {
-			if (paths_collide(req->files[j].path,
+			if (al_bundle_paths_collide(req->files[j].path,
 					  req->files[i].path)) {
 				char path[PATH_MAX_TEXT];
 				snprintf(path, sizeof(path), "files[%zu].path",
@@ -537,7 +522,7 @@ int al_request_from_json(const char *json, size_t len, al_request **out,
 
 	*out = NULL;
 	if ((rc = jf_load(&c, json, len, AL_MAX_REQUEST_BYTES, &root)) < 0)
-		return rc;
+		return al_error_wrap(err, rc, NULL);
 	req = al_request_new();
 	if (req == NULL) {
 		rc = oom(&c, "body");
@@ -565,5 +550,5 @@ int al_request_from_json(const char *json, size_t len, al_request **out,
 out:
 	al_request_free(req);
 	json_decref(root);
-	return rc;
+	return al_error_wrap(err, rc, NULL);
 }

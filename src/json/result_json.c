@@ -9,6 +9,7 @@
 
 #include <airlock/json.h>
 
+#include "core/util.h"
 #include "json/contract_json.h"
 #include "json/jfield.h"
 #include "json/toolbelt_json.h"
@@ -109,16 +110,7 @@ static json_t *inbox_acked_json(const al_result *r)
 
 bool al_inbox_id_valid(const char *s)
 {
-	size_t n = s != NULL ? strlen(s) : 0;
-	if (n == 0 || n > AL_MAX_INBOX_ID_BYTES)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '-' || c == '_'))
-			return false;
-	}
-	return true;
+	return al_token_valid(s, AL_MAX_INBOX_ID_BYTES);
 }
 
 static json_t *optional_int(bool has, int v)
@@ -544,5 +536,5 @@ int al_result_from_json(const char *json, size_t len, al_result **out,
 out:
 	al_result_free(r);
 	json_decref(root);
-	return rc;
+	return al_error_wrap(err, rc, NULL);
 }

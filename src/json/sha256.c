@@ -1,8 +1,8 @@
-/* SHA-256 through GNU Nettle.  OpenSSL 3 (which the network module still
- * uses for TLS) initialises its provider machinery on the first digest of
- * a process — about 8.5 M instructions, ~0.8 ms, paid by every CLI run that
- * hashes a request or extends the audit chain; Nettle's sha256 has no
- * global state.  tests/unit/test_sha256.c checks it against OpenSSL. */
+/* SHA-256 through GNU Nettle, not OpenSSL: OpenSSL 3 initialises its
+ * provider machinery on a process's first digest, which every CLI run that
+ * hashes a request or extends the audit chain would pay
+ * (docs/performance.md); Nettle's sha256 has no global state.
+ * tests/unit/test_sha256.c checks it against OpenSSL. */
 #include <stddef.h>
 
 #include <nettle/sha2.h>

@@ -13,6 +13,7 @@
 #include <airlock/contract_kit.h>
 #include <airlock/error.h>
 
+#include "core/util.h"
 #include "kit/kit.h"
 
 const char *al_kit_status_name(al_kit_status status)
@@ -274,11 +275,11 @@ int al_kit_run(const al_provider_ops *ops, const char *config_json,
 		if (!selected(opts->only, d->name))
 			continue;
 		kit_case c = {.name = d->name};
-		uint64_t t0 = kit_mono_ms();
+		uint64_t t0 = al_mono_ms();
 		d->fn(&k, &c, d->arg);
 		if (!c.decided)
 			kit_fail(&c, "kit bug: the case reached no verdict");
-		uint64_t ms = kit_mono_ms() - t0;
+		uint64_t ms = al_mono_ms() - t0;
 		if (append_case(rep, &c, ms) < 0) {
 			free(c.reason);
 			ret = al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
@@ -314,7 +315,7 @@ out:
 	pthread_mutex_destroy(&k.lock);
 	if (ret < 0) {
 		al_kit_report_free(rep);
-		return ret;
+		return al_error_wrap(err, ret, NULL);
 	}
 	*out = rep;
 	return 0;

@@ -150,7 +150,6 @@ bool kit_host_pid_alive(long pid, const char *comm);
 bool kit_host_visible(const kit_ctx *k);
 /* Sleeps ms milliseconds. */
 void kit_sleep_ms(uint64_t ms);
-uint64_t kit_mono_ms(void);
 
 /* ---- coverage (kit_coverage.c) ------------------------------------- */
 void kit_case_coverage(kit_ctx *k, kit_case *c, const void *arg);

@@ -17,13 +17,6 @@
 #include "core/util.h"
 #include "kit/kit.h"
 
-uint64_t kit_mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 void kit_sleep_ms(uint64_t ms)
 {
 	struct timespec ts = {.tv_sec = (time_t)(ms / 1000),
@@ -416,7 +409,7 @@ static void *timer_main(void *arg)
 
 	pthread_mutex_lock(&t->m);
 	while (!t->done) {
-		uint64_t now = kit_mono_ms() - t->t0;
+		uint64_t now = al_mono_ms() - t->t0;
 		if (cancel_due && now >= cancel_at) {
 			al_cancel_fire(t->cancel, o->cancel_kind);
 			cancel_due = false;
@@ -510,7 +503,7 @@ int kit_exec(kit_ctx *k, kit_case *c, const al_request *req,
 	t.run_id = out->run_id;
 	t.opts = opts;
 	t.watchdog_ms = copy->limits.wall_ms + AL_DEFAULT_GRACE_MS + 20000;
-	t.t0 = kit_mono_ms();
+	t.t0 = al_mono_ms();
 	if (pthread_create(&tid, NULL, timer_main, &t) != 0) {
 		kit_fail(c, "kit: cannot start its timer thread");
 		goto out;
@@ -533,7 +526,7 @@ int kit_exec(kit_ctx *k, kit_case *c, const al_request *req,
 	};
 	al_error *err = NULL;
 	out->rc = k->ops->execute(k->handle, &ex, out->res, &err);
-	out->elapsed_ms = kit_mono_ms() - t.t0;
+	out->elapsed_ms = al_mono_ms() - t.t0;
 
 	pthread_mutex_lock(&t.m);
 	t.done = true;

@@ -57,11 +57,6 @@ size_t al_lang_row_index(const al_lang_row *row)
 	return (size_t)(row - rows);
 }
 
-size_t al_lang_row_count(void)
-{
-	return NROWS;
-}
-
 const char *const *al_language_names(void)
 {
 	return names;

@@ -11,7 +11,7 @@
 #include "lang/locate.h"
 #include "lang/probe_run.h"
 
-/* A probe prints a few lines plus its own memory map (~30 KiB for node). */
+/* A probe prints a few lines plus its own memory map, far below this. */
 #define PROBE_MAX_OUT (1024 * 1024)
 #define VERSION_MAX 32
 #define DPKG_STATUS "/var/lib/dpkg/status"

@@ -1,5 +1,6 @@
 /* Runs a probe command with a deadline; see probe_run.h. */
 #include "lang/probe_run.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,20 +14,12 @@
 #include <time.h>
 #include <unistd.h>
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Reads the pipe until EOF or the deadline.  Returns 0 at EOF. */
 static int drain(int fd, long long deadline, size_t max_out, char **buf,
 		 size_t *len, size_t *cap)
 {
 	for (;;) {
-		long long left = deadline - now_ms();
+		long long left = deadline - al_mono_ms();
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		int n;
 
@@ -83,7 +76,7 @@ static int wait_exit(pid_t pid, long long deadline, int *status)
 		}
 		if (si.si_pid == pid)
 			break;
-		if (now_ms() >= deadline) {
+		if (al_mono_ms() >= deadline) {
 			kill(-pid, SIGKILL);
 			timed_out = 1;
 			continue;
@@ -108,7 +101,7 @@ int al_probe_run(char *const argv[], char *const envp[], int timeout_ms,
 	int pipefd[2] = { -1, -1 };
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = al_mono_ms() + timeout_ms;
 	pid_t pid;
 	int status = 0, rc, fa_ok = 0, attr_ok = 0;
 

@@ -30,7 +30,6 @@ typedef struct al_lang_row {
 const al_lang_row *al_lang_row_find(const char *language);
 /* Index of the row in the table, for per-row cache slots. */
 size_t al_lang_row_index(const al_lang_row *row);
-size_t al_lang_row_count(void);
 
 /* NULL-terminated string vectors. */
 size_t al_strv_len(char *const *v);

@@ -155,7 +155,7 @@ static const char *get_str(json_t *obj, const char *key)
 }
 
 /* Parses the whole file from one read: json_loadfd reads a byte per
- * system call, which made every cache hit cost ~0.3 ms. */
+ * system call, a cost every cache hit would pay. */
 static json_t *load_fd(int fd, size_t size)
 {
 	char *buf = malloc(size + 1);

@@ -44,17 +44,8 @@ static int open_base(const char *state_dir, bool create)
 		free(path);
 		return -e;
 	}
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int e = errno;
+	int fd = al_open_own_dir(path, 022);
 	free(path);
-	if (fd < 0)
-		return -e;
-	struct stat st;
-	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() ||
-	    (st.st_mode & 022) != 0) {
-		close(fd);
-		return -EPERM;
-	}
 	return fd;
 }
 

@@ -174,16 +174,34 @@ static void kill_tree_until_empty(bool as_init, pid_t program,
 	}
 }
 
+size_t al_child_rlimits(const al_limits *l, al_rlimit_spec *out)
+{
+	size_t n = 0;
+	out[n++] = (al_rlimit_spec){RLIMIT_CORE, 0};
+	out[n++] = (al_rlimit_spec){RLIMIT_NOFILE, (rlim_t)l->open_files};
+	if (l->file_bytes > 0)
+		out[n++] = (al_rlimit_spec){RLIMIT_FSIZE, (rlim_t)l->file_bytes};
+	if (l->cpu_ms > 0)
+		out[n++] = (al_rlimit_spec){RLIMIT_CPU,
+					    (rlim_t)((l->cpu_ms + 999) / 1000)};
+	return n;
+}
+
+void al_shepherd_block_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, set, NULL);
+}
+
 int al_shepherd_loop(pid_t program, int status_fd, bool as_init)
 {
 	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, NULL);
+	al_shepherd_block_signals(&set);
 
 	int program_status = 0;
 	bool program_done = false;
@@ -339,13 +357,7 @@ int al_shepherd_spawn(const al_spawn_spec *spec, al_child *child, al_error **err
 		prctl(PR_SET_CHILD_SUBREAPER, 1);
 		setsid();
 		sigset_t set;
-		sigemptyset(&set);
-		sigaddset(&set, SIGCHLD);
-		sigaddset(&set, SIGTERM);
-		sigaddset(&set, SIGINT);
-		sigaddset(&set, SIGHUP);
-		sigaddset(&set, SIGUSR1);
-		sigprocmask(SIG_BLOCK, &set, NULL);
+		al_shepherd_block_signals(&set);
 		pid_t program = fork();
 		if (program < 0)
 			write_errno_and_exit(execerr[1], 127);

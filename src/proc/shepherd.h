@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
@@ -29,6 +30,17 @@ typedef struct al_rlimit_spec {
 	int resource; /* RLIMIT_* */
 	rlim_t value; /* soft = hard = value */
 } al_rlimit_spec;
+
+/* The rlimits every run gets from its limits (core 0, open files, file
+ * size, CPU seconds rounded up) into out[AL_CHILD_RLIMITS_MAX]; returns
+ * how many. */
+#define AL_CHILD_RLIMITS_MAX 4
+size_t al_child_rlimits(const al_limits *l, al_rlimit_spec *out);
+
+/* Blocks, and puts into set, the signals a shepherd waits for (the
+ * program's end, a stop, a tree kill request): a shepherd and the
+ * sandbox's init both take them with sigwaitinfo. */
+void al_shepherd_block_signals(sigset_t *set);
 
 typedef struct al_spawn_spec {
 	char *const *argv; /* argv[0] absolute */

@@ -4,13 +4,9 @@
 
 #include <airlock/provider.h>
 
+#include "providers/cache_dir.h"
+
 extern const al_provider_ops al_disabled_provider;
 extern const al_provider_ops al_local_provider;
-
-/* Where providers keep observation caches: $AIRLOCK_CACHE_DIR, else
- * /var/cache/airlock for root, else $XDG_CACHE_HOME/airlock (or
- * ~/.cache/airlock).  Created 0700 when missing; NULL when none is usable
- * (callers then observe without a disk cache).  Caller frees. */
-char *al_provider_cache_dir(void);
 
 #endif

@@ -119,19 +119,6 @@ static int check_enforceable(const al_request *req, al_result *res)
 	return 1;
 }
 
-static size_t build_rlimits(const al_limits *l, al_rlimit_spec *out)
-{
-	size_t n = 0;
-	out[n++] = (al_rlimit_spec){RLIMIT_CORE, 0};
-	out[n++] = (al_rlimit_spec){RLIMIT_NOFILE, (rlim_t)l->open_files};
-	if (l->file_bytes > 0)
-		out[n++] = (al_rlimit_spec){RLIMIT_FSIZE, (rlim_t)l->file_bytes};
-	if (l->cpu_ms > 0)
-		out[n++] = (al_rlimit_spec){RLIMIT_CPU,
-					    (rlim_t)((l->cpu_ms + 999) / 1000)};
-	return n;
-}
-
 /* Runs one argv to its end under the request's limits; its output goes
  * to on_output as it arrives. */
 static int run_step(char *const *argv, char *const *envp, const char *cwd,
@@ -139,13 +126,13 @@ static int run_step(char *const *argv, char *const *envp, const char *cwd,
 		    void *on_output_ctx, al_result *res, al_error **err)
 {
 	const al_request *req = exec->request;
-	al_rlimit_spec rl[4];
+	al_rlimit_spec rl[AL_CHILD_RLIMITS_MAX];
 	al_spawn_spec spec = {
 		.argv = argv,
 		.envp = envp,
 		.cwd = cwd,
 		.rlimits = rl,
-		.n_rlimits = build_rlimits(&req->limits, rl),
+		.n_rlimits = al_child_rlimits(&req->limits, rl),
 		.stdin_pipe = with_stdin && req->has_stdin &&
 			      req->stdin_data.len > 0,
 	};

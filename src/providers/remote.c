@@ -27,7 +27,6 @@
 
 #include "core/run_registry.h"
 #include "core/util.h"
-#include "host/forwarded_env.h"
 #include "providers/remote.h"
 #include "json/toolbelt_json.h"
 
@@ -738,22 +737,6 @@ out:
 	return rc;
 }
 
-/* A run id as the host makes them (al_run_id_new): the remote accepts
- * no other as the caller's. */
-static bool run_id_canonical(const char *s)
-{
-	if (strlen(s) != 36)
-		return false;
-	for (size_t i = 0; i < 36; i++) {
-		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-		if (dash ? s[i] != '-'
-			 : !((s[i] >= '0' && s[i] <= '9') ||
-			     (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	}
-	return true;
-}
-
 /* Secrets may travel over https, or over plain http only to a loopback
  * address the URL names literally (127.0.0.0/8, [::1], localhost). */
 static bool secrets_transport_ok(const char *url)
@@ -793,7 +776,7 @@ static int forwarded_header(const al_exec *exec, char **out)
 	*out = NULL;
 	if (o == NULL)
 		return -ENOMEM;
-	if (exec->n_host_env > AL_FWD_ENV_MAX) {
+	if (exec->n_host_env > AL_MAX_FORWARDED_ENV) {
 		rc = -EINVAL;
 		goto out;
 	}
@@ -819,7 +802,7 @@ static int forwarded_header(const al_exec *exec, char **out)
 	if ((text = json_dumps(o, JSON_COMPACT)) == NULL)
 		goto out;
 	size_t tl = strlen(text);
-	if (tl > AL_FWD_ENV_MAX_BYTES) {
+	if (tl > AL_MAX_FORWARDED_ENV_BYTES) {
 		rc = -EINVAL;
 		goto out;
 	}
@@ -903,7 +886,7 @@ static int remote_execute(al_provider_handle *h, const al_exec *exec,
 	al_run_registry_add(&h->runs, &entry, exec->run_id, exec->cancel);
 	/* Everything that could refuse is decided before anything is sent.
 	 * The remote runs the program under our run id (AIRLOCK_RUN_ID). */
-	if (!run_id_canonical(exec->run_id)) {
+	if (!al_run_id_canonical(exec->run_id)) {
 		why = "run_id_not_uuid";
 		goto unavailable;
 	}

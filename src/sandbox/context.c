@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "providers/builtin.h"
+#include "providers/cache_dir.h"
 #include "core/util.h"
 #include "lang/languages.h"
 #include "sandbox/landlock.h"

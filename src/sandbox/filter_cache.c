@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <airlock/json.h>
@@ -45,17 +44,13 @@ static void put_object(FILE *m, const char *label, const void *fn)
 
 int al_sb_filter_key(char key[AL_SB_FILTER_KEY_LEN])
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&text, &len);
-	if (m == NULL)
+	al_sb_keytext k;
+	char first[48];
+	snprintf(first, sizeof(first), "airlock-seccomp-filter %d", FORMAT);
+	if (al_sb_key_begin(&k, first) < 0)
 		return -ENOMEM;
-	struct utsname u;
-	if (uname(&u) < 0)
-		memset(&u, 0, sizeof(u));
+	FILE *m = k.m;
 	const struct scmp_version *v = seccomp_version();
-	fprintf(m, "airlock-seccomp-filter %d\n", FORMAT);
-	fprintf(m, "kernel=%s %s %s\n", u.release, u.version, u.machine);
 	fprintf(m, "libseccomp=%u.%u.%u api=%u\n", v ? v->major : 0,
 		v ? v->minor : 0, v ? v->micro : 0, seccomp_api_get());
 	/* the policy table itself, so a changed table never meets a filter
@@ -64,13 +59,7 @@ int al_sb_filter_key(char key[AL_SB_FILTER_KEY_LEN])
 	al_sb_policy_describe(m);
 	put_object(m, "code", (const void *)(uintptr_t)al_sb_filter_key);
 	put_object(m, "libseccomp", (const void *)(uintptr_t)seccomp_init);
-	if (fclose(m) != 0 || text == NULL) {
-		free(text);
-		return -ENOMEM;
-	}
-	al_sha256_hex(text, len, key);
-	free(text);
-	return key[0] != '\0' ? 0 : -EIO;
+	return al_sb_key_end(&k, key);
 }
 
 /* ---- file ------------------------------------------------------------ */

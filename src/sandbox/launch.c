@@ -30,8 +30,24 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proc/shepherd.h"
 #include "sandbox/netns.h"
 #include "sandbox/userns.h"
+
+/* How long the parent waits for the init's setup steps to answer (the
+ * workspace handed over, the program's exec): far more than any setup
+ * takes, short enough that a wedged init is reported as a timeout rather
+ * than holding the run forever. */
+#define SETUP_WAIT_MS 30000
+/* A tree kill: how long the init may take to die after SIGKILL (its pid
+ * namespace goes with it), then how long the run's cgroups may take to
+ * empty, polled every KILL_POLL_MS and killed again every KILL_REPEAT
+ * polls (a process forked while cgroup.kill ran).  Bounded: a cgroup
+ * that never empties is reported (-EBUSY), not waited on forever. */
+#define KILL_INIT_WAIT_MS 5000
+#define KILL_POLL_MS 2
+#define KILL_EMPTY_WAIT_MS 5000
+#define KILL_REPEAT 50
 
 enum stage {
 	ST_SYNC = 1,
@@ -187,8 +203,8 @@ static _Noreturn void wait_and_exec(const al_sb_launch *l, int ff)
 	struct fail_msg ready = {ST_READY, 0, 0};
 	if (write(ff, &ready, sizeof(ready)) != (ssize_t)sizeof(ready))
 		_exit(126);
-	char head[11] = {0};
-	if (read_full(0, head, 10) < 0)
+	char head[AL_SB_GO_LEN_DIGITS + 1] = {0};
+	if (read_full(0, head, AL_SB_GO_LEN_DIGITS) < 0)
 		_exit(126); /* never told to go: nothing ran */
 	size_t n = (size_t)parse_u(head);
 	if (n == 0 || n >= l->go_cap || read_full(0, l->go_buf, n) < 0)
@@ -357,13 +373,14 @@ static void find_args(void)
 		return;
 	buf[n] = '\0';
 	/* fields after the command name, which may hold spaces: field 3 is
-	 * the one after ") ", arg_start and arg_end are 48 and 49 */
+	 * the one after ") " (proc(5) numbers them from 1) */
+	enum { ARG_START = 48, ARG_END = 49 };
 	char *p = strrchr(buf, ')');
 	unsigned long long v[2] = {0, 0};
-	for (int field = 2; p != NULL && field < 49; field++) {
+	for (int field = 2; p != NULL && field < ARG_END; field++) {
 		p = strchr(p + 1, ' ');
-		if (p != NULL && field + 1 >= 48)
-			v[field + 1 - 48] = strtoull(p + 1, NULL, 10);
+		if (p != NULL && field + 1 >= ARG_START)
+			v[field + 1 - ARG_START] = strtoull(p + 1, NULL, 10);
 	}
 	if (p != NULL && v[0] > 0 && v[1] > v[0]) {
 		args_start = (uintptr_t)v[0];
@@ -393,13 +410,7 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 	int ff = f->fail[1];
 	clean_args();
 	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, NULL);
+	al_shepherd_block_signals(&set);
 	/* The init dies with the thread that started it. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	close(f->in[1]);
@@ -511,11 +522,13 @@ static int sb_signal_tree(void *vctx, int sig)
 	if (rc == -ESRCH)
 		rc = 0;
 	struct pollfd p = {c->pidfd, POLLIN, 0};
-	poll(&p, 1, 5000);
-	for (int i = 0; i < 2500 && !al_sb_cgrun_empty(c->cg); i++) {
-		if (i % 50 == 49)
+	poll(&p, 1, KILL_INIT_WAIT_MS);
+	for (int i = 0; i < KILL_EMPTY_WAIT_MS / KILL_POLL_MS &&
+			!al_sb_cgrun_empty(c->cg);
+	     i++) {
+		if (i % KILL_REPEAT == KILL_REPEAT - 1)
 			al_sb_cgrun_kill(c->cg);
-		sleep_ms(2);
+		sleep_ms(KILL_POLL_MS);
 	}
 	return al_sb_cgrun_empty(c->cg) ? rc : -EBUSY;
 }
@@ -552,21 +565,8 @@ static pid_t do_clone(const al_sb_launch *l, int *pidfd, bool *in_v2)
 	ca.flags = flags;
 	ca.pidfd = (uint64_t)(uintptr_t)pidfd;
 	ca.exit_signal = SIGCHLD;
-	*in_v2 = false;
-	if (l->cgroups && l->cgroups->v2_fd >= 0) {
-		ca.flags |= CLONE_INTO_CGROUP;
-		ca.cgroup = (uint64_t)l->cgroups->v2_fd;
-		*in_v2 = true;
-	}
-	pid_t pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
-	if (pid < 0 && *in_v2 && errno != ENOMEM && errno != EAGAIN) {
-		/* the cgroup may refuse direct placement: attach later */
-		ca.flags &= ~(uint64_t)CLONE_INTO_CGROUP;
-		ca.cgroup = 0;
-		*in_v2 = false;
-		pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
-	}
-	return pid;
+	/* a cgroup that refuses direct placement is attached later */
+	return al_cg_clone3(&ca, l->cgroups ? l->cgroups->v2_fd : -1, in_v2);
 }
 
 /* In the parent: takes the descriptors from the init (hand_over), has a
@@ -581,7 +581,7 @@ static int receive_areas(const al_sb_launch *l, int sock, int fail_fd,
 	struct pollfd p[2] = {{sock, POLLIN, 0}, {fail_fd, POLLIN, 0}};
 	int r;
 	do
-		r = poll(p, 2, 30000);
+		r = poll(p, 2, SETUP_WAIT_MS);
 	while (r < 0 && errno == EINTR);
 	if (r == 0)
 		return -ETIMEDOUT;
@@ -644,7 +644,7 @@ static int wait_started(int fd, struct fail_msg *m)
 	struct pollfd p = {fd, POLLIN, 0};
 	int r;
 	do
-		r = poll(&p, 1, 30000);
+		r = poll(&p, 1, SETUP_WAIT_MS);
 	while (r < 0 && errno == EINTR);
 	if (r == 0)
 		return -ETIMEDOUT;

@@ -89,6 +89,7 @@ typedef struct al_sb_launch {
  * the pipe, else /dev/null), the number of rlimits, each as resource and
  * value (RLIMIT_CPU: soft = value, hard = value + 1, as a cold run), argc,
  * the argv, the environment. */
+#define AL_SB_GO_LEN_DIGITS 10
 #define AL_SB_GO_BUF (256u * 1024u)
 #define AL_SB_GO_PTRS 4096u
 

@@ -72,17 +72,13 @@ int al_sb_obs_key(const al_sb_key_input *in, char key[AL_SB_KEY_LEN])
 int al_sb_obs_key_for(const al_sb_key_input *in, bool languages,
 		      char key[AL_SB_KEY_LEN])
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&text, &len);
-	if (m == NULL)
+	al_sb_keytext k;
+	char first[64];
+	snprintf(first, sizeof(first), "airlock-sandbox-observations %d%s",
+		 CACHE_FORMAT, languages ? " languages" : "");
+	if (al_sb_key_begin(&k, first) < 0)
 		return -ENOMEM;
-	struct utsname u;
-	if (uname(&u) < 0)
-		memset(&u, 0, sizeof(u));
-	fprintf(m, "airlock-sandbox-observations %d%s\n", CACHE_FORMAT,
-		languages ? " languages" : "");
-	fprintf(m, "kernel=%s %s %s\n", u.release, u.version, u.machine);
+	FILE *m = k.m;
 	put_file(m, "boot_id", "/proc/sys/kernel/random/boot_id");
 	fprintf(m, "euid=%u egid=%u\n", (unsigned)geteuid(),
 		(unsigned)getegid());
@@ -106,13 +102,34 @@ int al_sb_obs_key_for(const al_sb_key_input *in, bool languages,
 		 "/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
 	put_file(m, "seccomp_actions", "/proc/sys/kernel/seccomp/actions_avail");
 	put_code_identity(m);
-	if (fclose(m) != 0 || text == NULL) {
-		free(text);
+	return al_sb_key_end(&k, key);
+}
+
+int al_sb_key_begin(al_sb_keytext *k, const char *first_line)
+{
+	struct utsname u;
+	k->text = NULL;
+	k->len = 0;
+	if ((k->m = open_memstream(&k->text, &k->len)) == NULL)
 		return -ENOMEM;
-	}
-	al_sha256_hex(text, len, key);
-	free(text);
-	return key[0] != '\0' ? 0 : -EIO;
+	if (uname(&u) < 0)
+		memset(&u, 0, sizeof(u));
+	fprintf(k->m, "%s\n", first_line);
+	fprintf(k->m, "kernel=%s %s %s\n", u.release, u.version, u.machine);
+	return 0;
+}
+
+int al_sb_key_end(al_sb_keytext *k, char key[AL_SB_KEY_LEN])
+{
+	int rc = 0;
+	if (fclose(k->m) != 0 || k->text == NULL)
+		rc = -ENOMEM;
+	else
+		al_sha256_hex(k->text, k->len, key);
+	free(k->text);
+	k->text = NULL;
+	k->m = NULL;
+	return rc;
 }
 
 /* ---- file ------------------------------------------------------------ */
@@ -442,12 +459,5 @@ void al_sb_obs_invalidate(const char *cache_dir)
 	if (path != NULL)
 		unlink(path);
 	free(path);
-	pthread_mutex_unlock(&lock);
-}
-
-void al_sb_obs_reset(void)
-{
-	pthread_mutex_lock(&lock);
-	forget();
 	pthread_mutex_unlock(&lock);
 }

@@ -50,6 +50,17 @@ typedef struct al_sb_key_input {
 
 /* Hashes every input the observations depend on into key (hex). */
 int al_sb_obs_key(const al_sb_key_input *in, char key[AL_SB_KEY_LEN]);
+/* A cache key's text while it is written: al_sb_key_begin opens it with
+ * the first line and the kernel's identity (release, version, machine),
+ * which every cached verdict depends on; al_sb_key_end hashes it. */
+typedef struct al_sb_keytext {
+	FILE *m;
+	char *text;
+	size_t len;
+} al_sb_keytext;
+int al_sb_key_begin(al_sb_keytext *k, const char *first_line);
+/* Closes the text and writes its SHA-256 (hex) into key; 0 or -ENOMEM. */
+int al_sb_key_end(al_sb_keytext *k, char key[AL_SB_KEY_LEN]);
 /* Appends "label=path dev ino size uid:gid mode mtime" (or "label=-") to a
  * cache key's text: the identity of a file the cached verdicts depend on. */
 void al_sb_key_put_stat(FILE *m, const char *label, const char *path);
@@ -75,8 +86,5 @@ void al_sb_obs_inside_put(const char *cache_dir, const char *key,
 
 /* Forgets everything cached (a run found a mechanism missing). */
 void al_sb_obs_invalidate(const char *cache_dir);
-
-/* Drops the in-process copy (tests; the file stays). */
-void al_sb_obs_reset(void);
 
 #endif

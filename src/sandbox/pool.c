@@ -2,6 +2,7 @@
  * preparing + in use <= size; a run takes a ready member or waits for the
  * one being prepared.  See pool.h and docs/sandbox.md, "Warm pools". */
 #include "sandbox/pool.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -11,9 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
-/* A run waits this long at most for a member being prepared (a python
- * member is ready within ~60 ms here; past this, something is wrong and
- * cold is the better bet). */
+/* A run waits this long at most for a member being prepared: far above
+ * what preparing one takes (docs/performance.md), so past this something
+ * is wrong and cold is the better bet. */
 #define TAKE_WAIT_MS 2000
 /* After a member failed to start, the language rests 1 s, doubled per
  * failure in a row up to 32 s (a toolchain gone, uids all taken). */
@@ -40,13 +41,6 @@ struct al_sb_pool {
 	unsigned seq;
 	al_sb_pool_stats stats;
 };
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static void deadline_in(struct timespec *ts, long ms)
 {
@@ -87,7 +81,7 @@ static void *refill_main(void *arg)
 	pthread_mutex_lock(&p->mu);
 	while (!p->stopping) {
 		uint64_t rest = 0;
-		struct lang *l = wanted(p, mono_ms(), &rest);
+		struct lang *l = wanted(p, al_mono_ms(), &rest);
 		if (l == NULL) {
 			if (rest > 0) {
 				struct timespec ts;
@@ -122,7 +116,7 @@ static void *refill_main(void *arg)
 						 ? l->fails
 						 : FAIL_BACKOFF_MAX_SHIFT;
 			l->fails++;
-			l->rest_until_ms = mono_ms() + ((uint64_t)FAIL_BACKOFF_MS
+			l->rest_until_ms = al_mono_ms() + ((uint64_t)FAIL_BACKOFF_MS
 							<< shift);
 		} else if (p->stopping) {
 			pthread_mutex_unlock(&p->mu);
@@ -211,7 +205,7 @@ al_sb_member *al_sb_pool_take(al_sb_pool *p, const al_exec *exec,
 	deadline_in(&until, TAKE_WAIT_MS);
 	uint64_t rest = 0;
 	while (l->n_ready == 0 && !p->stopping &&
-	       (l->preparing > 0 || wanted(p, mono_ms(), &rest) == l))
+	       (l->preparing > 0 || wanted(p, al_mono_ms(), &rest) == l))
 		if (pthread_cond_timedwait(&p->cv, &p->mu, &until) != 0)
 			break;
 	for (unsigned i = l->n_ready; i-- > 0;) {

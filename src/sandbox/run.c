@@ -19,19 +19,6 @@
 #include "sandbox/tool_mount.h"
 #include "sandbox/warm_inbox.h"
 
-size_t al_sb_build_rlimits(const al_limits *l, al_rlimit_spec *out)
-{
-	size_t n = 0;
-	out[n++] = (al_rlimit_spec){RLIMIT_CORE, 0};
-	out[n++] = (al_rlimit_spec){RLIMIT_NOFILE, (rlim_t)l->open_files};
-	if (l->file_bytes > 0)
-		out[n++] = (al_rlimit_spec){RLIMIT_FSIZE, (rlim_t)l->file_bytes};
-	if (l->cpu_ms > 0)
-		out[n++] = (al_rlimit_spec){RLIMIT_CPU,
-					    (rlim_t)((l->cpu_ms + 999) / 1000)};
-	return n;
-}
-
 /* base: the cgroups' usage when a warm member was handed its request
  * (the interpreter's start is not the run's), or NULL. */
 static void apply_cgroup_usage(const al_sb_cgrun *cg, const al_sb_cgusage *base,
@@ -192,7 +179,7 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 	if (rc < 0)
 		goto out;
 
-	al_rlimit_spec rl[4];
+	al_rlimit_spec rl[AL_CHILD_RLIMITS_MAX];
 	al_sb_launch l = {
 		.privileged = ctx->privileged,
 		.host_uid = s->uid,
@@ -204,7 +191,7 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 		.envp = s->envp,
 		.cwd = "/workspace",
 		.rlimits = rl,
-		.n_rlimits = al_sb_build_rlimits(&req->limits, rl),
+		.n_rlimits = al_child_rlimits(&req->limits, rl),
 		.stdin_pipe = al_sb_step_stdin(s),
 		.filter = &ctx->filter,
 		.landlock = {.abi = ctx->landlock_abi,

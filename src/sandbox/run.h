@@ -56,9 +56,6 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err);
  * else the config's default (al_sb_cgrun_limit_sockets). */
 uint64_t al_sb_socket_bytes(const al_sb_config *cfg, const al_limits *l);
 
-/* The rlimits of a run (out: room for 4); returns how many. */
-size_t al_sb_build_rlimits(const al_limits *l, al_rlimit_spec *out);
-
 /* true when the step's program gets the request's stdin through a pipe
  * (else /dev/null). */
 bool al_sb_step_stdin(const al_sb_step *s);

@@ -1,9 +1,9 @@
 /* Internal: where a sandboxed run's directory goes by default.
  *
  * A run's directory (RUN/code, RUN/workspace, RUN/tmp) lives for one run
- * and is removed after it.  On ext4 creating and removing it took ~0.5 ms
- * of a CLI run and ~1.3 ms of the library's provider path; on a tmpfs a
- * fraction of that.  So it goes to /dev/shm/airlock-<euid> when /dev/shm
+ * and is removed after it.  Creating and removing it on ext4 is a
+ * measurable part of a run, on a tmpfs much less (docs/performance.md).
+ * So it goes to /dev/shm/airlock-<euid> when /dev/shm
  * is a root-owned sticky tmpfs and nothing chose a place (the provider's
  * run_dir, AIRLOCK_RUN_BASE, TMPDIR win).  Nothing the program writes
  * lands there: a rw /workspace is a tmpfs of its own (run.h), and the

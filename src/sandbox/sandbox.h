@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include <airlock/provider.h>
 
 extern const al_provider_ops al_sandbox_provider;
@@ -20,5 +22,22 @@ int al_sandbox_doctor(FILE *out, bool json);
  * process, whatever its config says: a one-shot `airlock run` would make
  * members only to throw them away (docs/sandbox.md, "Warm pools"). */
 void al_sandbox_pools_off(void);
+
+/* The idle supervisors a daemon keeps ready for a candidate of provider
+ * `provider` with configuration `config` (docs/durability.md, "Idle
+ * supervisors"): when it is a sandbox candidate, for each language of its
+ * "pool" with a valid size, on(ctx, language, size, ensure) where ensure
+ * is the configuration a supervisor ensures to hold one member of that
+ * language, single-use and of an inbox class (every run through the
+ * daemon is durable, with an inbox).  Nothing for another provider or a
+ * malformed pool (the sandbox refuses that itself when ensured).  0, the
+ * first negative return of on, or -ENOMEM. */
+typedef int (*al_sandbox_warm_fn)(void *ctx, const char *language,
+				  unsigned size, json_t *ensure);
+int al_sandbox_idle_targets(const char *provider, json_t *config,
+			    al_sandbox_warm_fn on, void *ctx);
+/* A candidate's configuration for a generic idle supervisor, which holds
+ * no warm sandbox of its own: without the sandbox's pools. */
+void al_sandbox_config_drop_pools(const char *provider, json_t *config);
 
 #endif

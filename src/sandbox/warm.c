@@ -80,8 +80,8 @@ const char *al_sb_warm_mismatch(const al_sb_warm_class *c,
 		return "toolchain";
 	/* A member sets its rlimits without privilege: one above what it
 	 * inherited (ours) would fail there; cold reports it properly. */
-	al_rlimit_spec rl[4];
-	size_t nrl = al_sb_build_rlimits(&req->limits, rl);
+	al_rlimit_spec rl[AL_CHILD_RLIMITS_MAX];
+	size_t nrl = al_child_rlimits(&req->limits, rl);
 	for (size_t i = 0; i < nrl; i++) {
 		struct rlimit cur;
 		rlim_t want = rl[i].resource == RLIMIT_CPU ? rl[i].value + 2
@@ -323,8 +323,8 @@ int al_sb_member_claim(const al_sb_context *ctx, al_sb_member *m,
 	return 0;
 }
 
-/* A member waiting for its header reads it at once (a python member
- * still starting within ~100 ms); one that takes this long is treated as
+/* A member waiting for its header reads it at once (one still starting
+ * reads it as soon as it is up); one that takes this long is treated as
  * dead: nothing of the request has run, so it goes cold. */
 #define HEADER_TIMEOUT_MS 10000
 
@@ -365,9 +365,9 @@ static int write_all(int fd, const char *buf, size_t len)
 static char *build_header(const al_sb_step *s, const char *script,
 			  bool interp, bool with_stdin, size_t *len_out)
 {
-	al_rlimit_spec rl[4];
+	al_rlimit_spec rl[AL_CHILD_RLIMITS_MAX];
 	const al_limits *lim = &s->exec->request->limits;
-	size_t nrl = al_sb_build_rlimits(lim, rl);
+	size_t nrl = al_child_rlimits(lim, rl);
 	size_t argc = 0, idx = 0, len = 64 + nrl * 48;
 	for (char *const *a = s->argv; *a != NULL; a++, argc++) {
 		if (idx == 0 && argc > 0 && strcmp(*a, script) == 0)

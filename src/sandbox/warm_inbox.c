@@ -28,7 +28,7 @@
  * nothing changes) and at the member's acks every ACK_TICKS ticks (they
  * are read when the run ends; live, they only serve a recovery).  A
  * poll, not inotify: closing an inotify descriptor waits for an SRCU
- * grace period (~10 ms here), which every pooled run would pay. */
+ * grace period, which every pooled run would pay. */
 #define TICK_MS 10
 #define ACK_TICKS 10
 /* A directory changed this recently may change again within the same

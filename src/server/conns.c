@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "server/conns.h"
+#include "core/util.h"
 
 /* How often the thread looks at deadlines at most: reaping is at most
  * this late. */
@@ -38,19 +39,12 @@ struct al_conns {
 	al_conns_stats st;
 };
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Lock held. */
 static void set_phase_locked(al_conns *g, conn_entry *e, al_conn_phase p)
 {
 	e->phase = p;
-	e->deadline_ms = p == AL_CONN_HEADERS ? now_ms() + g->header_ms
-			 : p == AL_CONN_BODY  ? now_ms() + g->body_ms
+	e->deadline_ms = p == AL_CONN_HEADERS ? al_mono_ms() + g->header_ms
+			 : p == AL_CONN_BODY  ? al_mono_ms() + g->body_ms
 					      : 0;
 }
 
@@ -59,7 +53,7 @@ static void *guard_main(void *arg)
 	al_conns *g = arg;
 	pthread_mutex_lock(&g->lock);
 	while (!g->stop) {
-		int64_t now = now_ms();
+		int64_t now = al_mono_ms();
 		for (conn_entry *e = g->head; e != NULL; e = e->next) {
 			if (e->reaped || e->deadline_ms == 0 ||
 			    e->deadline_ms > now)

@@ -1115,13 +1115,6 @@ static enum MHD_Result unauthorized(al_service *svc,
 				 MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
 }
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* A caller's X-Request-Id is taken when it is short and plain. */
 static bool plain_request_id(const char *s)
 {
@@ -1168,7 +1161,7 @@ static req_ctx *request_start(struct MHD_Connection *conn, const char *url,
 	req_ctx *rc = calloc(1, sizeof(*rc));
 	if (rc == NULL)
 		return NULL;
-	rc->t0_ms = mono_ms();
+	rc->t0_ms = al_mono_ms();
 	const char *asked = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 							"X-Request-Id");
 	if (plain_request_id(asked)) {
@@ -1348,7 +1341,7 @@ static void access_line(const req_ctx *rc, enum MHD_RequestTerminationCode toe)
 		AL_LF_N("status", rc->status),
 		rc->streamed ? AL_LF_S("bytes", NULL)
 			     : AL_LF_N("bytes", rc->bytes),
-		AL_LF_N("duration_ms", mono_ms() - rc->t0_ms),
+		AL_LF_N("duration_ms", al_mono_ms() - rc->t0_ms),
 		AL_LF_S("tenant", rc->tenant[0] ? rc->tenant : NULL),
 		AL_LF_S("run_id", rc->run_id[0] ? rc->run_id : NULL),
 		AL_LF_S("traceparent",

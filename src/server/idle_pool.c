@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "core/util.h"
+#include "sandbox/sandbox.h"
 
 /* How long a new supervisor gets to ensure its provider. */
 #define READY_MS 30000
@@ -20,8 +21,6 @@
 #define RETRY_MS 1000
 #define RETRY_MAX_MS 60000
 #define POLL_MS 500
-/* A language's pool size, as the sandbox accepts it. */
-#define MAX_POOL 16
 
 typedef struct target {
 	char *lang;	     /* NULL: generic */
@@ -69,13 +68,6 @@ static bool same_str(const char *a, const char *b)
 {
 	return (a == NULL && b == NULL) ||
 	       (a != NULL && b != NULL && strcmp(a, b) == 0);
-}
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Ends idle supervisors outside the lock (each may take a moment). */
@@ -140,7 +132,7 @@ static void *pool_main(void *arg)
 			continue;
 		}
 		long t = -1;
-		if (mono_ms() >= retry_at) {
+		if (al_mono_ms() >= retry_at) {
 			pthread_mutex_unlock(&p->lock);
 			unsigned busy = p->busy(p->ctx);
 			pthread_mutex_lock(&p->lock);
@@ -167,7 +159,7 @@ static void *pool_main(void *arg)
 		if (prov == NULL || (tg->ensure_config != NULL && cfg == NULL)) {
 			free(prov);
 			free(cfg);
-			retry_at = mono_ms() + RETRY_MS;
+			retry_at = al_mono_ms() + RETRY_MS;
 			continue;
 		}
 		tg->have++;
@@ -182,7 +174,7 @@ static void *pool_main(void *arg)
 		p->st.spawned++;
 		if (rc < 0) {
 			p->st.failed++;
-			retry_at = mono_ms() + backoff;
+			retry_at = al_mono_ms() + backoff;
 			backoff = backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS
 							     : backoff * 2;
 		} else {
@@ -278,53 +270,19 @@ static int add_target(target **v, size_t *n, const char *lang,
 	return 0;
 }
 
-/* The sandbox candidate's "pool": {"<language>": {"size": N}}; a warm
- * target per language, each supervisor ensuring the pool narrowed to its
- * language and size 1.  A malformed pool is the provider's to refuse:
- * no warm targets then. */
-static int pool_targets(target **v, size_t *n, const al_cfg_candidate *c,
-			json_t *cfg)
+/* One warm target (al_sandbox_idle_targets' callback). */
+struct warm_ctx {
+	target **v;
+	size_t *n;
+	const al_cfg_candidate *c;
+};
+
+static int add_warm(void *ctx, const char *language, unsigned size,
+		    json_t *ensure)
 {
-	json_t *pool = json_object_get(cfg, "pool");
-	const char *lang;
-	json_t *spec;
-	int rc = 0;
-	if (!json_is_object(pool))
-		return 0;
-	json_object_foreach(pool, lang, spec) {
-		json_t *size = json_object_get(spec, "size");
-		if (!json_is_integer(size) || json_integer_value(size) < 0 ||
-		    json_integer_value(size) > MAX_POOL)
-			continue;
-		unsigned want = (unsigned)json_integer_value(size);
-		/* The language's own settings kept, its size 1. */
-		json_t *narrow = json_deep_copy(cfg);
-		json_t *mine = json_deep_copy(spec);
-		json_t *one = json_object();
-		if (narrow == NULL || mine == NULL || one == NULL ||
-		    json_object_set_new(mine, "size", json_integer(1)) < 0 ||
-		    /* it serves one run: no second member after it */
-		    json_object_set_new(mine, "refill", json_false()) < 0 ||
-		    /* every run through the daemon is durable, with an
-		     * inbox: its member must be of an inbox class */
-		    json_object_set_new(mine, "inbox", json_true()) < 0 ||
-		    json_object_set(one, lang, mine) < 0 ||
-		    json_object_set(narrow, "pool", one) < 0) {
-			json_decref(narrow);
-			json_decref(mine);
-			json_decref(one);
-			return -ENOMEM;
-		}
-		json_decref(mine);
-		json_decref(one);
-		if (want > 0)
-			rc = add_target(v, n, lang, c->provider, c->config_json,
-					narrow, want);
-		json_decref(narrow);
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
+	struct warm_ctx *w = ctx;
+	return add_target(w->v, w->n, language, w->c->provider,
+			  w->c->config_json, ensure, size);
 }
 
 int al_idle_pool_configure(al_idle_pool *p, const al_config *cfg)
@@ -339,15 +297,14 @@ int al_idle_pool_configure(al_idle_pool *p, const al_config *cfg)
 		json_t *o = c->config_json != NULL
 				    ? json_loads(c->config_json, 0, NULL)
 				    : NULL;
-		if (strcmp(c->provider, "sandbox") == 0 && json_is_object(o))
-			rc = pool_targets(&v, &n, c, o);
+		struct warm_ctx w = {&v, &n, c};
+		rc = al_sandbox_idle_targets(c->provider, o, add_warm, &w);
 		/* A provider module is loaded by the supervisor that runs
 		 * its run, from the run's record: none is started ahead. */
 		if (rc == 0 && i == 0 && cfg->idle_supervisors > 0 &&
 		    c->module == NULL) {
 			/* Generic ones hold no warm sandbox of their own. */
-			if (json_is_object(o))
-				json_object_del(o, "pool");
+			al_sandbox_config_drop_pools(c->provider, o);
 			rc = add_target(&v, &n, NULL, c->provider,
 					c->config_json, o,
 					cfg->idle_supervisors);

@@ -25,6 +25,7 @@
 #include "server/listen.h"
 #include "server/service.h"
 #include "supervisor/retention.h"
+#include "core/util.h"
 
 #define MAX_CONFIG_BYTES (4u * 1024u * 1024u)
 #define IDLE_TIMEOUT_S 120u
@@ -37,8 +38,6 @@
 #define FLUSH_WAIT_MS 5000u
 
 static int sig_pipe[2] = {-1, -1};
-
-static int64_t mono_ms(void);
 
 /* Retention (docs/workspaces.md): removes the stored data (run
  * directory, artifact store) of runs finished longer than the
@@ -81,47 +80,23 @@ static void on_signal(int sig)
 static int read_file(const char *path, char **out, size_t *len,
 		     al_error **err)
 {
-	struct stat st;
-	char *buf = NULL;
-	size_t got = 0;
-	int rc = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
+	int rc, fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	*out = NULL;
 	if (fd < 0)
 		return al_error_set(err, AL_ERR_INVALID_CONFIG, errno, "$",
 				    "cannot open the configuration file: %s",
 				    strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (size_t)st.st_size > MAX_CONFIG_BYTES) {
-		rc = al_error_set(err, AL_ERR_INVALID_CONFIG, EINVAL, "$",
-				  "the configuration must be a regular file "
-				  "of at most 4 MiB");
-		goto out;
-	}
-	if ((buf = malloc((size_t)st.st_size + 1)) == NULL) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			rc = al_error_set(err, AL_ERR_INVALID_CONFIG,
-					  n < 0 ? errno : EIO, "$",
-					  "cannot read the configuration file");
-			goto out;
-		}
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-	*out = buf;
-	*len = got;
-	buf = NULL;
-out:
-	free(buf);
+	rc = al_read_whole_fd(fd, MAX_CONFIG_BYTES, out, len);
 	close(fd);
-	return rc;
+	if (rc == -EINVAL || rc == -EFBIG)
+		return al_error_set(err, AL_ERR_INVALID_CONFIG, EINVAL, "$",
+				    "the configuration must be a regular file "
+				    "of at most 4 MiB");
+	if (rc < 0)
+		return al_error_set(err, AL_ERR_INVALID_CONFIG, -rc, "$",
+				    "cannot read the configuration file");
+	return 0;
 }
 
 /* Builds a configuration generation: configuration, tokens, host.
@@ -236,19 +211,12 @@ static void reload(al_service *svc)
 	free(token_path);
 }
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Waits (lock held) until *count is 0 or the deadline passes. */
 static void wait_zero_locked(al_service *svc, const unsigned *count,
 			     int64_t deadline_ms)
 {
 	while (*count > 0) {
-		int64_t left = deadline_ms - mono_ms();
+		int64_t left = deadline_ms - al_mono_ms();
 		if (left <= 0)
 			return;
 		struct timespec ts;
@@ -286,7 +254,7 @@ static bool drain(al_service *svc, struct MHD_Daemon **d, int *fds, int n)
 			svc->opts.shutdown_grace_ms, active);
 	pthread_mutex_lock(&svc->lock);
 	wait_zero_locked(svc, &svc->active,
-			 mono_ms() + svc->opts.shutdown_grace_ms);
+			 al_mono_ms() + svc->opts.shutdown_grace_ms);
 	active = svc->active;
 	pthread_mutex_unlock(&svc->lock);
 	if (active > 0) {
@@ -294,13 +262,13 @@ static bool drain(al_service *svc, struct MHD_Daemon **d, int *fds, int n)
 		al_service_interrupt_all(svc);
 	}
 	pthread_mutex_lock(&svc->lock);
-	wait_zero_locked(svc, &svc->workers, mono_ms() + INTERRUPT_WAIT_MS);
+	wait_zero_locked(svc, &svc->workers, al_mono_ms() + INTERRUPT_WAIT_MS);
 	bool all = svc->workers == 0;
 	svc->closing = true;
 	for (al_srv_run *r = svc->newest; r != NULL; r = r->older)
 		pthread_cond_broadcast(&r->changed);
 	/* Waiters and event streams now end; let their answers go out. */
-	wait_zero_locked(svc, &svc->requests, mono_ms() + FLUSH_WAIT_MS);
+	wait_zero_locked(svc, &svc->requests, al_mono_ms() + FLUSH_WAIT_MS);
 	pthread_mutex_unlock(&svc->lock);
 	return all;
 }
@@ -339,7 +307,8 @@ int al_server_run(const al_server_options *opts, al_error **err)
 
 	fill_defaults(&o);
 	if (svc == NULL)
-		return -ENOMEM;
+		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+				    "out of memory");
 	if (o.state_dir == NULL || o.state_dir[0] == '\0') {
 		rc = al_error_set(err, AL_ERR_INVALID_ARGUMENT, EINVAL,
 				  "state_dir", "a state directory is required");
@@ -420,13 +389,13 @@ int al_server_run(const al_server_options *opts, al_error **err)
 	if (token_path != NULL)
 		log_token_path(token_path);
 
-	int64_t next_sweep = mono_ms() + sweep_artifacts(svc);
+	int64_t next_sweep = al_mono_ms() + sweep_artifacts(svc);
 	for (;;) {
 		struct pollfd pfd = {.fd = sig_pipe[0], .events = POLLIN};
 		unsigned char sig;
-		int64_t wait = next_sweep - mono_ms();
+		int64_t wait = next_sweep - al_mono_ms();
 		if (wait <= 0) {
-			next_sweep = mono_ms() + sweep_artifacts(svc);
+			next_sweep = al_mono_ms() + sweep_artifacts(svc);
 			continue;
 		}
 		if (poll(&pfd, 1, (int)wait) < 0 && errno != EINTR)
@@ -475,5 +444,5 @@ out:
 	}
 	if (rc == 0)
 		al_logf(AL_LOG_INFO, NULL, "stopped");
-	return rc;
+	return al_error_wrap(err, rc, NULL);
 }

@@ -138,10 +138,6 @@ int al_dfile_write_json_how(int dirfd, const char *name, const json_t *v,
 int al_dfile_read(int dirfd, const char *name, size_t max, char **out,
 		  size_t *len)
 {
-	struct stat st;
-	char *buf = NULL;
-	size_t got = 0;
-	int rc = 0;
 	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 
 	*out = NULL;
@@ -149,41 +145,7 @@ int al_dfile_read(int dirfd, const char *name, size_t max, char **out,
 		*len = 0;
 	if (fd < 0)
 		return errno == ELOOP ? -EINVAL : -errno;
-	if (fstat(fd, &st) < 0) {
-		rc = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		rc = -EINVAL;
-		goto out;
-	}
-	if ((uint64_t)st.st_size > max) {
-		rc = -EFBIG;
-		goto out;
-	}
-	if ((buf = malloc((size_t)st.st_size + 1)) == NULL) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = -errno;
-			goto out;
-		}
-		if (n == 0)
-			break; /* shrank under us: what is there */
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-	*out = buf;
-	buf = NULL;
-	if (len != NULL)
-		*len = got;
-out:
-	free(buf);
+	int rc = al_read_whole_fd(fd, max, out, len);
 	close(fd);
 	return rc;
 }

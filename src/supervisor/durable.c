@@ -346,28 +346,19 @@ static void close_all(const int *fds, size_t n)
 }
 
 /* fork(), but straight into the cgroup (a directory fd) when there is
- * one: joining it afterwards through cgroup.procs is a migration, which
- * waits for an RCU grace period while holding a lock that every fork and
- * exit on the machine takes (milliseconds, for everyone).  *placed: the
- * child is in it.  The child of the raw clone3 is like a vfork-less fork:
- * child_exec makes only system calls. */
+ * one (al_cg_clone3).  *placed: the child is in it.  The child of the raw
+ * clone3 is like a vfork-less fork: child_exec makes only system calls.
+ * A kernel without clone3 gets a plain fork, joined afterwards. */
 static pid_t fork_into(int cg_dirfd, bool *placed)
 {
 	*placed = false;
 	if (cg_dirfd >= 0) {
 		struct clone_args ca;
 		memset(&ca, 0, sizeof(ca));
-		ca.flags = CLONE_INTO_CGROUP;
 		ca.exit_signal = SIGCHLD;
-		ca.cgroup = (uint64_t)cg_dirfd;
-		pid_t pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
-		if (pid >= 0) {
-			*placed = true;
+		pid_t pid = al_cg_clone3(&ca, cg_dirfd, placed);
+		if (pid >= 0 || errno != ENOSYS)
 			return pid;
-		}
-		if (errno == ENOMEM || errno == EAGAIN)
-			return -1;
-		/* Refused (an old kernel): join it after a plain fork. */
 	}
 	return fork();
 }
@@ -648,11 +639,6 @@ void al_durable_sweep_idle(al_durable *d)
 	}
 	if (base != NULL)
 		closedir(base);
-}
-
-pid_t al_idle_pid(const al_idle_sup *i)
-{
-	return i->pid;
 }
 
 bool al_idle_alive(const al_idle_sup *i)

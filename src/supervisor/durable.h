@@ -81,7 +81,6 @@ bool al_idle_alive(const al_idle_sup *s);
 /* Ends an idle supervisor that was not handed a run: closes its socket,
  * waits (bounded) for it to go, reaps it, ends its cgroup. */
 void al_idle_discard(al_idle_sup *s);
-pid_t al_idle_pid(const al_idle_sup *s);
 /* Removes the empty cgroups idle supervisors of this state directory
  * left when they were killed (a live one's is never empty). */
 void al_durable_sweep_idle(al_durable *d);

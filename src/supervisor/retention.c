@@ -22,17 +22,8 @@ static int open_runs(const char *state_dir)
 	char *path = al_strdup_printf("%s/" AL_RUNS_DIR, state_dir);
 	if (path == NULL)
 		return -ENOMEM;
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int e = errno;
+	int fd = al_open_own_dir(path, 0077);
 	free(path);
-	if (fd < 0)
-		return -e;
-	struct stat st;
-	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() ||
-	    (st.st_mode & 0077) != 0) {
-		close(fd);
-		return -EPERM;
-	}
 	return fd;
 }
 

@@ -18,16 +18,7 @@
 
 bool al_run_id_valid(const char *s)
 {
-	size_t n = s != NULL ? strlen(s) : 0;
-	if (n == 0 || n >= 40)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '-' || c == '_'))
-			return false;
-	}
-	return true;
+	return al_token_valid(s, 39);
 }
 
 void al_recovery_clear(al_recovery *r)

@@ -171,7 +171,10 @@ def test_concurrent_requests_for_one_id_get_it_once(pair):
 
 @pytest.mark.parametrize("bad", [
     "not-a-uuid", str(uuid.uuid4()).upper(), "{%s}" % uuid.uuid4(),
-    str(uuid.uuid4()).replace("-", ""), str(uuid.uuid4()) + "0"])
+    str(uuid.uuid4()).replace("-", ""), str(uuid.uuid4()) + "0"],
+    # Fixed ids: the values are random, and pytest-xdist needs every
+    # worker to collect the same names (make check-fast).
+    ids=["not-a-uuid", "upper-case", "braced", "no-dashes", "too-long"])
 def test_a_malformed_run_id_is_invalid(pair, bad):
     _, back, _ = pair
     st, _, res = post(back, sh("true"), TOKEN_OPEN,
@@ -201,7 +204,9 @@ def test_a_tenant_without_the_flag_is_denied(pair):
     fwd_header({"AIRLOCK_X": SECRET}), fwd_header({"LD_PRELOAD": SECRET}),
     fwd_header({"1BAD": SECRET}), fwd_header({"N": 5}),
     fwd_header({"V%d" % i: SECRET for i in range(65)}),
-    fwd_header({"BIG": "x" * 9000})])
+    fwd_header({"BIG": "x" * 9000})],
+    ids=["not-base64", "a-list", "path", "airlock-prefix", "ld-preload",
+         "bad-name", "not-a-string", "too-many", "too-big"])
 def test_a_malformed_forwarded_env_is_invalid(pair, value):
     _, back, _ = pair
     st, _, res = post(back, sh("true"), TOKEN_OPEN,

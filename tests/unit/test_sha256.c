@@ -1,4 +1,4 @@
-/* al_sha256_hex (plain C) against OpenSSL's SHA-256 over every length
+/* al_sha256_hex (GNU Nettle) against OpenSSL's SHA-256 over every length
  * that exercises the padding's one- and two-block cases, and the FIPS
  * 180-4 examples. */
 #include <setjmp.h>

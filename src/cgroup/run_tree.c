@@ -1,5 +1,6 @@
-/* The run's v2 cgroup (see runcg.h). */
-#include "supervisor/runcg.h"
+/* A durable run's cgroup tree in the unified hierarchy (see cgroup.h,
+ * al_runcg_*). */
+#include "cgroup/cgroup.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -14,30 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup/cgfs.h"
 #include "core/util.h"
-
-#ifndef CGROUP2_SUPER_MAGIC
-#define CGROUP2_SUPER_MAGIC 0x63677270
-#endif
-
-/* Hybrid systems mount it at /sys/fs/cgroup/unified, pure v2 ones at
- * /sys/fs/cgroup. */
-static const char *unified_mount(void)
-{
-	static const char *const cands[] = {"/sys/fs/cgroup/unified",
-					    "/sys/fs/cgroup"};
-	for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]); i++) {
-		struct statfs sf;
-		if (statfs(cands[i], &sf) == 0 &&
-		    (unsigned long)sf.f_type == (unsigned long)CGROUP2_SUPER_MAGIC)
-			return cands[i];
-	}
-	return NULL;
-}
 
 int al_runcg_base(char **out)
 {
-	const char *mnt = unified_mount();
+	const char *mnt = al_cgfs_unified_mount();
 	char line[4096];
 	char *path = NULL;
 	FILE *f;
@@ -128,7 +111,7 @@ static bool named(const char *dir, const char *name)
 
 bool al_runcg_valid(const char *dir, const char *run_id, const char *nonce)
 {
-	const char *mnt = unified_mount();
+	const char *mnt = al_cgfs_unified_mount();
 	char idle[64];
 	if (dir == NULL || mnt == NULL || strstr(dir, "/..") != NULL ||
 	    strstr(dir, "//") != NULL)
@@ -140,27 +123,10 @@ bool al_runcg_valid(const char *dir, const char *run_id, const char *nonce)
 	return named(dir, run_id) || (nonce != NULL && named(dir, idle));
 }
 
-static int read_small(const char *dir, const char *file, char *buf,
-		      size_t len)
-{
-	char path[PATH_MAX];
-	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >=
-	    (int)sizeof(path))
-		return -ENAMETOOLONG;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, len - 1);
-	int rc = n < 0 ? -errno : 0;
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	return rc;
-}
-
 int al_runcg_populated(const char *dir)
 {
 	char buf[512];
-	int rc = read_small(dir, "cgroup.events", buf, sizeof(buf));
+	int rc = al_cgfs_read(dir, "cgroup.events", buf, sizeof(buf));
 	if (rc == -ENOENT)
 		return 0;
 	if (rc < 0)
@@ -169,36 +135,6 @@ int al_runcg_populated(const char *dir)
 	if (p == NULL)
 		return -EIO;
 	return p[10] == '1' ? 1 : 0;
-}
-
-/* Without cgroup.kill: SIGKILL every pid listed in the subtree. */
-static void kill_listed(const char *dir, int depth)
-{
-	char path[PATH_MAX];
-	if (depth > 16 ||
-	    snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >=
-		    (int)sizeof(path))
-		return;
-	FILE *f = fopen(path, "re");
-	if (f != NULL) {
-		long pid;
-		while (fscanf(f, "%ld", &pid) == 1)
-			if (pid > 0)
-				kill((pid_t)pid, SIGKILL);
-		fclose(f);
-	}
-	DIR *d = opendir(dir);
-	if (d == NULL)
-		return;
-	struct dirent *de;
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_type != DT_DIR || de->d_name[0] == '.')
-			continue;
-		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) <
-		    (int)sizeof(path))
-			kill_listed(path, depth + 1);
-	}
-	closedir(d);
 }
 
 int al_runcg_kill_wait(const char *dir, int timeout_ms)
@@ -218,7 +154,7 @@ int al_runcg_kill_wait(const char *dir, int timeout_ms)
 		if (fd >= 0)
 			close(fd);
 		if (!killed)
-			kill_listed(dir, 0);
+			al_cgfs_kill_listed(dir);
 		struct timespec ts = {0, 5 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}
@@ -241,16 +177,7 @@ static int remove_tree(const char *dir, int depth)
 			remove_tree(path, depth + 1);
 	}
 	closedir(d);
-	/* The kernel lets the last tasks go asynchronously: retry briefly. */
-	for (int i = 0; i < 200; i++) {
-		if (rmdir(dir) == 0 || errno == ENOENT)
-			return 0;
-		if (errno != EBUSY)
-			return -errno;
-		struct timespec ts = {0, 5 * 1000 * 1000};
-		nanosleep(&ts, NULL);
-	}
-	return -EBUSY;
+	return al_cgfs_rmdir_retry(dir);
 }
 
 int al_runcg_remove(const char *dir)
@@ -260,7 +187,7 @@ int al_runcg_remove(const char *dir)
 
 int al_runcg_leave_idle(void)
 {
-	const char *mnt = unified_mount();
+	const char *mnt = al_cgfs_unified_mount();
 	char line[4096];
 	char *path = NULL;
 	FILE *f;

@@ -1,6 +1,7 @@
-/* cgroups for the sandbox: discovery, per-run create/limit/kill/usage and
- * removal.  See cgroup.h. */
-#include "sandbox/cgroup.h"
+/* cgroups: discovery, and a run's cgroups created, limited, killed,
+ * measured and removed through the manager of each controller's version
+ * (cgroup.h, manager.h). */
+#include "cgroup/cgroup.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup/cgfs.h"
+#include "cgroup/manager.h"
 #include "core/util.h"
 
 static const char *const ctrl_name[AL_CG__N] = {"memory", "pids", "cpu"};
@@ -25,109 +28,6 @@ static const char *const v1_ctrl[AL_CG__N] = {"memory", "pids", "cpuacct"};
 const char *al_sb_cgver_name(al_sb_cgver v)
 {
 	return v == AL_CG_V2 ? "v2" : v == AL_CG_V1 ? "v1" : "none";
-}
-
-/* -errno, never 0: a failed call that left errno unset still fails. */
-static int neg_errno(void)
-{
-	return errno > 0 ? -errno : -EIO;
-}
-
-/* A NULL dir is a controller this run has no cgroup for: refused here,
- * never formatted as "(null)" into a path relative to the cwd. */
-static int write_str(const char *dir, const char *file, const char *val)
-{
-	char path[4096];
-	if (dir == NULL)
-		return -EINVAL;
-	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >=
-	    (int)sizeof(path))
-		return -ENAMETOOLONG;
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return neg_errno();
-	size_t len = strlen(val);
-	ssize_t w = write(fd, val, len);
-	int rc = w == (ssize_t)len ? 0 : (w < 0 ? neg_errno() : -EIO);
-	close(fd);
-	return rc;
-}
-
-/* Reads up to len-1 bytes; buf is always a string, "" on failure. */
-static int read_str(const char *dir, const char *file, char *buf, size_t len)
-{
-	buf[0] = '\0';
-	char path[4096];
-	if (dir == NULL)
-		return -EINVAL;
-	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >=
-	    (int)sizeof(path))
-		return -ENAMETOOLONG;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return neg_errno();
-	ssize_t r = read(fd, buf, len - 1);
-	int rc = r < 0 ? neg_errno() : 0;
-	close(fd);
-	buf[r < 0 ? 0 : r] = '\0';
-	return rc;
-}
-
-static bool file_exists(const char *dir, const char *file)
-{
-	char path[4096];
-	if (dir == NULL ||
-	    snprintf(path, sizeof(path), "%s/%s", dir, file) >=
-		    (int)sizeof(path))
-		return false;
-	return access(path, F_OK) == 0;
-}
-
-/* Reads "key value" lines (memory.events, cpu.stat, ...). */
-static bool read_key(const char *dir, const char *file, const char *key,
-		     uint64_t *out)
-{
-	char buf[4096];
-	if (read_str(dir, file, buf, sizeof(buf)) < 0)
-		return false;
-	size_t kl = strlen(key);
-	for (char *line = buf; line && *line;) {
-		char *nl = strchr(line, '\n');
-		if (strncmp(line, key, kl) == 0 && line[kl] == ' ') {
-			*out = strtoull(line + kl + 1, NULL, 10);
-			return true;
-		}
-		line = nl ? nl + 1 : NULL;
-	}
-	return false;
-}
-
-static bool read_u64(const char *dir, const char *file, uint64_t *out)
-{
-	char buf[64];
-	if (read_str(dir, file, buf, sizeof(buf)) < 0)
-		return false;
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(buf, &end, 10);
-	if (errno != 0 || end == buf)
-		return false;
-	*out = v;
-	return true;
-}
-
-static bool list_has(const char *list, const char *word, const char *seps)
-{
-	size_t wl = strlen(word);
-	for (const char *p = list; *p;) {
-		size_t n = strcspn(p, seps);
-		if (n == wl && strncmp(p, word, wl) == 0)
-			return true;
-		p += n;
-		if (*p)
-			p++;
-	}
-	return false;
 }
 
 /* Our path in each hierarchy, from /proc/self/cgroup. */
@@ -158,7 +58,7 @@ static void read_self_cgroup(struct self_cg *s)
 			continue;
 		}
 		for (int i = 0; i < AL_CG__N; i++)
-			if (list_has(ctrls, v1_ctrl[i], ",")) {
+			if (al_cgfs_list_has(ctrls, v1_ctrl[i], ",")) {
 				free(s->v1_path[i]);
 				s->v1_path[i] = strdup(path);
 			}
@@ -202,23 +102,11 @@ static void read_mounts(al_sb_cgroups *cg, const struct self_cg *s)
 			continue;
 		for (int i = 0; i < AL_CG__N; i++)
 			if (cg->v1_base[i] == NULL && s->v1_path[i] &&
-			    list_has(superopts, v1_ctrl[i], ","))
+			    al_cgfs_list_has(superopts, v1_ctrl[i], ","))
 				cg->v1_base[i] =
 					join_mount(mnt, root, s->v1_path[i]);
 	}
 	fclose(f);
-}
-
-static void rmdir_retry(const char *dir)
-{
-	for (int i = 0; i < 200; i++) {
-		if (rmdir(dir) == 0 || errno == ENOENT)
-			return;
-		if (errno != EBUSY)
-			return;
-		struct timespec ts = {0, 5 * 1000 * 1000};
-		nanosleep(&ts, NULL);
-	}
 }
 
 /* Can a child of base be created and (for limit files) limited? */
@@ -235,10 +123,10 @@ static bool try_child(const char *base, const char *limit_file,
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		goto out;
 	ok = limit_file == NULL ||
-	     write_str(dir, limit_file, limit_value) == 0;
+	     al_cgfs_write(dir, limit_file, limit_value) == 0;
 	if (has_kill)
-		*has_kill = file_exists(dir, "cgroup.kill");
-	rmdir_retry(dir);
+		*has_kill = al_cgfs_exists(dir, "cgroup.kill");
+	al_cgfs_rmdir_retry(dir);
 out:
 	free(dir);
 	return ok;
@@ -251,7 +139,7 @@ void al_sb_cgroups_locate(al_sb_cgroups *cg)
 	read_self_cgroup(&s);
 	read_mounts(cg, &s);
 	if (cg->v2_base)
-		read_str(cg->v2_base, "cgroup.subtree_control", cg->v2_enabled,
+		al_cgfs_read(cg->v2_base, "cgroup.subtree_control", cg->v2_enabled,
 			 sizeof(cg->v2_enabled));
 	free(s.v2_path);
 	for (int i = 0; i < AL_CG__N; i++)
@@ -263,22 +151,20 @@ void al_sb_cgroups_trial(al_sb_cgroups *cg, al_sb_cgverdict *v)
 	memset(v, 0, sizeof(*v));
 	if (cg->v2_base)
 		v->v2_ok = try_child(cg->v2_base, NULL, NULL, &v->v2_kill);
-	static const char *const v2_limit[AL_CG__N] = {"memory.max", "pids.max",
-						       NULL};
-	static const char *const v1_limit[AL_CG__N] = {
-		"memory.limit_in_bytes", "pids.max", NULL};
 	static const char *const limit_value[AL_CG__N] = {"268435456", "64",
 							  NULL};
 	for (int i = 0; i < AL_CG__N; i++) {
 		if (v->v2_ok &&
 		    (i == AL_CG_CPU ||
-		     list_has(cg->v2_enabled, ctrl_name[i], " \n")) &&
-		    try_child(cg->v2_base, v2_limit[i], limit_value[i], NULL)) {
+		     al_cgfs_list_has(cg->v2_enabled, ctrl_name[i], " \n")) &&
+		    try_child(cg->v2_base, al_cg_v2.trial_file[i], limit_value[i],
+			      NULL)) {
 			v->ver[i] = AL_CG_V2;
 			continue;
 		}
 		if (cg->v1_base[i] &&
-		    try_child(cg->v1_base[i], v1_limit[i], limit_value[i], NULL))
+		    try_child(cg->v1_base[i], al_cg_v1.trial_file[i],
+			      limit_value[i], NULL))
 			v->ver[i] = AL_CG_V1;
 	}
 	if (v->ver[AL_CG_MEMORY] == AL_CG_V1)
@@ -321,19 +207,12 @@ static int make_dir(const char *base, const char *name, char **out)
 	if (dir == NULL)
 		return -ENOMEM;
 	if (mkdir(dir, 0755) < 0) {
-		int rc = neg_errno();
+		int rc = al_cgfs_neg_errno();
 		free(dir);
 		return rc;
 	}
 	*out = dir;
 	return 0;
-}
-
-static int write_u64(const char *dir, const char *file, uint64_t v)
-{
-	char buf[32];
-	snprintf(buf, sizeof(buf), "%" PRIu64, v);
-	return write_str(dir, file, buf);
 }
 
 /* A run that asked for no memory or pids limit is still bounded: a fork
@@ -342,8 +221,24 @@ static int write_u64(const char *dir, const char *file, uint64_t v)
 #define SANDBOX_DEFAULT_MEMORY_BYTES AL_SB_DEFAULT_MEMORY_BYTES
 #define SANDBOX_DEFAULT_PIDS AL_SB_DEFAULT_PIDS
 
+/* The manager of a controller found usable (never AL_CG_NONE here: a
+ * limit on a controller without a cgroup is zeroed or refused first). */
+static const al_cg_manager *manager(al_sb_cgver v)
+{
+	return v == AL_CG_V2 ? &al_cg_v2 : &al_cg_v1;
+}
+
+/* The run's cgroup that holds a controller's files. */
+static const char *dir_of(const al_sb_cgroups *cg, const al_sb_cgrun *run,
+			  enum al_sb_ctrl c)
+{
+	return cg->ver[c] == AL_CG_V2 ? run->v2_dir : run->v1_dir[c];
+}
+
+/* relimit: the cgroups hold processes already (a warm member taking its
+ * request's limits). */
 static int set_limits(const al_sb_cgroups *cg, const al_sb_cgrun *run,
-		      const al_limits *requested)
+		      const al_limits *requested, bool relimit)
 {
 	int rc = 0;
 	al_limits bounded = *requested;
@@ -373,62 +268,23 @@ static int set_limits(const al_sb_cgroups *cg, const al_sb_cgrun *run,
 		*bound[i].val = 0;
 	}
 	if (l->memory_bytes > 0) {
-		if (cg->ver[AL_CG_MEMORY] == AL_CG_V2) {
-			rc = write_u64(run->v2_dir, "memory.max",
-				       l->memory_bytes);
-			if (rc == 0 && file_exists(run->v2_dir, "memory.swap.max"))
-				rc = write_str(run->v2_dir, "memory.swap.max",
-					       "0");
-		} else {
-			const char *d = run->v1_dir[AL_CG_MEMORY];
-			rc = write_u64(d, "memory.limit_in_bytes",
-				       l->memory_bytes);
-			if (rc == 0 && file_exists(d, "memory.memsw.limit_in_bytes"))
-				rc = write_u64(d, "memory.memsw.limit_in_bytes",
-					       l->memory_bytes);
-		}
+		const al_cg_manager *m = manager(cg->ver[AL_CG_MEMORY]);
+		const char *d = dir_of(cg, run, AL_CG_MEMORY);
+		rc = relimit ? m->relimit_memory(d, l->memory_bytes)
+			     : m->limit_memory(d, l->memory_bytes);
 		if (rc < 0)
 			return rc;
 	}
 	if (l->pids > 0)
-		rc = write_u64(cg->ver[AL_CG_PIDS] == AL_CG_V2
-				       ? run->v2_dir
-				       : run->v1_dir[AL_CG_PIDS],
-			       "pids.max", l->pids);
-	return rc;
-}
-
-/* v1 refuses limit_in_bytes above memsw.limit_in_bytes: when raising,
- * memsw goes first; when lowering, the plain limit does. */
-static int relimit_v1_memory(const char *d, uint64_t bytes)
-{
-	bool memsw = file_exists(d, "memory.memsw.limit_in_bytes");
-	uint64_t cur = 0;
-	bool raising = read_u64(d, "memory.limit_in_bytes", &cur) && bytes > cur;
-	int rc = 0;
-	if (memsw && raising)
-		rc = write_u64(d, "memory.memsw.limit_in_bytes", bytes);
-	if (rc == 0)
-		rc = write_u64(d, "memory.limit_in_bytes", bytes);
-	if (rc == 0 && memsw && !raising)
-		rc = write_u64(d, "memory.memsw.limit_in_bytes", bytes);
+		rc = manager(cg->ver[AL_CG_PIDS])
+			     ->limit_pids(dir_of(cg, run, AL_CG_PIDS), l->pids);
 	return rc;
 }
 
 int al_sb_cgrun_relimit(const al_sb_cgroups *cg, const al_sb_cgrun *run,
 			const al_limits *requested)
 {
-	if (cg->ver[AL_CG_MEMORY] != AL_CG_V1)
-		return set_limits(cg, run, requested);
-	al_limits bounded = *requested;
-	if (!(bounded.set & AL_LIMIT_MEMORY_BYTES) && bounded.memory_bytes == 0)
-		bounded.memory_bytes = SANDBOX_DEFAULT_MEMORY_BYTES;
-	int rc = relimit_v1_memory(run->v1_dir[AL_CG_MEMORY],
-				   bounded.memory_bytes);
-	/* memory done: "set, 0" keeps set_limits' default off it */
-	bounded.memory_bytes = 0;
-	bounded.set |= AL_LIMIT_MEMORY_BYTES;
-	return rc < 0 ? rc : set_limits(cg, run, &bounded);
+	return set_limits(cg, run, requested, true);
 }
 
 int al_sb_cgrun_limit_sockets(const al_sb_cgroups *cg, const al_sb_cgrun *run,
@@ -436,8 +292,8 @@ int al_sb_cgrun_limit_sockets(const al_sb_cgroups *cg, const al_sb_cgrun *run,
 {
 	if (!cg->v1_socket || run->v1_dir[AL_CG_MEMORY] == NULL || bytes == 0)
 		return 0;
-	return write_u64(run->v1_dir[AL_CG_MEMORY],
-			 "memory.kmem.tcp.limit_in_bytes", bytes);
+	return al_cgfs_write_u64(run->v1_dir[AL_CG_MEMORY],
+				 "memory.kmem.tcp.limit_in_bytes", bytes);
 }
 
 int al_sb_cgrun_create(const al_sb_cgroups *cg, const char *name,
@@ -453,7 +309,7 @@ int al_sb_cgrun_create(const al_sb_cgroups *cg, const char *name,
 			run->v2_fd = open(run->v2_dir,
 					  O_DIRECTORY | O_RDONLY | O_CLOEXEC);
 			if (run->v2_fd < 0)
-				rc = neg_errno();
+				rc = al_cgfs_neg_errno();
 		}
 	}
 	for (int i = 0; rc == 0 && i < AL_CG__N; i++) {
@@ -472,7 +328,7 @@ int al_sb_cgrun_create(const al_sb_cgroups *cg, const char *name,
 			rc = make_dir(cg->v1_base[i], name, &run->v1_dir[i]);
 	}
 	if (rc == 0)
-		rc = set_limits(cg, run, limits);
+		rc = set_limits(cg, run, limits, false);
 	if (rc < 0) {
 		al_sb_cgrun_destroy(run);
 		return al_error_set(err, AL_ERR_UNAVAILABLE, -rc,
@@ -505,7 +361,7 @@ int al_sb_cgrun_open_tasks(const al_sb_cgrun *run, int fds[AL_CG__N])
 		}
 		fds[i] = open(path, O_WRONLY | O_CLOEXEC);
 		if (fds[i] < 0) {
-			int rc = neg_errno();
+			int rc = al_cgfs_neg_errno();
 			al_sb_cgrun_close_tasks(fds);
 			return rc;
 		}
@@ -527,7 +383,7 @@ int al_sb_cgrun_join_self(const int fds[AL_CG__N])
 {
 	for (int i = 0; i < AL_CG__N; i++)
 		if (fds[i] >= 0 && write(fds[i], "0", 1) != 1)
-			return neg_errno();
+			return al_cgfs_neg_errno();
 	return 0;
 }
 
@@ -535,39 +391,20 @@ int al_sb_cgrun_attach_v2(const al_sb_cgrun *run, pid_t pid)
 {
 	char buf[32];
 	snprintf(buf, sizeof(buf), "%d", (int)pid);
-	return run->v2_dir ? write_str(run->v2_dir, "cgroup.procs", buf) : 0;
-}
-
-/* Sends SIGKILL to every pid listed in dir/cgroup.procs; returns how many
- * were listed. */
-static int kill_listed(const char *dir)
-{
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	FILE *f = fopen(path, "re");
-	if (f == NULL)
-		return 0;
-	int n = 0, pid;
-	while (fscanf(f, "%d", &pid) == 1) {
-		if (pid > 0)
-			kill(pid, SIGKILL);
-		n++;
-	}
-	fclose(f);
-	return n;
+	return run->v2_dir ? al_cgfs_write(run->v2_dir, "cgroup.procs", buf) : 0;
 }
 
 void al_sb_cgrun_kill(const al_sb_cgrun *run)
 {
-	if (run->v2_dir && write_str(run->v2_dir, "cgroup.kill", "1") == 0)
+	if (run->v2_dir && al_cgfs_write(run->v2_dir, "cgroup.kill", "1") == 0)
 		return;
 	/* No cgroup.kill: the pid namespace dies with its init; this is the
 	 * backstop for anything listed in our cgroups. */
 	if (run->v2_dir)
-		kill_listed(run->v2_dir);
+		al_cgfs_kill_listed(run->v2_dir);
 	for (int i = 0; i < AL_CG__N; i++)
 		if (run->v1_dir[i])
-			kill_listed(run->v1_dir[i]);
+			al_cgfs_kill_listed(run->v1_dir[i]);
 }
 
 /* Empty only when the kernel says so (or the cgroup is gone): a read that
@@ -575,7 +412,7 @@ void al_sb_cgrun_kill(const al_sb_cgrun *run)
 static bool dir_empty(const char *dir)
 {
 	char buf[64];
-	int rc = read_str(dir, "cgroup.procs", buf, sizeof(buf));
+	int rc = al_cgfs_read(dir, "cgroup.procs", buf, sizeof(buf));
 	if (rc < 0)
 		return rc == -ENOENT;
 	return buf[0] == '\0';
@@ -594,46 +431,8 @@ bool al_sb_cgrun_empty(const al_sb_cgrun *run)
 void al_sb_cgrun_usage(const al_sb_cgrun *run, al_sb_cgusage *u)
 {
 	memset(u, 0, sizeof(*u));
-	uint64_t v;
-	if (run->v2_dir) {
-		if (read_key(run->v2_dir, "cpu.stat", "user_usec",
-			     &u->cpu_user_us) &&
-		    read_key(run->v2_dir, "cpu.stat", "system_usec",
-			     &u->cpu_sys_us))
-			u->have_cpu = true;
-		if (read_u64(run->v2_dir, "memory.peak", &v)) {
-			u->have_peak = true;
-			u->peak_memory_bytes = v;
-		}
-		if (read_key(run->v2_dir, "memory.events", "oom_kill", &v) &&
-		    v > 0)
-			u->oom_killed = true;
-		if (read_key(run->v2_dir, "pids.events", "max", &v) && v > 0)
-			u->pids_max_hit = true;
-	}
-	const char *mem = run->v1_dir[AL_CG_MEMORY];
-	if (mem) {
-		if (read_u64(mem, "memory.max_usage_in_bytes", &v)) {
-			u->have_peak = true;
-			u->peak_memory_bytes = v;
-		}
-		if (read_key(mem, "memory.oom_control", "oom_kill", &v) &&
-		    v > 0)
-			u->oom_killed = true;
-	}
-	const char *pids = run->v1_dir[AL_CG_PIDS];
-	if (pids && read_key(pids, "pids.events", "max", &v) && v > 0)
-		u->pids_max_hit = true;
-	const char *cpu = run->v1_dir[AL_CG_CPU];
-	if (!u->have_cpu && cpu) {
-		uint64_t us, sy;
-		if (read_u64(cpu, "cpuacct.usage_user", &us) &&
-		    read_u64(cpu, "cpuacct.usage_sys", &sy)) {
-			u->have_cpu = true;
-			u->cpu_user_us = us / 1000;
-			u->cpu_sys_us = sy / 1000;
-		}
-	}
+	al_cg_v2.usage(run, u);
+	al_cg_v1.usage(run, u);
 }
 
 int al_sb_cgrun_destroy(al_sb_cgrun *run)
@@ -651,7 +450,7 @@ int al_sb_cgrun_destroy(al_sb_cgrun *run)
 			    strcmp(run->v1_dir[j], run->v1_dir[i]) == 0)
 				shared = true;
 		if (!shared) {
-			rmdir_retry(run->v1_dir[i]);
+			al_cgfs_rmdir_retry(run->v1_dir[i]);
 			if (access(run->v1_dir[i], F_OK) == 0)
 				rc = -EBUSY;
 		}
@@ -659,7 +458,7 @@ int al_sb_cgrun_destroy(al_sb_cgrun *run)
 		run->v1_dir[i] = NULL;
 	}
 	if (run->v2_dir) {
-		rmdir_retry(run->v2_dir);
+		al_cgfs_rmdir_retry(run->v2_dir);
 		if (access(run->v2_dir, F_OK) == 0)
 			rc = -EBUSY;
 		free(run->v2_dir);

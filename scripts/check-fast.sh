@@ -1,0 +1,31 @@
+#!/bin/sh
+# The fast loop (make check-fast): a parallel build, the unit tests and the
+# integration suite run JOBS at a time (pytest-xdist; one test file per
+# worker, so a file's daemon fixtures stay in one process).  The
+# sanitizer, valgrind, unprivileged, kit, fuzz and lint steps are left to
+# `make check` (docs/testing.md).
+set -eu
+cd "$(dirname "$0")/.."
+jobs=${JOBS:-$(nproc)}
+start=$(date +%s)
+make --no-print-directory -j"$jobs" all
+# The fault-point build the durable-run tests use (docs/testing.md), made
+# here once, beside the unit tests: two workers building it at once would
+# run a binary the other is still writing.
+mkdir -p build-test
+make --no-print-directory -j"$jobs" BUILD=build-test AL_TEST_BUILD=1 \
+	build-test/airlock build-test/libairlock-net.so >build-test/make.log 2>&1 &
+fault_build=$!
+scripts/run-unit.sh build "$jobs"
+if ! wait "$fault_build"; then
+	cat build-test/make.log >&2
+	exit 1
+fi
+export AIRLOCK_FAULT_BIN="$PWD/build-test/airlock"
+if ! /usr/bin/python3 -c 'import xdist' 2>/dev/null; then
+	echo "check-fast: pytest-xdist is missing; scripts/install-deps.sh installs it" >&2
+	exit 1
+fi
+AIRLOCK_BIN=$PWD/build/airlock /usr/bin/python3 -m pytest -q -n "$jobs" \
+	--dist loadfile tests/integration
+echo "check-fast: green in $(($(date +%s) - start)) s"
