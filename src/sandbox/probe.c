@@ -66,6 +66,10 @@ static int run_inside(const al_sb_context *ctx, const al_toolchain *tc)
 	req->language = strdup(tc->language);
 	if (req->language == NULL)
 		goto out;
+	/* a compiled language's trial builds a program that exits 0 */
+	const char *trial = al_language_trial_code(tc->language);
+	if (trial != NULL && al_bytes_set(&req->code, trial, strlen(trial)) < 0)
+		goto out;
 	req->limits.wall_ms = 10000;
 	al_limits_apply_defaults(&req->limits);
 	req->grant.network = AL_NETWORK_NONE;
