@@ -207,7 +207,7 @@ out:
  * `java` runs the classes.  `javac -version` prints "javac 17.0.15". */
 static int observe_java(const al_lang_row *row, const char *candidate,
 			const char *path_env, char **real, char *version,
-			char ***dirs, char **helper, al_error **err)
+			char ***dirs, char **helper, char ***etc, al_error **err)
 {
 	char *text = NULL, *copy = NULL, *java = NULL;
 	int rc = resolve_binary(row, candidate, real, err);
@@ -234,12 +234,25 @@ static int observe_java(const al_lang_row *row, const char *candidate,
 	}
 	*helper = java;
 	java = NULL;
-	/* JAVA_HOME: the directory above bin/ (libraries, modules). */
+	/* JAVA_HOME: the directory above bin/ (libraries, modules); copy
+	 * already holds .../bin. */
 	char *home = dirname(copy);
-	char *slash = strrchr(home, '/');
-	if (slash && slash != home)
-		*slash = '\0';
 	rc = al_strv_push(dirs, home);
+	/* Debian keeps the JDK's configuration in /etc/java-N-openjdk behind
+	 * links from JAVA_HOME/conf; the sandbox shows only a few files of
+	 * /etc, so that directory is a root of its own. */
+	char *conf = NULL, *target = NULL;
+	if (!rc && asprintf(&conf, "%s/conf/security/java.security", home) >= 0) {
+		target = realpath(conf, NULL);
+		free(conf);
+	}
+	if (!rc && target && strncmp(target, "/etc/", 5) == 0) {
+		char *d = dirname(dirname(target));
+
+		if (strcmp(d, "/etc") != 0)
+			rc = al_strv_push(etc, d);
+	}
+	free(target);
 out:
 	free(text);
 	free(copy);
@@ -251,7 +264,7 @@ int al_observe_compiler(const al_lang_row *row, const char *candidate,
 			const char *path_env, al_toolchain **out, al_error **err)
 {
 	char version[VERSION_MAX] = "";
-	char *real = NULL, *helper = NULL, **dirs = NULL;
+	char *real = NULL, *helper = NULL, **dirs = NULL, **etc = NULL;
 	al_toolchain *tc = NULL;
 	int rc;
 
@@ -268,7 +281,7 @@ int al_observe_compiler(const al_lang_row *row, const char *candidate,
 		break;
 	case AL_PROBE_JAVA:
 		rc = observe_java(row, candidate, path_env, &real, version, &dirs,
-				  &helper, err);
+				  &helper, &etc, err);
 		break;
 	default:
 		return al_error_set(err, AL_ERR_INTERNAL, EINVAL, NULL,
@@ -285,6 +298,11 @@ int al_observe_compiler(const al_lang_row *row, const char *candidate,
 				  "%s: cannot record the toolchain", row->language);
 		goto out;
 	}
+	for (size_t i = 0; etc && etc[i]; i++)
+		if (al_strv_push(&tc->extra_roots, etc[i])) {
+			rc = al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL, "out of memory");
+			goto out;
+		}
 	tc->helper_path = helper;
 	helper = NULL;
 	*out = tc;
@@ -294,5 +312,6 @@ out:
 	free(real);
 	free(helper);
 	al_strv_free_all(dirs);
+	al_strv_free_all(etc);
 	return rc;
 }

@@ -162,7 +162,12 @@ static int add_languages(al_sb_context *ctx, al_facts *f, json_t *absent)
 	for (const char *const *l = al_language_names(); rc == 0 && *l != NULL;
 	     l++) {
 		al_toolchain *tc = NULL;
-		if (al_toolchain_observe(*l, NULL, ctx->cache_dir, &tc, NULL) < 0) {
+		al_error *why = NULL;
+		if (al_toolchain_observe(*l, NULL, ctx->cache_dir, &tc, &why) < 0) {
+			/* not found, or not usable: say so, and why */
+			json_object_set_new(absent, *l,
+					    json_string(al_error_get_message(why)));
+			al_error_free(why);
 			al_toolchain_free(tc);
 			continue;
 		}

@@ -67,6 +67,11 @@ static int check_inputs(void *ctx, int ws_fd)
 	return m != NULL ? al_bundle_verify_inputs(m, ws_fd, NULL) : 0;
 }
 
+static const al_limits *step_limits(const al_sb_step *s)
+{
+	return s->limits != NULL ? s->limits : &s->exec->request->limits;
+}
+
 int al_sb_step_supervise(const al_sb_step *s, al_child *child,
 			 al_sb_cgrun *cg, const al_sb_cgusage *base,
 			 al_result *res, al_error **err)
@@ -75,8 +80,8 @@ int al_sb_step_supervise(const al_sb_step *s, al_child *child,
 	bool stdin_pipe = al_sb_step_stdin(s);
 	al_supervise_opts opts = {
 		.stdin_data = stdin_pipe ? &req->stdin_data : NULL,
-		.output_cap = req->limits.output_bytes,
-		.wall_ms = req->limits.wall_ms,
+		.output_cap = step_limits(s)->output_bytes,
+		.wall_ms = step_limits(s)->wall_ms,
 		.grace_ms = AL_DEFAULT_GRACE_MS,
 		.cancel = s->exec->cancel,
 		.on_output = s->on_output,
@@ -132,14 +137,13 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 	al_error *setup_err = NULL;
 	int rc;
 
-	rc = al_sb_cgrun_create(&ctx->cg, s->cg_name, &req->limits, &cg,
-				&setup_err);
+	const al_limits *lim = step_limits(s);
+	rc = al_sb_cgrun_create(&ctx->cg, s->cg_name, lim, &cg, &setup_err);
 	/* before the program's first socket: sockets made earlier would go
 	 * uncharged */
 	if (rc == 0 &&
 	    al_sb_cgrun_limit_sockets(&ctx->cg, &cg,
-				      al_sb_socket_bytes(&ctx->cfg,
-							 &req->limits)) < 0) {
+				      al_sb_socket_bytes(&ctx->cfg, lim)) < 0) {
 		al_sb_cgrun_destroy(&cg);
 		rc = -EIO;
 	}
@@ -190,7 +194,7 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 		.envp = s->envp,
 		.cwd = "/workspace",
 		.rlimits = rl,
-		.n_rlimits = al_sb_build_rlimits(&req->limits, rl),
+		.n_rlimits = al_sb_build_rlimits(lim, rl),
 		.stdin_pipe = al_sb_step_stdin(s),
 		.filter = &ctx->filter,
 		.landlock = {.abi = ctx->landlock_abi,
