@@ -64,7 +64,9 @@ int al_plan_compiled(const al_lang_row *row, const al_toolchain *tc,
 		break;
 	case AL_PROBE_GO:
 		add(&build, "build");
-		add(&build, "-trimpath");
+		/* no -trimpath: it changes every package's build id, so the
+		 * whole standard library would be compiled again (~12 s
+		 * instead of ~0.5 s here) */
 		add(&build, "-o");
 		add(&build, artifact);
 		add(&build, script_path);

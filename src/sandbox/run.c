@@ -34,7 +34,7 @@ size_t al_sb_build_rlimits(const al_limits *l, al_rlimit_spec *out)
 /* base: the cgroups' usage when a warm member was handed its request
  * (the interpreter's start is not the run's), or NULL. */
 static void apply_cgroup_usage(const al_sb_cgrun *cg, const al_sb_cgusage *base,
-			       al_result *res)
+			       bool build, al_result *res)
 {
 	al_sb_cgusage u;
 	al_sb_cgrun_usage(cg, &u);
@@ -51,6 +51,10 @@ static void apply_cgroup_usage(const al_sb_cgrun *cg, const al_sb_cgusage *base,
 	}
 	if (u.have_peak)
 		res->usage.peak_memory_bytes = u.peak_memory_bytes;
+	/* A compiler driver outlives its killed back end (gcc reports
+	 * cc1plus killed and exits 1): the build says which limit. */
+	if (build && u.oom_killed && res->outcome == AL_OUTCOME_FAILED)
+		al_result_set_outcome(res, AL_OUTCOME_FAILED, "memory_limit");
 	if (res->outcome != AL_OUTCOME_KILLED)
 		return;
 	if (u.oom_killed)
@@ -102,7 +106,7 @@ int al_sb_step_supervise(const al_sb_step *s, al_child *child,
 	}
 	al_sb_signal_ctx_free(sigctx);
 	if (rc == 0)
-		apply_cgroup_usage(cg, base, res);
+		apply_cgroup_usage(cg, base, s->build, res);
 	return rc;
 }
 
