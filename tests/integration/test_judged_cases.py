@@ -107,3 +107,15 @@ def test_bounded_count(daemon):
     st, _, body = daemon.run({"language": "python", "code": "",
                               "tests": [{"stdin": "", "bogus": 1}]})
     assert st == 400 and "tests[0]" in str(body), body
+
+
+def test_build_and_case_limits_are_held_to_ceilings(daemon):
+    # the built-in wall ceiling is 15 min (docs/configuration.md)
+    over = 16 * 60 * 1000
+    st, _, body = daemon.run({"language": "c", "code": DOUBLER,
+                              "limits": {"build": {"wall_ms": over}}})
+    assert "gate:ceiling:build.wall_ms" in str(body), body
+    st, _, body = daemon.run({"language": "python", "code": "",
+                              "tests": [{"stdin": "",
+                                         "limits": {"wall_ms": over}}]})
+    assert "gate:ceiling:tests.wall_ms" in str(body), body
