@@ -165,7 +165,8 @@ static int pack_dir(int dirfd, const char *prefix, int depth, size_t *count, buf
 
 	if (depth > MAX_DEPTH)
 		return -ELOOP;
-	int fd = dup(dirfd);
+	/* a descriptor of its own: a dup would share the read offset */
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	d = fdopendir(fd);
@@ -423,7 +424,8 @@ static int by_age(const void *a, const void *b)
 /* Removes the oldest entries until the cache holds at most max_bytes. */
 static void evict(int cache_fd, uint64_t max_bytes, const char *keep)
 {
-	int fd = dup(cache_fd);
+	/* a descriptor of its own: a dup would share the read offset */
+	int fd = openat(cache_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	entry *v = NULL;
 	size_t n = 0, cap = 0;

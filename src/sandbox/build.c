@@ -69,7 +69,8 @@ static void log_build(const char *language, const char *key)
 /* Empties a directory without following links. */
 static int empty_dir(int dirfd)
 {
-	int fd = dup(dirfd);
+	/* a descriptor of its own: a dup would share the read offset */
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *e;
 	int rc = 0;
