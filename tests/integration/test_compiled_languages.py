@@ -278,3 +278,20 @@ def test_cache_is_per_tenant_dir(daemon):
     need_language("c")
     dirs = [d.name for d in (daemon.state / "build-cache").iterdir()]
     assert dirs and all(d.startswith("t-") for d in dirs), dirs
+
+
+@pytest.mark.parametrize("lang,tool", [("c", "c"), ("cpp", "c++"),
+                                       ("go", "go"), ("rust", "rust"),
+                                       ("java", "java")])
+def test_version_constraints_select(daemon, lang, tool):
+    need_language(lang)
+    st, _, caps = daemon.request("GET", "/v1/capabilities")
+    [facts] = caps["providers"]
+    [fact] = [l for l in facts["languages"] if l["language"] == lang]
+    assert fact["toolchain"] == tool and fact["version"], fact
+    st, _, res = daemon.run(req(lang, BROKEN[lang], toolchain={tool: ">=999"}))
+    assert res["outcome"] == "unsupported_language", res
+    assert res["reason"] == "version_ineligible", res
+    ok = run(daemon, req(lang, PROGRAMS[lang], stdin="",
+                         toolchain={tool: "==" + fact["version"]}))
+    assert ok["outcome"] == "completed", ok
