@@ -295,3 +295,27 @@ def test_version_constraints_select(daemon, lang, tool):
     ok = run(daemon, req(lang, PROGRAMS[lang], stdin="",
                          toolchain={tool: "==" + fact["version"]}))
     assert ok["outcome"] == "completed", ok
+
+
+def test_cache_configuration_shared_and_off(tmp_path_factory):
+    need_language("c")
+    code = PROGRAMS["c"] + "/* config test */\n"
+    shared, _ = start_logged(tmp_path_factory, "shared",
+                             build_cache={"shared": True})
+    try:
+        assert run(shared, req("c", code))["build"]["cache_hit"] is False
+        assert run(shared, req("c", code))["build"]["cache_hit"] is True
+        assert [d.name for d in (shared.state / "build-cache").iterdir()] \
+            == ["shared"]
+    finally:
+        shared.stop()
+    off, log = start_logged(tmp_path_factory, "off", build_cache={"bytes": 0})
+    try:
+        for _ in range(2):
+            res = run(off, req("c", code))
+            assert res["outcome"] == "completed"
+            assert res["build"]["cache_hit"] is False
+        assert log.count("c") == 2
+        assert not (off.state / "build-cache").exists()
+    finally:
+        off.stop()
