@@ -171,6 +171,11 @@ typedef struct al_exec {
 	const char *tool_dir;
 	const char *tool_bin_dir;
 	const char *tool_token;
+	/* The build cache this run may use (docs/languages.md): a private
+	 * directory of the host's, per tenant unless configured shared, and
+	 * its byte bound; NULL: build every time. */
+	const char *build_cache_dir;
+	uint64_t build_cache_bytes;
 } al_exec;
 
 /* ---- operations table ------------------------------------------------ */

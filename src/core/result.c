@@ -7,6 +7,7 @@
 
 #include <airlock/contract.h>
 
+#include "core/build_contract.h"
 #include "core/util.h"
 #include "json/toolbelt_json.h"
 
@@ -48,6 +49,7 @@ void al_result_free(al_result *r)
 	free(r->workspace_kind);
 	free(r->workspace_summary);
 	free(r->log_artifact);
+	al_result_build_free(r);
 	free(r);
 }
 
@@ -89,6 +91,16 @@ int al_result_check_shape(const al_result *r)
 			return -EPROTO;
 		break;
 	case AL_OUTCOME_FAILED:
+		/* A failed build: no run step, so no process fields; the
+		 * build object says what the compiler did. */
+		if (r->reason != NULL && strcmp(r->reason, "build_failed") == 0) {
+			if (r->has_exit_code || r->has_signal ||
+			    r->output_seen[0] != 0 || r->output_seen[1] != 0 ||
+			    r->build == NULL ||
+			    r->build->outcome == AL_OUTCOME_COMPLETED)
+				return -EPROTO;
+			break;
+		}
 		/* Exit 0 is a failure only when the program declared one
 		 * through the toolbelt (docs/toolbelt.md). */
 		if (!r->has_exit_code || r->has_signal ||

@@ -41,6 +41,10 @@ typedef struct run_exec {
 	/* The run's toolbelt (host/host_toolbelt.h), or NULL: copies the
 	 * worker keeps for as long as it may run. */
 	char *tool_dir, *tool_bin, *tool_token;
+	/* The build cache the run may use, or NULL; judged cases run this
+	 * many at a time (the run's slot and the extra ones taken). */
+	char *build_cache_dir;
+	unsigned parallel;
 } run_exec;
 
 typedef struct live_run {

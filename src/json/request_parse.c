@@ -12,6 +12,7 @@
 
 #include "bundle/bundle.h"
 #include "json/jfield.h"
+#include "json/build_json.h"
 #include "json/limits_table.h"
 #include "json/request_fields.h"
 #include "json/syntax.h"
@@ -265,7 +266,8 @@ static int parse_outputs(const jf_ctx *c, const json_t *root, al_request *req)
 
 static const char *const limit_keys[] = {
 	"wall_ms",    "cpu_ms",		 "memory_bytes", "pids", "output_bytes",
-	"file_bytes", "workspace_bytes", "open_files",	 "socket_bytes", NULL};
+	"file_bytes", "workspace_bytes", "open_files",	 "socket_bytes", "build",
+	NULL};
 
 static int parse_limits(const jf_ctx *c, const json_t *root, al_request *req)
 {
@@ -510,7 +512,8 @@ static const char *const top_keys[] = {
 	"language", "code",   "code_sha256",	 "argv",      "stdin",
 	"stdin_b64", "files", "outputs",	 "purpose",   "limits",
 	"grant",    "env",    "idempotency_key", "isolation", "toolchain",
-	"name",	    "exec",   "continues",	 NULL};
+	"name",	    "exec",   "continues",	 "build_flags", "tests", "compare",
+	NULL};
 
 int al_request_from_json(const char *json, size_t len, al_request **out,
 			 al_error **err)
@@ -541,7 +544,8 @@ int al_request_from_json(const char *json, size_t len, al_request **out,
 	    (rc = parse_env(&c, root, req)) < 0 ||
 	    (rc = parse_toolchain(&c, root, req)) < 0 ||
 	    (rc = al_request_parse_name(&c, root, req)) < 0 ||
-	    (rc = al_request_parse_continues(&c, root, req)) < 0)
+	    (rc = al_request_parse_continues(&c, root, req)) < 0 ||
+	    (rc = al_build_request_parse(&c, root, req)) < 0)
 		goto out;
 	al_limits_apply_defaults(&req->limits);
 	*out = req;

@@ -11,6 +11,7 @@
 
 #include "core/util.h"
 #include "json/contract_json.h"
+#include "json/build_json.h"
 #include "json/jfield.h"
 #include "json/toolbelt_json.h"
 #include "json/result_fields.h"
@@ -155,7 +156,9 @@ char *al_result_to_json(const al_result *r, int pretty)
 	    jf_set(o, "inbox_acked", inbox_acked_json(r)) < 0)
 		goto out;
 	if (al_toolbelt_result_emit(o, r) < 0 ||
-	    al_result_emit_fields(o, r) < 0)
+	    al_result_emit_fields(o, r) < 0 ||
+	    /* only runs with a build step or judged cases */
+	    al_build_result_emit(o, r) < 0)
 		goto out;
 	text = jf_dump(o, (pretty ? JSON_INDENT(2) : JSON_COMPACT) |
 				  JSON_PRESERVE_ORDER);
@@ -450,7 +453,7 @@ static const char *const result_keys[] = {
 	"stderr_bytes",	    "usage",	      "provider",	"outputs",
 	"started_at",	    "finished_at",    "permanent",	"inbox_acked",
 	"events",	    "declaration",    "host_calls",	AL_RESULT_FIELD_KEYS,
-	NULL};
+	"build",	    "tests",	      NULL};
 
 static int parse_inbox_acked(const jf_ctx *c, const json_t *v, al_result *r)
 {
@@ -511,7 +514,9 @@ static int parse_result(const jf_ctx *c, const json_t *root, al_result *r)
 		return rc;
 	if ((rc = al_toolbelt_result_parse(c, root, r)) < 0)
 		return rc;
-	return al_result_parse_fields(c, root, r);
+	if ((rc = al_result_parse_fields(c, root, r)) < 0)
+		return rc;
+	return al_build_result_parse(c, root, r);
 }
 
 int al_result_from_json(const char *json, size_t len, al_result **out,
