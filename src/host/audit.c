@@ -128,7 +128,7 @@ static int insert_one(sqlite3 *db, al_audit_waiter *w, int64_t seq,
  * committed). */
 static void commit_batch(al_db *d, al_audit_waiter *batch)
 {
-	char prev[65], hash[65];
+	char prev[65], hash[65], why[200] = "";
 	int64_t seq = 1;
 	bool full = false;
 	int rc = 0;
@@ -164,14 +164,17 @@ static void commit_batch(al_db *d, al_audit_waiter *batch)
 	}
 	rc = -EIO;
 rollback:
+	/* The failure's message, before ROLLBACK replaces it. */
+	snprintf(why, sizeof(why), "%s", sqlite3_errmsg(d->db));
 	exec_sql(d->db, "ROLLBACK");
 out:
+	if (rc < 0 && why[0] == '\0')
+		snprintf(why, sizeof(why), "%s", sqlite3_errmsg(d->db));
 	for (al_audit_waiter *w = batch; w; w = w->next) {
 		if (rc < 0)
 			w->rc = rc;
 		if (w->rc == -EIO)
-			snprintf(w->msg, sizeof(w->msg), "%s",
-				 sqlite3_errmsg(d->db));
+			snprintf(w->msg, sizeof(w->msg), "%s", why);
 	}
 	pthread_mutex_unlock(&d->lock);
 }
