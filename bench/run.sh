@@ -49,6 +49,9 @@ ${CC:-cc} -std=c17 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Wshadow \
 	$(pkg-config --cflags $pkgs) -o "$build/bench/inproc" bench/inproc.c \
 	"$build/libairlock.a" $(pkg-config --libs $pkgs) -lpthread
 
+${CC:-cc} -std=c17 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Wshadow \
+	-o "$build/bench/floor" bench/floor.c
+
 /usr/bin/python3 bench/driver.py --airlock "$airlock" \
 	--inproc "$build/bench/inproc" --out bench/results/latest.md "$@"
 # The compiled-language row (needs gcc; bench/README.md).
@@ -56,3 +59,9 @@ if command -v gcc >/dev/null 2>&1; then
 	/usr/bin/python3 bench/compiled.py --airlock "$airlock" \
 		--out bench/results/compiled-latest.md
 fi
+
+# The kernel's floor beside bwrap (bench/README.md, "The floor").
+echo
+echo "## The floor: clone3 + execve + wait, sh -c true (bench/floor)"
+echo
+"$build/bench/floor" 200 /bin/sh -c true

@@ -72,36 +72,42 @@ static int chain_head(sqlite3 *db, int64_t *next_seq, char hash[65])
 	return rc;
 }
 
-int al_audit_append(al_db *d, json_t *record, bool full, al_error **err)
+/* One append waiting for its commit.  Group commit: the first append to
+ * find no commit in flight becomes the leader and commits every waiting
+ * record in one transaction (one WAL sync for all of them); appends that
+ * arrive meanwhile queue for the next one.  No timer: a record waits at
+ * most for the commit in flight and its own, and each append still
+ * returns only once its record is committed (run.started stays durable
+ * before the run starts). */
+typedef struct al_audit_waiter {
+	json_t *record;
+	bool full;
+	bool done;
+	int rc;
+	char msg[200];
+	struct al_audit_waiter *next;
+} al_audit_waiter;
+
+/* Serialises and checks one record at seq, chained to prev; 0, -ENOMEM
+ * (the record is refused alone) or -EIO (the transaction fails). */
+static int insert_one(sqlite3 *db, al_audit_waiter *w, int64_t seq,
+		      const char *prev, char hash[65])
 {
 	sqlite3_stmt *st = NULL;
 	char *text = NULL;
-	char prev[65], hash[65], when[32];
-	int64_t seq = 1;
+	char when[32];
 	int rc = 0;
-	bool in_tx = false;
-
-	pthread_mutex_lock(&d->lock);
-	if (exec_sql(d->db, full ? "PRAGMA synchronous=FULL"
-				 : "PRAGMA synchronous=NORMAL") < 0 ||
-	    exec_sql(d->db, "BEGIN IMMEDIATE") < 0) {
-		rc = -EIO;
-		goto out;
-	}
-	in_tx = true;
-	if ((rc = chain_head(d->db, &seq, prev)) < 0)
-		goto out;
 
 	al_format_time_ms(al_now_ms(), when, sizeof(when));
-	if (json_object_set_new(record, "seq", json_integer(seq)) < 0 ||
-	    json_object_set_new(record, "time", json_string(when)) < 0 ||
-	    !(text = json_dumps(record, JSON_COMPACT | JSON_SORT_KEYS)) ||
-	    !text_is(text, record)) {
-		rc = -ENOMEM;
-		goto out;
+	if (json_object_set_new(w->record, "seq", json_integer(seq)) < 0 ||
+	    json_object_set_new(w->record, "time", json_string(when)) < 0 ||
+	    !(text = json_dumps(w->record, JSON_COMPACT | JSON_SORT_KEYS)) ||
+	    !text_is(text, w->record)) {
+		free(text);
+		return -ENOMEM;
 	}
 	chain_hash(prev, text, hash);
-	if (sqlite3_prepare_v2(d->db,
+	if (sqlite3_prepare_v2(db,
 			       "INSERT INTO audit (seq, prev_hash, hash, "
 			       "record) VALUES (?, ?, ?, ?)",
 			       -1, &st, NULL) != SQLITE_OK ||
@@ -109,30 +115,105 @@ int al_audit_append(al_db *d, json_t *record, bool full, al_error **err)
 	    sqlite3_bind_text(st, 2, prev, -1, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 3, hash, -1, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 4, text, -1, SQLITE_STATIC) != SQLITE_OK ||
-	    sqlite3_step(st) != SQLITE_DONE) {
+	    sqlite3_step(st) != SQLITE_DONE)
 		rc = -EIO;
-		goto out;
-	}
 	sqlite3_finalize(st);
-	st = NULL;
-	if (exec_sql(d->db, "COMMIT") < 0) {
-		rc = -EIO;
-		goto out;
-	}
-	in_tx = false;
-out:
-	if (rc == -ENOMEM)
-		al_error_set(err, AL_ERR_INTERNAL, ENOMEM, "audit_refused",
-			     "audit write failed: out of memory");
-	else if (rc < 0)
-		al_error_set(err, AL_ERR_IO, -rc, "audit_refused",
-			     "audit write failed: %s", sqlite3_errmsg(d->db));
-	sqlite3_finalize(st);
-	if (in_tx)
-		exec_sql(d->db, "ROLLBACK");
-	pthread_mutex_unlock(&d->lock);
 	free(text);
 	return rc;
+}
+
+/* Commits the batch in one transaction, synchronous=FULL when any of its
+ * records asks for it.  A record that cannot be serialised is refused on
+ * its own; a database failure refuses the whole batch (nothing of it is
+ * committed). */
+static void commit_batch(al_db *d, al_audit_waiter *batch)
+{
+	char prev[65], hash[65], why[200] = "";
+	int64_t seq = 1;
+	bool full = false;
+	int rc = 0;
+	uint64_t n = 0;
+
+	for (al_audit_waiter *w = batch; w; w = w->next)
+		full = full || w->full;
+	pthread_mutex_lock(&d->lock);
+	if (exec_sql(d->db, full ? "PRAGMA synchronous=FULL"
+				 : "PRAGMA synchronous=NORMAL") < 0 ||
+	    exec_sql(d->db, "BEGIN IMMEDIATE") < 0) {
+		rc = -EIO;
+		goto out;
+	}
+	if ((rc = chain_head(d->db, &seq, prev)) < 0)
+		goto rollback;
+	for (al_audit_waiter *w = batch; w; w = w->next) {
+		w->rc = insert_one(d->db, w, seq, prev, hash);
+		if (w->rc == -EIO) {
+			rc = -EIO;
+			goto rollback;
+		}
+		if (w->rc == 0) {
+			memcpy(prev, hash, sizeof(prev));
+			seq++;
+			n++;
+		}
+	}
+	if (exec_sql(d->db, "COMMIT") == 0) {
+		d->audit_commits++;
+		d->audit_records += n;
+		goto out;
+	}
+	rc = -EIO;
+rollback:
+	/* The failure's message, before ROLLBACK replaces it. */
+	snprintf(why, sizeof(why), "%s", sqlite3_errmsg(d->db));
+	exec_sql(d->db, "ROLLBACK");
+out:
+	if (rc < 0 && why[0] == '\0')
+		snprintf(why, sizeof(why), "%s", sqlite3_errmsg(d->db));
+	for (al_audit_waiter *w = batch; w; w = w->next) {
+		if (rc < 0)
+			w->rc = rc;
+		if (w->rc == -EIO)
+			snprintf(w->msg, sizeof(w->msg), "%s", why);
+	}
+	pthread_mutex_unlock(&d->lock);
+}
+
+int al_audit_append(al_db *d, json_t *record, bool full, al_error **err)
+{
+	al_audit_waiter self = {.record = record, .full = full};
+
+	pthread_mutex_lock(&d->queue_lock);
+	al_audit_waiter **tail = &d->queue;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = &self;
+	while (!self.done) {
+		if (d->committing) {
+			pthread_cond_wait(&d->queue_done, &d->queue_lock);
+			continue;
+		}
+		/* Lead: take every waiting record (this one among them). */
+		al_audit_waiter *batch = d->queue;
+		d->queue = NULL;
+		d->committing = true;
+		pthread_mutex_unlock(&d->queue_lock);
+		commit_batch(d, batch);
+		pthread_mutex_lock(&d->queue_lock);
+		for (al_audit_waiter *w = batch; w; w = w->next)
+			w->done = true;
+		d->committing = false;
+		pthread_cond_broadcast(&d->queue_done);
+	}
+	pthread_mutex_unlock(&d->queue_lock);
+
+	if (self.rc == -ENOMEM)
+		al_error_set(err, AL_ERR_INTERNAL, ENOMEM, "audit_refused",
+			     "audit write failed: out of memory");
+	else if (self.rc < 0)
+		al_error_set(err, AL_ERR_IO, -self.rc, "audit_refused",
+			     "audit write failed: %s", self.msg);
+	return self.rc;
 }
 
 int al_audit_has_event(al_db *d, const char *run_id, const char *event)

@@ -87,6 +87,8 @@ int al_db_open(const char *state_dir, uint64_t busy_ms, al_db **out,
 		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
 				    "out of memory");
 	pthread_mutex_init(&d->lock, NULL);
+	pthread_mutex_init(&d->queue_lock, NULL);
+	pthread_cond_init(&d->queue_done, NULL);
 	if (sqlite3_open_v2(path, &d->db,
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 				    SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW,
@@ -148,6 +150,8 @@ void al_db_close(al_db *d)
 		return;
 	sqlite3_close(d->db);
 	pthread_mutex_destroy(&d->lock);
+	pthread_mutex_destroy(&d->queue_lock);
+	pthread_cond_destroy(&d->queue_done);
 	free(d);
 }
 

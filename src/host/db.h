@@ -11,11 +11,22 @@
 
 #include <airlock/error.h>
 
+struct al_audit_waiter;
+
 typedef struct al_db {
 	sqlite3 *db;
 	/* One connection serves every thread; transactions are serialised
 	 * here (other processes are held off by SQLite's own locks). */
 	pthread_mutex_t lock;
+	/* Group commit of audit appends (src/host/audit.c): appends that
+	 * arrive while a commit is in flight wait here and go out together
+	 * in the next transaction, one sync for all of them. */
+	pthread_mutex_t queue_lock;
+	pthread_cond_t queue_done;
+	struct al_audit_waiter *queue;
+	bool committing;
+	/* Transactions and records committed by appends (for measuring). */
+	uint64_t audit_commits, audit_records;
 } al_db;
 
 /* Creates state_dir (0700) when missing, opens or creates the database and
