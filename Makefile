@@ -47,7 +47,7 @@ endif
 LDFLAGS += $(SANFLAGS)
 LDLIBS  += $(PKG_LIBS) -lpthread
 
-LIB_DIRS = src/core src/json src/bundle src/proc src/lang src/providers src/sandbox src/host src/supervisor src/server
+LIB_DIRS = src/core src/json src/bundle src/proc src/lang src/providers src/sandbox src/container src/host src/supervisor src/server
 LIB_SRC  = $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 # The network parts: in libairlock for embedders, but the CLI loads them

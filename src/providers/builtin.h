@@ -6,6 +6,7 @@
 
 extern const al_provider_ops al_disabled_provider;
 extern const al_provider_ops al_local_provider;
+extern const al_provider_ops al_container_provider;
 
 /* Where providers keep observation caches: $AIRLOCK_CACHE_DIR, else
  * /var/cache/airlock for root, else $XDG_CACHE_HOME/airlock (or

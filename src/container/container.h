@@ -1,0 +1,169 @@
+/* Internal: the `container` provider (docs/containers.md).
+ *
+ * One provider drives an OCI runtime's command line: a generated
+ * config.json (spec.c), a private runtime root and a keeper process that
+ * owns the container (keeper.c), each runtime variant's own construction
+ * (variants.c), a probe that runs a real container (probe.c) and the
+ * operations (provider.c). */
+#ifndef AL_CONTAINER_H
+#define AL_CONTAINER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <airlock/contract.h>
+#include <airlock/error.h>
+#include <airlock/provider.h>
+
+#include "proc/rundir.h"
+#include "proc/supervise.h"
+
+/* ---- variants ------------------------------------------------------- */
+
+typedef struct al_ct_variant {
+	const char *name;   /* the "runtime" config value */
+	const char *binary; /* looked up in PATH, then /usr/sbin, /usr/bin */
+	/* Global options before the subcommand, after --root. */
+	const char *const *global_args;
+	/* The runtime applies the OCI seccomp section itself (gVisor answers
+	 * syscalls in its own kernel and ignores it). */
+	bool oci_seccomp;
+} al_ct_variant;
+
+/* The variant named `name`, or NULL. */
+const al_ct_variant *al_ct_variant_find(const char *name);
+/* The names, for messages: "runc, crun, runsc". */
+const char *al_ct_variant_names(void);
+/* The runtime's executable: absolute path (caller frees), or NULL when
+ * it is not installed. */
+char *al_ct_variant_locate(const al_ct_variant *v);
+/* argv for `BINARY --root ROOT GLOBAL... SUB ARGS...` (caller frees the
+ * vector with al_ct_strv_free). */
+char **al_ct_variant_argv(const al_ct_variant *v, const char *binary,
+			  const char *root, const char *const *sub);
+
+/* Frees a NULL-terminated vector. */
+void al_ct_strv_free(char **v);
+
+/* ---- configuration -------------------------------------------------- */
+
+typedef struct al_ct_config {
+	const al_ct_variant *variant; /* "runtime", default runc */
+	char *runtime_name;	      /* as configured (for messages) */
+	uint32_t uid_base;	      /* "uid_base", default 200000 */
+	uint32_t uid_count;	      /* "uid_count", default 1000 */
+	char *run_dir;		      /* "run_dir", default: al_rundir's */
+	uint64_t tmp_bytes;	      /* "tmp_bytes", default 64 MiB */
+} al_ct_config;
+
+int al_ct_config_parse(const char *json, al_ct_config *cfg, al_error **err);
+void al_ct_config_clear(al_ct_config *cfg);
+
+/* ---- cgroups -------------------------------------------------------- */
+
+/* The cgroupsPath a container gets: beneath the deepest of our own
+ * cgroups in the memory, pids and cpu hierarchies, when every other is
+ * its ancestor (one path serves every hierarchy); *out (caller frees)
+ * is that parent.  -ENOENT when our cgroups do not nest. */
+int al_ct_cgroup_parent(char **out);
+
+/* ---- the OCI bundle ------------------------------------------------- */
+
+typedef struct al_ct_spec_in {
+	const al_request *req;
+	const al_rundir *rd;	  /* code, workspace, tmp on the host */
+	const char *bundle_dir;	  /* RUN/bundle: config.json, rootfs */
+	char *const *argv;
+	char *const *envp;
+	char *const *extra_roots; /* the toolchain's roots */
+	uid_t uid;		  /* the program's uid and gid */
+	const char *cgroups_path;
+	const char *netns_path;	  /* the keeper's network namespace */
+	uint64_t tmp_bytes;
+	bool oci_seccomp;
+	bool build;		  /* /build writable (a build step) */
+	bool has_build_dir;
+	const char *inbox_dir;	  /* NULL: no inbox */
+	const char *acks_dir;	  /* host RUN/acks, bound at /inbox-acks */
+} al_ct_spec_in;
+
+/* Writes bundle_dir/config.json and prepares bundle_dir/rootfs (an empty
+ * directory with the system dirs' symlinks; bound read-only).  0 or a
+ * negative errno with err set. */
+int al_ct_spec_write(const al_ct_spec_in *in, al_error **err);
+
+/* ---- the keeper ----------------------------------------------------- */
+
+/* A forked process that owns one container: it makes a fresh network
+ * namespace (loopback up when asked), starts the runtime detached with
+ * the program's stdio on pipes (never a terminal), becomes the parent of
+ * the container's first process (a child subreaper) and reports its wait
+ * status and the tree's usage like the shepherd does. */
+typedef struct al_ct_keeper {
+	pid_t pid;
+	char netns[64]; /* /proc/<keeper>/ns/net */
+	int go_fd;	/* write end: the bundle is ready */
+	int note_fd;	/* read end: 'F' when the runtime failed */
+	al_child child;
+} al_ct_keeper;
+
+typedef struct al_ct_launch {
+	char *const *runtime_argv; /* `run --detach --pid-file ... ID` */
+	bool loopback;
+	bool stdin_pipe;
+	const char *pid_file;
+} al_ct_launch;
+
+/* Forks the keeper, which waits (in its network namespace) for
+ * al_ct_keeper_go.  0 or a negative errno with err set. */
+int al_ct_keeper_start(const al_ct_launch *l, al_ct_keeper *k,
+		       al_error **err);
+/* The bundle is written: start the runtime.  0 or a negative errno. */
+int al_ct_keeper_go(al_ct_keeper *k);
+/* After supervision: true when the runtime could not start the
+ * container (its exit report is then not the program's). */
+bool al_ct_keeper_start_failed(al_ct_keeper *k);
+void al_ct_keeper_close_note(al_ct_keeper *k);
+/* Ends a keeper that was never supervised. */
+void al_ct_keeper_discard(al_ct_keeper *k);
+
+/* The runtime's exit when it could not start the container is reported
+ * as this wait status (exit code AL_CT_START_FAILED). */
+#define AL_CT_START_FAILED 125
+
+/* Runs `argv` to its end, stdin /dev/null; its exit code (128+N for a
+ * signal), or a negative errno.  out_text (NULL: discarded) gets at most
+ * cap bytes of its combined output, NUL-terminated (caller frees). */
+int al_ct_run_quiet(char *const *argv, char **out_text, size_t cap);
+
+/* ---- probe ---------------------------------------------------------- */
+
+/* Observed facts of cfg's variant: a real container is run. */
+int al_ct_probe_facts(const al_ct_config *cfg, al_facts **out,
+		      al_error **err);
+
+/* One container run of argv as the provider runs programs (used by the
+ * probe and the provider): fills res.  seq names it uniquely. */
+typedef struct al_ct_run {
+	const al_ct_config *cfg;
+	const al_exec *exec;
+	const al_request *req;
+	const al_rundir *rd;
+	char *const *argv;
+	char *const *envp;
+	char *const *extra_roots;
+	uid_t uid;
+	bool build, has_build_dir, with_stdin;
+	const char *name; /* unique container id */
+	/* NULL, or gets the runtime's message when it could not start the
+	 * container (caller frees) */
+	char **start_error;
+	al_output_fn on_output;
+	void *on_output_ctx;
+} al_ct_run;
+
+int al_ct_run_step(const al_ct_run *r, al_result *res, al_error **err);
+
+#endif

@@ -1,0 +1,244 @@
+/* One container run (a build or run step): its bundle, its keeper, the
+ * runtime started detached, supervision (deadline, output, cancel), the
+ * limit a kill came from, and `runtime delete` whatever happened. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "container/container.h"
+#include "core/util.h"
+#include "sandbox/warm_inbox.h"
+
+/* The file `file` of the cgroup `cgpath` in the v1 hierarchy that holds
+ * controller `ctrl` (from /proc/self/mountinfo), or "" when none. */
+static void cgroup_file(const char *ctrl, const char *cgpath, const char *file,
+			char *out, size_t len)
+{
+	out[0] = '\0';
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (f == NULL)
+		return;
+	char line[1024];
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char root[256], mnt[256], rest[512];
+		if (sscanf(line, "%*s %*s %*s %255s %255s %511[^\n]", root, mnt,
+			   rest) != 3)
+			continue;
+		const char *dash = strstr(rest, " - cgroup ");
+		if (dash == NULL)
+			continue;
+		const char *super = strrchr(dash, ' ');
+		char opts[256];
+		snprintf(opts, sizeof(opts), ",%s,", super ? super + 1 : "");
+		char want[32];
+		snprintf(want, sizeof(want), ",%s,", ctrl);
+		if (strstr(opts, want) == NULL)
+			continue;
+		size_t rl = strcmp(root, "/") == 0 ? 0 : strlen(root);
+		if (rl > 0 && strncmp(cgpath, root, rl) != 0)
+			continue;
+		snprintf(out, len, "%s%s/%s", mnt, cgpath + rl, file);
+		break;
+	}
+	fclose(f);
+}
+
+/* The number after `key` in a cgroup file of "key value" lines; 0. */
+static uint64_t cgroup_count(const char *path, const char *key)
+{
+	FILE *f = path[0] ? fopen(path, "re") : NULL;
+	if (f == NULL)
+		return 0;
+	char k[64];
+	unsigned long long v;
+	uint64_t found = 0;
+	while (fscanf(f, "%63s %llu", k, &v) == 2)
+		if (strcmp(k, key) == 0)
+			found = v;
+	fclose(f);
+	return found;
+}
+
+static int runtime_delete(const al_ct_config *cfg, const char *binary,
+			  const char *state, const char *name)
+{
+	const char *sub[] = {"delete", "--force", name, NULL};
+	char **argv = al_ct_variant_argv(cfg->variant, binary, state, sub);
+	int rc = argv ? al_ct_run_quiet(argv, NULL, 0) : -ENOMEM;
+	al_ct_strv_free(argv);
+	return rc;
+}
+
+int al_ct_run_step(const al_ct_run *r, al_result *res, al_error **err)
+{
+	const al_request *req = r->req;
+	const al_ct_config *cfg = r->cfg;
+	char bundle[PATH_MAX], state[PATH_MAX], pidf[PATH_MAX],
+	    acks[PATH_MAX];
+	char *binary = NULL, *parent = NULL, *cgpath = NULL;
+	char **argv = NULL;
+	al_ct_keeper k = {.pid = -1, .go_fd = -1, .note_fd = -1};
+	al_sb_inbox_fwd *fwd = NULL;
+	int acks_fd = -1;
+	bool inbox = !r->build && r->exec->inbox_dir != NULL &&
+		     r->exec->inbox_acks_dir != NULL;
+	bool started = false, failed_start = false;
+	int rc;
+
+	snprintf(bundle, sizeof(bundle), "%s/bundle-%s", r->rd->root,
+		 r->build ? "build" : "run");
+	snprintf(state, sizeof(state), "%s/state", r->rd->root);
+	snprintf(pidf, sizeof(pidf), "%s/%s.pid", r->rd->root,
+		 r->build ? "build" : "run");
+	snprintf(acks, sizeof(acks), "%s/acks", r->rd->root);
+	const char *why = "container_setup_failed";
+	if ((mkdir(bundle, 0755) < 0 && errno != EEXIST) ||
+	    (mkdir(state, 0700) < 0 && errno != EEXIST) ||
+	    (inbox && ((mkdir(acks, 0700) < 0 && errno != EEXIST) ||
+		       chown(acks, r->uid, r->uid) < 0))) {
+		rc = -errno;
+		goto unavailable;
+	}
+	binary = al_ct_variant_locate(cfg->variant);
+	if (binary == NULL) {
+		why = "container_unavailable";
+		rc = -ENOENT;
+		goto unavailable;
+	}
+	rc = al_ct_cgroup_parent(&parent);
+	if (rc < 0)
+		goto unavailable;
+	cgpath = al_strdup_printf("%s/airlock-ctr-%s", parent, r->name);
+	const char *sub[] = {"run",    "--detach", "--pid-file", pidf,
+			     "--bundle", bundle,   r->name,	 NULL};
+	argv = al_ct_variant_argv(cfg->variant, binary, state, sub);
+	if (cgpath == NULL || argv == NULL) {
+		rc = -ENOMEM;
+		goto unavailable;
+	}
+	bool stdin_pipe = r->with_stdin && req->has_stdin &&
+			  req->stdin_data.len > 0;
+	al_ct_launch l = {.runtime_argv = argv,
+			  .loopback = req->grant.network == AL_NETWORK_LOOPBACK,
+			  .stdin_pipe = stdin_pipe,
+			  .pid_file = pidf};
+	al_error *setup_err = NULL;
+	rc = al_ct_keeper_start(&l, &k, &setup_err);
+	if (rc == 0) {
+		al_ct_spec_in in = {
+			.req = req,
+			.rd = r->rd,
+			.bundle_dir = bundle,
+			.argv = r->argv,
+			.envp = r->envp,
+			.extra_roots = r->extra_roots,
+			.uid = r->uid,
+			.cgroups_path = cgpath,
+			.netns_path = k.netns,
+			.tmp_bytes = cfg->tmp_bytes,
+			.oci_seccomp = cfg->variant->oci_seccomp,
+			.build = r->build,
+			.has_build_dir = r->has_build_dir,
+			.inbox_dir = inbox ? r->exec->inbox_dir : NULL,
+			.acks_dir = inbox ? acks : NULL,
+		};
+		rc = al_ct_spec_write(&in, &setup_err);
+	}
+	if (rc == 0 && inbox) {
+		acks_fd = open(acks, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+					     O_NOFOLLOW);
+		rc = acks_fd < 0 ? -errno
+				 : al_sb_inbox_fwd_start(r->exec->inbox_dir,
+							 r->exec->inbox_acks_dir,
+							 NULL, acks_fd, &fwd);
+	}
+	if (rc == 0)
+		rc = al_ct_keeper_go(&k);
+	if (rc < 0) {
+		al_error_free(setup_err);
+		goto unavailable;
+	}
+	started = true;
+	al_supervise_opts opts = {
+		.stdin_data = stdin_pipe ? &req->stdin_data : NULL,
+		.output_cap = req->limits.output_bytes,
+		.wall_ms = req->limits.wall_ms,
+		.grace_ms = AL_DEFAULT_GRACE_MS,
+		.cancel = r->exec->cancel,
+		.on_output = r->on_output,
+		.on_output_ctx = r->on_output_ctx,
+	};
+	al_supervise_result sr;
+	void *sigctx = k.child.signal_ctx;
+	rc = al_supervise(&k.child, &opts, &sr, err);
+	free(sigctx);
+	k.child.signal_ctx = NULL;
+	k.child.pid = -1;
+	failed_start = al_ct_keeper_start_failed(&k);
+	al_ct_keeper_close_note(&k);
+	if (rc == 0 && failed_start) {
+		/* the runtime's own words are on stderr: the probe shows
+		 * them as the reason */
+		if (r->start_error != NULL && sr.output[1].len > 0)
+			*r->start_error = al_strdup_printf(
+				"%.*s", (int)(sr.output[1].len > 400
+						      ? 400
+						      : sr.output[1].len),
+				(const char *)sr.output[1].data);
+		al_supervise_result_clear(&sr);
+		rc = al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
+					   "container_start_failed");
+	} else if (rc == 0) {
+		rc = al_supervise_to_result(&sr, res);
+		al_supervise_result_clear(&sr);
+	}
+	if (fwd != NULL) {
+		int frc = al_sb_inbox_fwd_stop(fwd);
+		fwd = NULL;
+		if (frc < 0 && rc == 0)
+			rc = al_error_set(err, AL_ERR_IO, -frc, NULL,
+					  "cannot mirror the inbox "
+					  "acknowledgements");
+	}
+	if (rc == 0 && res->outcome == AL_OUTCOME_KILLED) {
+		char path[PATH_MAX];
+		cgroup_file("memory", cgpath, "memory.oom_control", path,
+			    sizeof(path));
+		if (cgroup_count(path, "oom_kill") > 0)
+			al_result_set_outcome(res, AL_OUTCOME_KILLED,
+					      "memory_limit");
+		else {
+			cgroup_file("pids", cgpath, "pids.events", path,
+				    sizeof(path));
+			if (cgroup_count(path, "max") > 0 && res->reason &&
+			    strcmp(res->reason, "signal") == 0)
+				al_result_set_outcome(res, AL_OUTCOME_KILLED,
+						      "pids_limit");
+		}
+	}
+	goto out;
+unavailable:
+	rc = al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE, why);
+out:
+	if (fwd != NULL)
+		al_sb_inbox_fwd_stop(fwd);
+	if (acks_fd >= 0)
+		close(acks_fd);
+	al_ct_keeper_discard(&k);
+	/* the runtime's state and cgroups, whatever happened */
+	if (started && binary != NULL &&
+	    runtime_delete(cfg, binary, state, r->name) != 0 &&
+	    !failed_start && rc == 0)
+		rc = al_error_set(err, AL_ERR_INTERNAL, EBUSY, NULL,
+				  "the container could not be deleted");
+	al_ct_strv_free(argv);
+	free(cgpath);
+	free(parent);
+	free(binary);
+	return rc;
+}
