@@ -83,9 +83,12 @@ KITA  = $(BUILD)/libairlock-contract.a
 CLI   = $(BUILD)/airlock
 NETSO = $(BUILD)/libairlock-net.so
 REMOTESO = $(BUILD)/libairlock-remote.so
+# pid 1 of the container provider's containers (src/ctinit/main.c):
+# static, so it runs inside any image.
+CTINIT   = $(BUILD)/airlock-init
 
 .PHONY: all deps check unit unit-san integration integration-unprivileged valgrind contract lint demo bench clean
-all: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(REMOTESO) $(UNIT_BIN) $(EX_BIN)
+all: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(REMOTESO) $(CTINIT) $(UNIT_BIN) $(EX_BIN)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -107,6 +110,9 @@ $(KITA): $(KIT_OBJ)
 $(CLI): $(CLI_OBJ) $(KITA) $(CORE_OBJ)
 	@echo "  LD      $@"
 	@$(CC) $(LDFLAGS) -rdynamic -o $@ $(CLI_OBJ) $(KITA) $(CORE_OBJ) $(CLI_LIBS)
+$(CTINIT): $(BUILD)/obj/src/ctinit/main.o $(BUILD)/obj/src/proc/shepherd.o $(BUILD)/obj/src/core/error.o
+	@echo "  LD      $@"
+	@$(CC) $(LDFLAGS) $(if $(filter 1,$(SAN)),,-static) -o $@ $^
 $(BUILD)/obj-netmod/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< (network module)"
@@ -260,6 +266,8 @@ FORCE:
 # rebuilt) only when the directory does.
 $(BUILD)/obj/src/cli/net_module.o: CFLAGS += -DAL_MODULE_DIR='"$(MODULEDIR)"'
 $(BUILD)/obj/src/cli/net_module.o: $(BUILD)/module-dir
+$(BUILD)/obj/src/container/config.o: CFLAGS += -DAL_MODULE_DIR='"$(MODULEDIR)"'
+$(BUILD)/obj/src/container/config.o: $(BUILD)/module-dir
 $(BUILD)/module-dir: FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(MODULEDIR)' | cmp -s - $@ 2>/dev/null || echo '$(MODULEDIR)' > $@
@@ -279,7 +287,7 @@ $(BUILD)/dist/%: dist/%.in FORCE
 	@mkdir -p $(dir $@)
 	@$(DIST_SUBST) $< > $@.tmp && mv $@.tmp $@
 
-install: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(REMOTESO) $(MAN_OUT) \
+install: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(REMOTESO) $(CTINIT) $(MAN_OUT) \
 	 $(BUILD)/dist/airlock.pc $(BUILD)/dist/airlockd.service
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(MODULEDIR) \
 		$(DESTDIR)$(INCLUDEDIR)/airlock $(DESTDIR)$(PKGCONFIGDIR) \
@@ -288,6 +296,7 @@ install: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(REMOTESO) $(MAN_OUT) \
 	$(INSTALL) -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/airlock
 	$(INSTALL) -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/airlock
 	$(INSTALL) -m 0644 $(NETSO) $(REMOTESO) $(DESTDIR)$(MODULEDIR)/
+	$(INSTALL) -m 0755 $(CTINIT) $(DESTDIR)$(MODULEDIR)/
 	$(INSTALL) -m 0644 $(LIBSO) $(DESTDIR)$(LIBDIR)/libairlock.so.$(VERSION)
 	ln -sf libairlock.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libairlock.so
@@ -307,7 +316,7 @@ install: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(REMOTESO) $(MAN_OUT) \
 # Leaves /etc/airlock (the operator's configuration) and the state alone.
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/airlock $(DESTDIR)$(MODULEDIR)/libairlock-net.so \
-		$(DESTDIR)$(MODULEDIR)/libairlock-remote.so \
+		$(DESTDIR)$(MODULEDIR)/libairlock-remote.so $(DESTDIR)$(MODULEDIR)/airlock-init \
 		$(DESTDIR)$(LIBDIR)/libairlock.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME) \
 		$(DESTDIR)$(LIBDIR)/libairlock.so $(DESTDIR)$(LIBDIR)/libairlock.a \
 		$(DESTDIR)$(LIBDIR)/libairlock-contract.a \

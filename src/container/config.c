@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "container/container.h"
 #include "core/util.h"
@@ -58,6 +59,7 @@ int al_ct_config_parse(const char *json, al_ct_config *cfg, al_error **err)
 		if (strcmp(key, "runtime") != 0 && strcmp(key, "uid_base") != 0 &&
 		    strcmp(key, "uid_count") != 0 &&
 		    strcmp(key, "run_dir") != 0 &&
+		    strcmp(key, "init_path") != 0 &&
 		    strcmp(key, "tmp_bytes") != 0) {
 			rc = al_error_set(err, AL_ERR_INVALID_CONFIG, EINVAL,
 					  "config",
@@ -95,7 +97,19 @@ int al_ct_config_parse(const char *json, al_ct_config *cfg, al_error **err)
 			rc = bad(err, "run_dir", "must be an absolute path");
 			goto out;
 		}
-		if ((cfg->run_dir = strdup(s)) == NULL)
+		if ((cfg->run_dir = strdup(s)) == NULL) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	}
+	v = o ? json_object_get(o, "init_path") : NULL;
+	if (v != NULL) {
+		const char *s = json_string_value(v);
+		if (s == NULL || s[0] != '/' || strlen(s) > 200) {
+			rc = bad(err, "init_path", "must be an absolute path");
+			goto out;
+		}
+		if ((cfg->init_path = strdup(s)) == NULL)
 			rc = -ENOMEM;
 	}
 out:
@@ -109,7 +123,32 @@ void al_ct_config_clear(al_ct_config *cfg)
 {
 	free(cfg->runtime_name);
 	free(cfg->run_dir);
+	free(cfg->init_path);
 	memset(cfg, 0, sizeof(*cfg));
+}
+
+#ifndef AL_MODULE_DIR
+#define AL_MODULE_DIR "/usr/local/lib/airlock"
+#endif
+
+char *al_ct_init_locate(void)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash != NULL) {
+			*slash = '\0';
+			char *p = al_strdup_printf("%s/airlock-init", self);
+			if (p != NULL && access(p, X_OK) == 0)
+				return p;
+			free(p);
+		}
+	}
+	if (access(AL_MODULE_DIR "/airlock-init", X_OK) == 0)
+		return strdup(AL_MODULE_DIR "/airlock-init");
+	return NULL;
 }
 
 static bool is_prefix(const char *dir, const char *path)

@@ -30,6 +30,21 @@ typedef struct al_ct_variant {
 	/* The runtime applies the OCI seccomp section itself (gVisor answers
 	 * syscalls in its own kernel and ignores it). */
 	bool oci_seccomp;
+	/* `run --preserve-fds 1` passes the init's report descriptor;
+	 * without it the report goes through a file (airlock-init). */
+	bool preserve_fds;
+	/* masked and read-only /proc paths apply: gVisor's /proc is its own
+	 * kernel's (nothing of the host's), and its read-only paths make
+	 * /proc unreadable */
+	bool proc_paths;
+	/* the runtime honours the seccomp section's errnoRet (gVisor's
+	 * answers EPERM whatever it says: rows meant to say ENOSYS, such as
+	 * clone3's that lets glibc fall back to clone, are left out) */
+	bool seccomp_errno;
+	/* AL_LIMIT_* bits the runtime does not enforce on the program
+	 * (gVisor: no RLIMIT_CPU, and the cgroup bounds its own processes,
+	 * not the program's memory or pids) */
+	unsigned unenforced;
 } al_ct_variant;
 
 /* The variant named `name`, or NULL. */
@@ -56,10 +71,16 @@ typedef struct al_ct_config {
 	uint32_t uid_count;	      /* "uid_count", default 1000 */
 	char *run_dir;		      /* "run_dir", default: al_rundir's */
 	uint64_t tmp_bytes;	      /* "tmp_bytes", default 64 MiB */
+	char *init_path; /* "init_path", default: al_ct_init_locate() */
 } al_ct_config;
 
 int al_ct_config_parse(const char *json, al_ct_config *cfg, al_error **err);
 void al_ct_config_clear(al_ct_config *cfg);
+
+/* The container's pid 1 (airlock-init): beside the running executable,
+ * else in the module directory; NULL when neither has it.  Caller
+ * frees. */
+char *al_ct_init_locate(void);
 
 /* ---- cgroups -------------------------------------------------------- */
 
@@ -83,11 +104,20 @@ typedef struct al_ct_spec_in {
 	const char *netns_path;	  /* the keeper's network namespace */
 	uint64_t tmp_bytes;
 	bool oci_seccomp;
+	bool proc_paths;	  /* the variant's proc_paths */
+	bool seccomp_errno;	  /* the variant's seccomp_errno */
 	bool build;		  /* /build writable (a build step) */
 	bool has_build_dir;
 	const char *inbox_dir;	  /* NULL: no inbox */
 	const char *acks_dir;	  /* host RUN/acks, bound at /inbox-acks */
+	const char *init_path;	  /* airlock-init on the host */
+	const char *report_dir;	  /* NULL: the report goes to fd 3 */
 } al_ct_spec_in;
+
+/* Where airlock-init and its report file are inside the container. */
+#define AL_CT_INIT_PATH "/dev/.airlock-init"
+#define AL_CT_REPORT_DIR "/dev/.airlock-report"
+#define AL_CT_REPORT_FILE AL_CT_REPORT_DIR "/report"
 
 /* Writes bundle_dir/config.json and prepares bundle_dir/rootfs (an empty
  * directory with the system dirs' symlinks; bound read-only).  0 or a
@@ -114,6 +144,13 @@ typedef struct al_ct_launch {
 	bool loopback;
 	bool stdin_pipe;
 	const char *pid_file;
+	/* the init's exit report: a pipe passed as fd 3, or this host file
+	 * (report_fd false) */
+	bool report_fd;
+	const char *report_file;
+	/* `runtime kill ID TERM`: the polite stop goes through the runtime
+	 * to the container's init (gVisor's processes are not the host's) */
+	char *const *term_argv;
 } al_ct_launch;
 
 /* Forks the keeper, which waits (in its network namespace) for

@@ -180,7 +180,52 @@ static bool failed_start(const kstate *s)
 			       WEXITSTATUS(s->rt_status) == 0);
 }
 
-static int keeper_loop(kstate *s, int status_fd, int note_fd)
+/* The init's report (airlock-init): from the pipe, or the file. */
+static bool read_report(const al_ct_launch *l, int rep_r, al_exit_report *rep)
+{
+	int fd = rep_r;
+	if (fd < 0 && l->report_file != NULL)
+		fd = open(l->report_file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+						  O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	if (fd == rep_r)
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	ssize_t n = read(fd, rep, sizeof(*rep));
+	if (fd != rep_r)
+		close(fd);
+	return n == (ssize_t)sizeof(*rep) && rep->magic == AL_EXIT_REPORT_MAGIC;
+}
+
+/* TERM to the container's init through the runtime (airlock-init passes
+ * it on to every process); the runtime itself, while it still starts
+ * the container, gets it directly. */
+static void runtime_term(kstate *s, const al_ct_launch *l)
+{
+	if (!s->rt_done) {
+		kill(s->runtime, SIGTERM);
+		return;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		al_close_fds_from(3, NULL, 0);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execv(l->term_argv[0], l->term_argv);
+		_exit(127);
+	}
+	/* reaped with everything else */
+}
+
+static int keeper_loop(kstate *s, const al_ct_launch *l, int rep_r,
+		       int status_fd, int note_fd)
 {
 	sigset_t set;
 	sigemptyset(&set);
@@ -197,7 +242,7 @@ static int keeper_loop(kstate *s, int status_fd, int note_fd)
 		if (sig == SIGCHLD)
 			reap(s);
 		else if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP)
-			signal_all(SIGTERM);
+			runtime_term(s, l);
 		else if (sig == SIGUSR1)
 			killing = true;
 	}
@@ -208,9 +253,14 @@ static int keeper_loop(kstate *s, int status_fd, int note_fd)
 		if (write(note_fd, &f, 1) < 0)
 			return 1;
 	}
+	al_exit_report rep;
+	/* The init's report says how the program ended; the init itself
+	 * always exits (or is killed). */
+	if (s->prog_done && read_report(l, rep_r, &rep))
+		goto write;
 	struct rusage ru;
 	getrusage(RUSAGE_CHILDREN, &ru);
-	al_exit_report rep = {
+	rep = (al_exit_report){
 		.magic = AL_EXIT_REPORT_MAGIC,
 		.wait_status = s->prog_done ? s->prog_status
 			       : failed_start(s) ? (AL_CT_START_FAILED << 8)
@@ -221,6 +271,7 @@ static int keeper_loop(kstate *s, int status_fd, int note_fd)
 			      (uint64_t)ru.ru_stime.tv_usec,
 		.max_rss_bytes = (uint64_t)ru.ru_maxrss * 1024u,
 	};
+write:;
 	ssize_t w;
 	do
 		w = write(status_fd, &rep, sizeof(rep));
@@ -249,7 +300,8 @@ static void close_pair(int p[2])
 
 /* In the keeper; never returns. */
 static void keeper_main(const al_ct_launch *l, int in, int out, int errw,
-			int status_w, int note_w, int ready_w, int go_r)
+			int status_w, int note_w, int ready_w, int go_r,
+			int rep_r, int rep_w)
 {
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	setsid();
@@ -269,9 +321,10 @@ static void keeper_main(const al_ct_launch *l, int in, int out, int errw,
 	if (s.runtime < 0)
 		_exit(1);
 	if (s.runtime == 0) {
-		if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errw, 2) < 0)
+		if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errw, 2) < 0 ||
+		    (rep_w >= 0 && dup2(rep_w, 3) < 0))
 			_exit(AL_CT_START_FAILED);
-		al_close_fds_from(3, NULL, 0);
+		al_close_fds_from(rep_w >= 0 ? 4 : 3, NULL, 0);
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
@@ -282,16 +335,16 @@ static void keeper_main(const al_ct_launch *l, int in, int out, int errw,
 	close(in);
 	close(out);
 	close(errw);
-	int keep[2] = {status_w, note_w};
-	al_close_fds_from(3, keep, 2);
-	_exit(keeper_loop(&s, status_w, note_w));
+	int keep[3] = {status_w, note_w, rep_r};
+	al_close_fds_from(3, keep, rep_r >= 0 ? 3 : 2);
+	_exit(keeper_loop(&s, l, rep_r, status_w, note_w));
 }
 
 int al_ct_keeper_start(const al_ct_launch *l, al_ct_keeper *k, al_error **err)
 {
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
 	int status[2] = {-1, -1}, note[2] = {-1, -1}, ready[2] = {-1, -1},
-	    go[2] = {-1, -1};
+	    go[2] = {-1, -1}, rep[2] = {-1, -1};
 	int rc = 0;
 	memset(k, 0, sizeof(*k));
 	k->pid = -1;
@@ -306,7 +359,8 @@ int al_ct_keeper_start(const al_ct_launch *l, al_ct_keeper *k, al_error **err)
 	if ((l->stdin_pipe ? pipe2(in, O_CLOEXEC) : 0) < 0 ||
 	    pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
 	    pipe2(status, O_CLOEXEC) < 0 || pipe2(note, O_CLOEXEC) < 0 ||
-	    pipe2(ready, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0) {
+	    pipe2(ready, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0 ||
+	    (l->report_fd && pipe2(rep, O_CLOEXEC) < 0)) {
 		rc = al_error_set(err, AL_ERR_UNAVAILABLE, errno,
 				  "container_start_failed",
 				  "cannot create pipes");
@@ -334,7 +388,7 @@ int al_ct_keeper_start(const al_ct_launch *l, al_ct_keeper *k, al_error **err)
 		if (getppid() != parent)
 			_exit(1);
 		keeper_main(l, in[0], out[1], errp[1], status[1], note[1],
-			    ready[1], go[0]);
+			    ready[1], go[0], rep[0], rep[1]);
 	}
 	int fork_errno = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -384,6 +438,7 @@ out:
 	close_pair(note);
 	close_pair(ready);
 	close_pair(go);
+	close_pair(rep);
 	free(ctx);
 	return rc;
 }

@@ -22,7 +22,7 @@
 #include "sandbox/userns.h"
 
 static const char probe_script[] =
-	"echo pid=$$; "
+	"echo pid=$(sh -c 'echo $$'); "
 	"sed -n 's/^CapEff:[[:space:]]*/capeff=/p; "
 	"s/^Seccomp:[[:space:]]*/seccomp=/p; "
 	"s/^NoNewPrivs:[[:space:]]*/nnp=/p' /proc/self/status; "
@@ -32,7 +32,7 @@ static const char probe_script[] =
 	"else echo rootrw=0; fi; "
 	"if [ -e /root ] || [ -e /home ] || [ -e /var ]; then echo hostfs=1; "
 	"else echo hostfs=0; fi; "
-	"echo kernel=$(cat /proc/sys/kernel/osrelease); echo uid=$(id -u)";
+	"echo kernel=$(uname -r); echo uid=$(id -u)";
 
 typedef struct observed {
 	int pid, nnp, seccomp, ifaces, rootrw, hostfs, uid;
@@ -148,6 +148,7 @@ int al_ct_probe_facts(const al_ct_config *cfg, al_facts **out, al_error **err)
 	char *reason = NULL;
 	observed o;
 	memset(&o, 0, sizeof(o));
+	bool own_kernel = false;
 	int rc = 0;
 	if (f == NULL || res == NULL) {
 		rc = -ENOMEM;
@@ -211,21 +212,24 @@ int al_ct_probe_facts(const al_ct_config *cfg, al_facts **out, al_error **err)
 		u.release[0] = '\0';
 	/* gVisor answers the program's syscalls in its own kernel: a
 	 * release other than the host's says so */
-	bool own_kernel = o.kernel[0] && strcmp(o.kernel, u.release) != 0;
+	own_kernel = o.kernel[0] && strcmp(o.kernel, u.release) != 0;
 	f->isolation = (al_isolation_axes){
-		.process_contained = o.pid == 1,
+		/* a new process's pid is counted from 1 (airlock-init):
+		 * a pid namespace of its own */
+		.process_contained = o.pid > 1 && o.pid <= 32,
 		.host_filesystem_restricted = o.rootrw == 0 && o.hostfs == 0,
 		.privilege_escalation_blocked =
 			strspn(o.capeff, "0") == strlen(o.capeff) &&
-			o.capeff[0] && o.nnp == 1 && o.uid > 0,
-		.syscalls_restricted = o.seccomp == 2 || own_kernel,
+			o.capeff[0] && o.uid > 0 && o.nnp == 1,
+		.syscalls_restricted = o.seccomp == 2,
 		.network_restricted = o.ifaces == 0,
 	};
+	/* Containment, the filesystem and the network must bind; the other
+	 * two axes are reported as observed (gVisor's /proc/self/status,
+	 * for one, has no NoNewPrivs line to observe). */
 	const al_isolation_axes *a = &f->isolation;
 	const char *missing = !a->process_contained ? "pid namespace"
 			      : !a->host_filesystem_restricted ? "read-only root"
-			      : !a->privilege_escalation_blocked ? "capabilities"
-			      : !a->syscalls_restricted ? "seccomp"
 			      : !a->network_restricted ? "network namespace"
 							: NULL;
 	if (missing != NULL) {
@@ -244,10 +248,11 @@ decide:
 	f->unavailable_reason = reason;
 	reason = NULL;
 	if (f->available) {
-		f->limits = AL_LIMIT_WALL_MS | AL_LIMIT_OUTPUT_BYTES |
-			    AL_LIMIT_CPU_MS | AL_LIMIT_FILE_BYTES |
-			    AL_LIMIT_OPEN_FILES | AL_LIMIT_MEMORY_BYTES |
-			    AL_LIMIT_PIDS;
+		f->limits = (AL_LIMIT_WALL_MS | AL_LIMIT_OUTPUT_BYTES |
+			     AL_LIMIT_CPU_MS | AL_LIMIT_FILE_BYTES |
+			     AL_LIMIT_OPEN_FILES | AL_LIMIT_MEMORY_BYTES |
+			     AL_LIMIT_PIDS) &
+			    ~cfg->variant->unenforced;
 		f->network = (1u << AL_NETWORK_NONE) |
 			     (1u << AL_NETWORK_LOOPBACK);
 		f->workspace = (1u << AL_WORKSPACE_NONE) |
@@ -270,9 +275,9 @@ decide:
 		json_object_set_new(m, "seccomp_mode", json_integer(o.seccomp));
 	if (m != NULL && cfg->variant != NULL)
 		json_object_set_new(m, "seccomp_profile",
-				    json_string(cfg->variant->oci_seccomp
-							? "airlock (OCI)"
-							: "runtime's own kernel"));
+				    json_string("airlock (OCI)"));
+	if (m != NULL)
+		json_object_set_new(m, "own_kernel", json_boolean(own_kernel));
 	f->mechanism_json = m ? json_dumps(m, JSON_COMPACT) : NULL;
 	json_decref(m);
 	if (f->mechanism_json == NULL)

@@ -79,9 +79,9 @@ int al_ct_run_step(const al_ct_run *r, al_result *res, al_error **err)
 	const al_request *req = r->req;
 	const al_ct_config *cfg = r->cfg;
 	char bundle[PATH_MAX], state[PATH_MAX], pidf[PATH_MAX],
-	    acks[PATH_MAX];
-	char *binary = NULL, *parent = NULL, *cgpath = NULL;
-	char **argv = NULL;
+	    acks[PATH_MAX], report_dir[PATH_MAX], report_file[PATH_MAX];
+	char *binary = NULL, *parent = NULL, *cgpath = NULL, *init = NULL;
+	char **argv = NULL, **term_argv = NULL;
 	al_ct_keeper k = {.pid = -1, .go_fd = -1, .note_fd = -1};
 	al_sb_inbox_fwd *fwd = NULL;
 	int acks_fd = -1;
@@ -96,7 +96,23 @@ int al_ct_run_step(const al_ct_run *r, al_result *res, al_error **err)
 	snprintf(pidf, sizeof(pidf), "%s/%s.pid", r->rd->root,
 		 r->build ? "build" : "run");
 	snprintf(acks, sizeof(acks), "%s/acks", r->rd->root);
+	snprintf(report_dir, sizeof(report_dir), "%s/report-%s", r->rd->root,
+		 r->build ? "build" : "run");
+	snprintf(report_file, sizeof(report_file), "%s/report-%s/report",
+		 r->rd->root, r->build ? "build" : "run");
+	bool report_fd = cfg->variant->preserve_fds;
 	const char *why = "container_setup_failed";
+	init = cfg->init_path ? strdup(cfg->init_path) : al_ct_init_locate();
+	if (init == NULL) {
+		why = "container_unavailable";
+		rc = -ENOENT;
+		goto unavailable;
+	}
+	if (!report_fd && ((mkdir(report_dir, 0700) < 0 && errno != EEXIST) ||
+			   chown(report_dir, r->uid, r->uid) < 0)) {
+		rc = -errno;
+		goto unavailable;
+	}
 	if ((mkdir(bundle, 0755) < 0 && errno != EEXIST) ||
 	    (mkdir(state, 0700) < 0 && errno != EEXIST) ||
 	    (inbox && ((mkdir(acks, 0700) < 0 && errno != EEXIST) ||
@@ -114,10 +130,17 @@ int al_ct_run_step(const al_ct_run *r, al_result *res, al_error **err)
 	if (rc < 0)
 		goto unavailable;
 	cgpath = al_strdup_printf("%s/airlock-ctr-%s", parent, r->name);
-	const char *sub[] = {"run",    "--detach", "--pid-file", pidf,
-			     "--bundle", bundle,   r->name,	 NULL};
+	const char *sub_fd[] = {"run",	    "--detach", "--preserve-fds",
+				"1",	    "--pid-file", pidf,
+				"--bundle", bundle,	  r->name,
+				NULL};
+	const char *sub_file[] = {"run",      "--detach", "--pid-file", pidf,
+				  "--bundle", bundle,	  r->name,	NULL};
+	const char *const *sub = report_fd ? sub_fd : sub_file;
 	argv = al_ct_variant_argv(cfg->variant, binary, state, sub);
-	if (cgpath == NULL || argv == NULL) {
+	const char *term_sub[] = {"kill", r->name, "TERM", NULL};
+	term_argv = al_ct_variant_argv(cfg->variant, binary, state, term_sub);
+	if (cgpath == NULL || argv == NULL || term_argv == NULL) {
 		rc = -ENOMEM;
 		goto unavailable;
 	}
@@ -126,7 +149,10 @@ int al_ct_run_step(const al_ct_run *r, al_result *res, al_error **err)
 	al_ct_launch l = {.runtime_argv = argv,
 			  .loopback = req->grant.network == AL_NETWORK_LOOPBACK,
 			  .stdin_pipe = stdin_pipe,
-			  .pid_file = pidf};
+			  .pid_file = pidf,
+			  .report_fd = report_fd,
+			  .report_file = report_fd ? NULL : report_file,
+			  .term_argv = term_argv};
 	al_error *setup_err = NULL;
 	rc = al_ct_keeper_start(&l, &k, &setup_err);
 	if (rc == 0) {
@@ -142,10 +168,14 @@ int al_ct_run_step(const al_ct_run *r, al_result *res, al_error **err)
 			.netns_path = k.netns,
 			.tmp_bytes = cfg->tmp_bytes,
 			.oci_seccomp = cfg->variant->oci_seccomp,
+			.proc_paths = cfg->variant->proc_paths,
+			.seccomp_errno = cfg->variant->seccomp_errno,
 			.build = r->build,
 			.has_build_dir = r->has_build_dir,
 			.inbox_dir = inbox ? r->exec->inbox_dir : NULL,
 			.acks_dir = inbox ? acks : NULL,
+			.init_path = init,
+			.report_dir = report_fd ? NULL : report_dir,
 		};
 		rc = al_ct_spec_write(&in, &setup_err);
 	}
@@ -179,7 +209,10 @@ int al_ct_run_step(const al_ct_run *r, al_result *res, al_error **err)
 	free(sigctx);
 	k.child.signal_ctx = NULL;
 	k.child.pid = -1;
-	failed_start = al_ct_keeper_start_failed(&k);
+	/* a runtime stopped by the deadline or a cancel while it started
+	 * the container: the outcome is that, not a failed start */
+	failed_start = al_ct_keeper_start_failed(&k) &&
+		       (rc < 0 || sr.end == AL_END_EXITED);
 	al_ct_keeper_close_note(&k);
 	if (rc == 0 && failed_start) {
 		/* the runtime's own words are on stderr: the probe shows
@@ -237,8 +270,10 @@ out:
 		rc = al_error_set(err, AL_ERR_INTERNAL, EBUSY, NULL,
 				  "the container could not be deleted");
 	al_ct_strv_free(argv);
+	al_ct_strv_free(term_argv);
 	free(cgpath);
 	free(parent);
 	free(binary);
+	free(init);
 	return rc;
 }

@@ -188,7 +188,7 @@ static json_t *rlimits(const al_limits *l)
 
 /* The sandbox's policy (seccomp_policy.c) in the OCI form: its rows
  * that always apply, and the namespace flags of clone. */
-static json_t *seccomp(void)
+static json_t *seccomp(bool errno_honoured)
 {
 	size_t n;
 	const al_sb_rule_info *rules = al_sb_policy_rules(&n);
@@ -199,6 +199,8 @@ static json_t *seccomp(void)
 		int e = strcmp(rules[i].action, "ENOSYS") == 0	     ? ENOSYS
 			: strcmp(rules[i].action, "EAFNOSUPPORT") == 0 ? EAFNOSUPPORT
 								       : EPERM;
+		if (e != EPERM && !errno_honoured)
+			continue;
 		json_array_append_new(
 			calls, json_pack("{s:[s], s:s, s:i}", "names",
 					 rules[i].syscall, "action",
@@ -222,6 +224,17 @@ static json_t *seccomp(void)
 	return json_pack("{s:s, s:[s], s:o}", "defaultAction", "SCMP_ACT_ALLOW",
 			 "architectures", "SCMP_ARCH_X86_64", "syscalls",
 			 calls);
+}
+
+/* airlock-init first: the program is its child, not pid 1. */
+static json_t *args(const al_ct_spec_in *in)
+{
+	json_t *a = json_pack("[s, s, s]", AL_CT_INIT_PATH,
+			      in->report_dir ? "file:" AL_CT_REPORT_FILE : "fd",
+			      "--");
+	for (size_t i = 0; a && in->argv[i]; i++)
+		json_array_append_new(a, json_string(in->argv[i]));
+	return a;
 }
 
 static json_t *strv(char *const *v)
@@ -272,6 +285,13 @@ int al_ct_spec_write(const al_ct_spec_in *in, al_error **err)
 	       *ro = json_array();
 	rc = mounts && masked && ro ? translate(in, &plan, mounts, masked, ro)
 				    : -ENOMEM;
+	if (rc == 0 && add_mount(mounts, AL_CT_INIT_PATH, "bind", in->init_path,
+				 opts_array("bind,ro", "nosuid,nodev")) < 0)
+		rc = -ENOMEM;
+	if (rc == 0 && in->report_dir != NULL &&
+	    add_mount(mounts, AL_CT_REPORT_DIR, "bind", in->report_dir,
+		      opts_array("bind,rw", "nosuid,nodev,noexec")) < 0)
+		rc = -ENOMEM;
 	if (rc < 0) {
 		json_decref(mounts);
 		json_decref(masked);
@@ -288,7 +308,7 @@ int al_ct_spec_write(const al_ct_spec_in *in, al_error **err)
 	json_t *process = json_pack(
 		"{s:b, s:{s:i, s:i}, s:o, s:o, s:s, s:o, s:o, s:b}", "terminal",
 		0, "user", "uid", (int)in->uid, "gid", (int)in->uid, "args",
-		strv(in->argv), "env", strv(in->envp), "cwd", "/workspace",
+		args(in), "env", strv(in->envp), "cwd", "/workspace",
 		"capabilities", caps, "rlimits", rlimits(l),
 		"noNewPrivileges", 1);
 	json_t *ns = json_pack("[{s:s}, {s:s}, {s:s}, {s:s}, {s:s, s:s}]",
@@ -299,12 +319,17 @@ int al_ct_spec_write(const al_ct_spec_in *in, al_error **err)
 		"{s:[{s:b, s:s}], s:{s:I, s:I}, s:{s:I}}", "devices", "allow",
 		0, "access", "rwm", "memory", "limit", (json_int_t)mem, "swap",
 		(json_int_t)mem, "pids", "limit", (json_int_t)pids);
+	if (!in->proc_paths) {
+		json_array_clear(masked);
+		json_array_clear(ro);
+	}
 	json_t *linux_ = json_pack(
 		"{s:o, s:o, s:s, s:o, s:o}", "namespaces", ns, "resources",
 		resources, "cgroupsPath", in->cgroups_path, "maskedPaths",
 		masked, "readonlyPaths", ro);
 	if (linux_ != NULL && in->oci_seccomp)
-		json_object_set_new(linux_, "seccomp", seccomp());
+		json_object_set_new(linux_, "seccomp",
+				    seccomp(in->seccomp_errno));
 	root = json_pack("{s:s, s:o, s:{s:s, s:b}, s:s, s:o, s:o}",
 			 "ociVersion", "1.0.2", "process", process, "root",
 			 "path", "rootfs", "readonly", 1, "hostname", "airlock",

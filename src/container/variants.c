@@ -10,18 +10,22 @@
 #include "core/util.h"
 
 static const char *const no_args[] = {NULL};
-/* gVisor: the ptrace platform (KVM is not available everywhere) and its
- * own network stack with loopback only. */
+/* gVisor: the ptrace platform (KVM is not available everywhere), its
+ * own network stack with loopback only, and the spec's seccomp filter
+ * applied inside its kernel. */
 static const char *const runsc_args[] = {"--platform=ptrace", "--network=none",
-					 NULL};
+					 "--oci-seccomp", NULL};
 
 static const al_ct_variant variants[] = {
 	{.name = "runc", .binary = "runc", .global_args = no_args,
-	 .oci_seccomp = true},
+	 .oci_seccomp = true, .preserve_fds = true, .proc_paths = true,
+	 .seccomp_errno = true},
 	{.name = "crun", .binary = "crun", .global_args = no_args,
-	 .oci_seccomp = true},
+	 .oci_seccomp = true, .preserve_fds = true, .proc_paths = true,
+	 .seccomp_errno = true},
 	{.name = "runsc", .binary = "runsc", .global_args = runsc_args,
-	 .oci_seccomp = false},
+	 .oci_seccomp = true, .preserve_fds = false,
+	 .unenforced = AL_LIMIT_CPU_MS | AL_LIMIT_MEMORY_BYTES | AL_LIMIT_PIDS},
 };
 
 const al_ct_variant *al_ct_variant_find(const char *name)
