@@ -12,7 +12,8 @@ python3 python3-pytest python3-yaml python3-jsonschema python3-mypy
 sqlite3 curl valgrind cppcheck clang-tidy
 ruby nodejs
 clang libclang-rt-dev
-scdoc man-db groff-base systemd zsh"
+scdoc man-db groff-base systemd zsh
+runc crun runsc umoci skopeo mmdebstrap docker.io"
 
 missing=""
 for p in $PACKAGES; do

@@ -238,6 +238,18 @@ int al_ct_run_step(const al_ct_run *r, al_result *res, al_error **err)
 					  "cannot mirror the inbox "
 					  "acknowledgements");
 	}
+	if (rc == 0 && !failed_start) {
+		/* the cgroup's peak, not one process's RSS (v1) */
+		char path[PATH_MAX];
+		cgroup_file("memory", cgpath, "memory.max_usage_in_bytes", path,
+			    sizeof(path));
+		FILE *f = path[0] ? fopen(path, "re") : NULL;
+		unsigned long long peak = 0;
+		if (f != NULL && fscanf(f, "%llu", &peak) == 1 && peak > 0)
+			res->usage.peak_memory_bytes = peak;
+		if (f != NULL)
+			fclose(f);
+	}
 	if (rc == 0 && res->outcome == AL_OUTCOME_KILLED) {
 		char path[PATH_MAX];
 		cgroup_file("memory", cgpath, "memory.oom_control", path,

@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/netlink.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -221,6 +224,61 @@ static json_t *seccomp(bool errno_honoured)
 				  "value", (json_int_t)ns_flags[i], "valueTwo",
 				  (json_int_t)ns_flags[i], "op",
 				  "SCMP_CMP_MASKED_EQ"));
+	/* The table's conditional rows (seccomp_policy.c), the same
+	 * conditions in the OCI form. */
+	json_t *cond[] = {
+		/* only the default persona */
+		json_pack("{s:[s], s:s, s:i, s:[{s:i, s:I, s:s}]}", "names",
+			  "personality", "action", "SCMP_ACT_ERRNO", "errnoRet",
+			  EPERM, "args", "index", 0, "value", (json_int_t)0,
+			  "op", "SCMP_CMP_NE"),
+		/* terminal injection */
+		json_pack("{s:[s], s:s, s:i, s:[{s:i, s:I, s:I, s:s}]}",
+			  "names", "ioctl", "action", "SCMP_ACT_ERRNO",
+			  "errnoRet", EPERM, "args", "index", 1, "value",
+			  (json_int_t)TIOCSTI, "valueTwo",
+			  (json_int_t)0xffffffff, "op", "SCMP_CMP_MASKED_EQ"),
+		json_pack("{s:[s], s:s, s:i, s:[{s:i, s:I, s:I, s:s}]}",
+			  "names", "ioctl", "action", "SCMP_ACT_ERRNO",
+			  "errnoRet", EPERM, "args", "index", 1, "value",
+			  (json_int_t)TIOCLINUX, "valueTwo",
+			  (json_int_t)0xffffffff, "op", "SCMP_CMP_MASKED_EQ"),
+	};
+	for (size_t i = 0; calls && i < sizeof(cond) / sizeof(cond[0]); i++)
+		json_array_append_new(calls, cond[i]);
+	if (calls != NULL && errno_honoured) {
+		/* socket families: AF_UNIX, AF_INET, AF_INET6 and netlink's
+		 * NETLINK_ROUTE only; socketpair: AF_UNIX only */
+		for (int fam = 0; fam < AF_MAX; fam++) {
+			if (fam == AF_UNIX || fam == AF_INET || fam == AF_INET6 ||
+			    fam == AF_NETLINK)
+				continue;
+			json_array_append_new(
+				calls,
+				json_pack("{s:[s], s:s, s:i, s:[{s:i, s:I, s:s}]}",
+					  "names", "socket", "action",
+					  "SCMP_ACT_ERRNO", "errnoRet",
+					  EAFNOSUPPORT, "args", "index", 0,
+					  "value", (json_int_t)fam, "op",
+					  "SCMP_CMP_EQ"));
+		}
+		json_array_append_new(
+			calls,
+			json_pack("{s:[s], s:s, s:i, s:[{s:i, s:I, s:s}, "
+				  "{s:i, s:I, s:s}]}",
+				  "names", "socket", "action", "SCMP_ACT_ERRNO",
+				  "errnoRet", EAFNOSUPPORT, "args", "index", 0,
+				  "value", (json_int_t)AF_NETLINK, "op",
+				  "SCMP_CMP_EQ", "index", 2, "value",
+				  (json_int_t)NETLINK_ROUTE, "op", "SCMP_CMP_NE"));
+		json_array_append_new(
+			calls,
+			json_pack("{s:[s], s:s, s:i, s:[{s:i, s:I, s:s}]}",
+				  "names", "socketpair", "action",
+				  "SCMP_ACT_ERRNO", "errnoRet", EAFNOSUPPORT,
+				  "args", "index", 0, "value",
+				  (json_int_t)AF_UNIX, "op", "SCMP_CMP_NE"));
+	}
 	return json_pack("{s:s, s:[s], s:o}", "defaultAction", "SCMP_ACT_ALLOW",
 			 "architectures", "SCMP_ARCH_X86_64", "syscalls",
 			 calls);

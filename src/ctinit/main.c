@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "proc/shepherd.h"
@@ -35,6 +36,10 @@ int main(int argc, char **argv)
 		   fcntl(report, F_SETFD, FD_CLOEXEC) < 0) {
 		return 127;
 	}
+	/* The program runs as the same uid: not dumpable, the init's
+	 * /proc files (environ, mem) stay root's. */
+	if (prctl(PR_SET_DUMPABLE, 0) < 0)
+		return 127;
 	sigset_t set, old;
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
