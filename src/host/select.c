@@ -75,8 +75,11 @@ int al_selector_init(al_selector *s, const al_config *cfg,
 					    "unknown provider");
 		}
 		/* By the table itself, not the name: a registered provider
-		 * that calls itself "sandbox" is not airlock's. */
+		 * that calls itself "sandbox" is not airlock's.  The
+		 * container provider's isolation is airlock's own too: it
+		 * writes the container's configuration and observes it. */
 		c->own = c->ops == al_provider_lookup("sandbox") ||
+			 c->ops == al_provider_lookup("container") ||
 			 c->ops == al_provider_lookup("disabled");
 		c->acknowledged = al_cfg_acknowledged(cfg, id) ||
 				  (force && force_acknowledges);
