@@ -175,6 +175,29 @@ void al_ct_keeper_discard(al_ct_keeper *k);
  * cap bytes of its combined output, NUL-terminated (caller frees). */
 int al_ct_run_quiet(char *const *argv, char **out_text, size_t cap);
 
+/* ---- images (images.c) ---------------------------------------------- */
+
+#include <jansson.h>
+
+/* [a-z0-9._-], 1 to 64 bytes, not starting with '.' or '-'. */
+bool al_ct_image_name_ok(const char *name);
+/* The SHA-256 of the tree's canonical listing. */
+int al_ct_tree_digest(const char *dir, char hex[65]);
+/* A fresh directory beneath STORE/.tmp for a build or import. */
+int al_ct_image_tmpdir(const char *store, char **out);
+/* Stores the tree at rootfs (moved, never copied) under its digest and
+ * points name at it. */
+int al_ct_image_store(const char *store, const char *name, const char *rootfs,
+		      const char *source, char digest[65], al_error **err);
+/* The digest name points at, and its rootfs (caller frees; NULL: not
+ * wanted).  -ENOENT when there is no such image. */
+int al_ct_image_resolve(const char *store, const char *name, char digest[65],
+			char **rootfs);
+/* [{"name", "digest"}...], by name. */
+int al_ct_image_list(const char *store, json_t **out);
+/* $AIRLOCK_STATE_DIR/images, else /var/lib/airlock/images. */
+char *al_ct_images_default_dir(void);
+
 /* ---- probe ---------------------------------------------------------- */
 
 /* Observed facts of cfg's variant: a real container is run. */
