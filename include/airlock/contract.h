@@ -174,6 +174,10 @@ typedef struct al_request {
 	al_isolation isolation;
 	al_toolchain_req *toolchain;
 	size_t n_toolchain;
+	/* A container image by name (docs/containers.md, "Images"), or
+	 * NULL: the provider's default.  Only a name from the tenant's
+	 * "images" allow-list passes the host's gates, never a path. */
+	char *image;
 } al_request;
 
 al_request *al_request_new(void);

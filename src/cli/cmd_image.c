@@ -186,8 +186,12 @@ static int image_build(const char *store, int argc, char **argv)
 	char *rootfs = al_strdup_printf("%s/rootfs", tmp);
 	char *include = al_strdup_printf("--include=%s", packages);
 	char *argv2[] = {"mmdebstrap", "--quiet", "--variant=minbase",
-			 packages[0] ? include : "--include=ca-certificates",
-			 suite, rootfs, mirror, NULL};
+			 suite, rootfs, mirror, NULL, NULL};
+	if (packages[0]) {
+		/* the packages go before the positional arguments */
+		memmove(argv2 + 4, argv2 + 3, 4 * sizeof(argv2[0]));
+		argv2[3] = include;
+	}
 	int rc = rootfs && include ? tool(argv2, "mmdebstrap") : -ENOMEM;
 	char *source = al_strdup_printf("mmdebstrap %s %s %s", suite, mirror,
 					packages);

@@ -60,6 +60,7 @@ int al_ct_config_parse(const char *json, al_ct_config *cfg, al_error **err)
 		    strcmp(key, "uid_count") != 0 &&
 		    strcmp(key, "run_dir") != 0 &&
 		    strcmp(key, "init_path") != 0 &&
+		    strcmp(key, "images_dir") != 0 &&
 		    strcmp(key, "tmp_bytes") != 0) {
 			rc = al_error_set(err, AL_ERR_INVALID_CONFIG, EINVAL,
 					  "config",
@@ -102,6 +103,21 @@ int al_ct_config_parse(const char *json, al_ct_config *cfg, al_error **err)
 			goto out;
 		}
 	}
+	v = o ? json_object_get(o, "images_dir") : NULL;
+	if (v != NULL) {
+		const char *s = json_string_value(v);
+		if (s == NULL || s[0] != '/' || strlen(s) > 200) {
+			rc = bad(err, "images_dir", "must be an absolute path");
+			goto out;
+		}
+		if ((cfg->images_dir = strdup(s)) == NULL) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	} else if ((cfg->images_dir = al_ct_images_default_dir()) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
 	v = o ? json_object_get(o, "init_path") : NULL;
 	if (v != NULL) {
 		const char *s = json_string_value(v);
@@ -124,6 +140,7 @@ void al_ct_config_clear(al_ct_config *cfg)
 	free(cfg->runtime_name);
 	free(cfg->run_dir);
 	free(cfg->init_path);
+	free(cfg->images_dir);
 	memset(cfg, 0, sizeof(*cfg));
 }
 

@@ -72,6 +72,7 @@ typedef struct al_ct_config {
 	char *run_dir;		      /* "run_dir", default: al_rundir's */
 	uint64_t tmp_bytes;	      /* "tmp_bytes", default 64 MiB */
 	char *init_path; /* "init_path", default: al_ct_init_locate() */
+	char *images_dir; /* "images_dir", default: al_ct_images_default_dir() */
 } al_ct_config;
 
 int al_ct_config_parse(const char *json, al_ct_config *cfg, al_error **err);
@@ -112,6 +113,9 @@ typedef struct al_ct_spec_in {
 	const char *acks_dir;	  /* host RUN/acks, bound at /inbox-acks */
 	const char *init_path;	  /* airlock-init on the host */
 	const char *report_dir;	  /* NULL: the report goes to fd 3 */
+	/* an image's root (read-only, shared): the run's own mounts only,
+	 * nothing of the host's system dirs; NULL: the host's /usr */
+	const char *image_rootfs;
 } al_ct_spec_in;
 
 /* Where airlock-init and its report file are inside the container. */
@@ -222,6 +226,7 @@ typedef struct al_ct_run {
 	char **start_error;
 	al_output_fn on_output;
 	void *on_output_ctx;
+	const char *image_rootfs; /* NULL: the host's /usr */
 } al_ct_run;
 
 int al_ct_run_step(const al_ct_run *r, al_result *res, al_error **err);

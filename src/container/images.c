@@ -188,6 +188,24 @@ int al_ct_image_store(const char *store, const char *name, const char *rootfs,
 		      const char *source, char digest[65], al_error **err)
 {
 	char path[PATH_MAX], names[PATH_MAX];
+	/* The run's mount points, made now: a runtime would otherwise make
+	 * them in the shared tree at the first run. */
+	static const char *const points[] = {"tmp",   "code",	    "build",
+					     "inbox", "inbox-acks", "workspace",
+					     "dev",   "proc"};
+	for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", rootfs, points[i]);
+		struct stat pst;
+		if (lstat(path, &pst) < 0 && mkdir(path, 0755) < 0)
+			return al_error_set(err, AL_ERR_IO, errno, "image_store",
+					    "cannot make %s in the image",
+					    points[i]);
+		else if (lstat(path, &pst) == 0 && !S_ISDIR(pst.st_mode))
+			return al_error_set(err, AL_ERR_INVALID_ARGUMENT, ENOTDIR,
+					    "image_store",
+					    "/%s in the image is not a directory",
+					    points[i]);
+	}
 	int rc = al_ct_tree_digest(rootfs, digest);
 	if (rc < 0)
 		return al_error_set(err, AL_ERR_IO, -rc, "image_digest",

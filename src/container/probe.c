@@ -278,6 +278,11 @@ decide:
 				    json_string("airlock (OCI)"));
 	if (m != NULL)
 		json_object_set_new(m, "own_kernel", json_boolean(own_kernel));
+	/* the store's images, with their digests */
+	json_t *imgs = NULL;
+	if (m != NULL && cfg->images_dir != NULL &&
+	    al_ct_image_list(cfg->images_dir, &imgs) == 0)
+		json_object_set_new(m, "images", imgs);
 	f->mechanism_json = m ? json_dumps(m, JSON_COMPACT) : NULL;
 	json_decref(m);
 	if (f->mechanism_json == NULL)

@@ -107,6 +107,38 @@ static void clear_output(al_result *res)
 	}
 }
 
+/* The request's image from the store, and its interpreter: the host
+ * toolchain's executable name in the image's /usr/local/bin, /usr/bin or
+ * /bin (the image's own binaries are never run on the host).  1 to go
+ * on, else the outcome is set. */
+static int use_image(al_provider_handle *h, const al_request *req,
+		     al_toolchain *tc, char **rootfs, al_result *res)
+{
+	char digest[65];
+	if (al_ct_image_resolve(h->cfg.images_dir, req->image, digest, rootfs) <
+	    0)
+		return al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
+					     "image_unavailable");
+	const char *base = strrchr(tc->path, '/');
+	base = base ? base + 1 : tc->path;
+	static const char *const dirs[] = {"/usr/local/bin", "/usr/bin", "/bin"};
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		char *inside = al_strdup_printf("%s/%s", dirs[i], base);
+		char *host = inside ? al_strdup_printf("%s%s", *rootfs, inside)
+				    : NULL;
+		bool found = host != NULL && access(host, X_OK) == 0;
+		free(host);
+		if (found) {
+			free(tc->path);
+			tc->path = inside;
+			return 1;
+		}
+		free(inside);
+	}
+	return al_result_set_outcome(res, AL_OUTCOME_UNSUPPORTED_LANGUAGE,
+				     "image_lacks_toolchain");
+}
+
 static int ct_execute(al_provider_handle *h, const al_exec *exec,
 		      al_result *res, al_error **err)
 {
@@ -121,6 +153,7 @@ static int ct_execute(al_provider_handle *h, const al_exec *exec,
 	al_bundle_use bu = {0};
 	al_runlog log = {.fd = -1};
 	int ws_fd = -1, store_fd = -1;
+	char *image_rootfs = NULL;
 	int rc;
 
 	snprintf(res->run_id, sizeof(res->run_id), "%s", exec->run_id);
@@ -136,6 +169,11 @@ static int ct_execute(al_provider_handle *h, const al_exec *exec,
 		rc = al_result_set_outcome(res, AL_OUTCOME_UNSUPPORTED_LANGUAGE,
 					   NULL);
 		goto out;
+	}
+	if (req->image != NULL) {
+		rc = use_image(h, req, tc, &image_rootfs, res);
+		if (rc <= 0)
+			goto out;
 	}
 	al_error *setup_err = NULL;
 	if (al_bundle_use_init(&bu, exec, &setup_err) < 0) {
@@ -212,6 +250,7 @@ static int ct_execute(al_provider_handle *h, const al_exec *exec,
 		.name = name,
 		.on_output = stream,
 		.on_output_ctx = exec->on_output_ctx,
+		.image_rootfs = image_rootfs,
 	};
 	if (plan.build_argv != NULL) {
 		snprintf(name, sizeof(name), "%s-%d-%u-b", exec->run_id,
@@ -261,6 +300,7 @@ out:
 	free(path_env);
 	al_plan_free(&plan);
 	al_toolchain_free(tc);
+	free(image_rootfs);
 	return rc;
 }
 

@@ -176,6 +176,7 @@ int al_ct_run_step(const al_ct_run *r, al_result *res, al_error **err)
 			.acks_dir = inbox ? acks : NULL,
 			.init_path = init,
 			.report_dir = report_fd ? NULL : report_dir,
+			.image_rootfs = r->image_rootfs,
 		};
 		rc = al_ct_spec_write(&in, &setup_err);
 	}

@@ -69,6 +69,22 @@ static int write_file(const char *bundle, const char *dst, const char *text,
 	return rc;
 }
 
+/* With an image, only what is the run's own is mounted: the image
+ * brings its /usr, /etc and the rest. */
+static bool run_own(const char *dst)
+{
+	static const char *const own[] = {"/tmp",  "/code",	  "/build",
+					  "/inbox", "/inbox-acks", "/workspace",
+					  "/dev",  "/proc"};
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+		size_t n = strlen(own[i]);
+		if (strncmp(dst, own[i], n) == 0 &&
+		    (dst[n] == '\0' || dst[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
 static int translate(const al_ct_spec_in *in, const al_sb_mount_plan *plan,
 		     json_t *mounts, json_t *masked, json_t *ro)
 {
@@ -78,6 +94,14 @@ static int translate(const al_ct_spec_in *in, const al_sb_mount_plan *plan,
 	for (size_t i = 0; i < plan->n; i++) {
 		const al_sb_mount_op *op = &plan->ops[i];
 		int rc = 0;
+		if (in->image_rootfs != NULL && !run_own(op->dst))
+			continue;
+		/* the image's tree is shared and never changed: its mount
+		 * points were made when it was stored */
+		if (in->image_rootfs != NULL &&
+		    (op->op == AL_MOP_MKDIR || op->op == AL_MOP_SYMLINK) &&
+		    !under_dev(op->dst))
+			continue;
 		switch (op->op) {
 		case AL_MOP_MKDIR:
 			snprintf(path, sizeof(path), "%s%s", rootfs, op->dst);
@@ -390,7 +414,8 @@ int al_ct_spec_write(const al_ct_spec_in *in, al_error **err)
 				    seccomp(in->seccomp_errno));
 	root = json_pack("{s:s, s:o, s:{s:s, s:b}, s:s, s:o, s:o}",
 			 "ociVersion", "1.0.2", "process", process, "root",
-			 "path", "rootfs", "readonly", 1, "hostname", "airlock",
+			 "path", in->image_rootfs ? in->image_rootfs : "rootfs",
+			 "readonly", 1, "hostname", "airlock",
 			 "mounts", mounts, "linux", linux_);
 	if (root == NULL) {
 		rc = -ENOMEM;

@@ -71,6 +71,7 @@ void al_request_free(al_request *req)
 		free(req->toolchain[i].constraint);
 	}
 	free(req->toolchain);
+	free(req->image);
 	free(req);
 }
 
@@ -91,7 +92,8 @@ al_request *al_request_dup(const al_request *src)
 	    al_bytes_dup(&src->code, &req->code) < 0 ||
 	    al_strdup_opt(src->code_sha256, &req->code_sha256) < 0 ||
 	    al_bytes_dup(&src->stdin_data, &req->stdin_data) < 0 ||
-	    al_strdup_opt(src->idempotency_key, &req->idempotency_key) < 0)
+	    al_strdup_opt(src->idempotency_key, &req->idempotency_key) < 0 ||
+	    al_strdup_opt(src->image, &req->image) < 0)
 		goto fail;
 	/* Each count is set right after its array so a failure frees it. */
 	if (al_strv_dup(src->argv, src->argc, &req->argv) < 0)

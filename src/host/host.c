@@ -976,7 +976,8 @@ static int pipeline(al_host *h, const al_host_context *ctx,
 			goto done;
 		}
 	}
-	if ((why = al_gate_language(rs->tenant, rs->req))) {
+	if ((why = al_gate_language(rs->tenant, rs->req)) ||
+	    (why = al_gate_image(rs->tenant, rs->req))) {
 		rc = deny(rs, AL_OUTCOME_DENIED, why);
 		goto done;
 	}

@@ -236,6 +236,11 @@ static bool eligible(const al_selector *s, const al_candidate_rt *c,
 		set_skip(sk, id, AL_SKIP_CAPABILITY_INELIGIBLE, "streaming");
 		return false;
 	}
+	/* an image is a container's: no other provider would honour it */
+	if (req->image != NULL && f->safety_class != AL_SAFETY_CONTAINER) {
+		set_skip(sk, id, AL_SKIP_CAPABILITY_INELIGIBLE, "image");
+		return false;
+	}
 	return true;
 }
 
