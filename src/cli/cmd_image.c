@@ -21,13 +21,15 @@
 #include "proc/rundir.h"
 
 static const char image_usage[] =
-	"usage: airlock image build NAME --packages P[,P...] [--suite S]\n"
-	"                           [--mirror URL]\n"
+	"usage: airlock image build NAME [--packages P[,P...]] [--suite S]\n"
+	"                           [--mirror URL] [--variant V]\n"
 	"       airlock image import NAME SOURCE\n"
 	"       airlock image list [--json]\n"
 	"\n"
 	"build: a Debian root filesystem (minbase and the packages) made\n"
-	"  with mmdebstrap from the host's configured mirror and suite.\n"
+	"  with mmdebstrap from the host's configured mirror and suite;\n"
+	"  --variant: mmdebstrap's (extract, custom, essential, apt,\n"
+	"  required, minbase, buildd, important, standard).\n"
 	"import: SOURCE is an OCI image layout directory (DIR or DIR:TAG,\n"
 	"  unpacked with umoci), or a docker-archive tarball (`docker save`;\n"
 	"  converted with skopeo first).\n"
@@ -143,6 +145,7 @@ static int finish(const char *store, const char *name, const char *rootfs,
 static int image_build(const char *store, int argc, char **argv)
 {
 	const char *name = NULL, *suite_opt = NULL, *mirror_opt = NULL;
+	const char *variant = "minbase";
 	char packages[2048] = "";
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--packages") == 0 && i + 1 < argc) {
@@ -154,6 +157,8 @@ static int image_build(const char *store, int argc, char **argv)
 			suite_opt = argv[++i];
 		else if (strcmp(argv[i], "--mirror") == 0 && i + 1 < argc)
 			mirror_opt = argv[++i];
+		else if (strcmp(argv[i], "--variant") == 0 && i + 1 < argc)
+			variant = argv[++i];
 		else if (name == NULL && argv[i][0] != '-')
 			name = argv[i];
 		else {
@@ -172,6 +177,18 @@ static int image_build(const char *store, int argc, char **argv)
 				  "[a-z0-9.+-]");
 			return CLI_EXIT_USAGE;
 		}
+	static const char *const variants[] = {
+		"extract", "custom",   "essential", "apt",	"required",
+		"minbase", "buildd",   "important", "standard", NULL};
+	bool known = false;
+	for (const char *const *v = variants; *v && !known; v++)
+		known = strcmp(*v, variant) == 0;
+	if (!known) {
+		cli_error("--variant: one of mmdebstrap's variants");
+		return CLI_EXIT_USAGE;
+	}
+	char variant_opt[32];
+	snprintf(variant_opt, sizeof(variant_opt), "--variant=%s", variant);
 	char suite[64], mirror[400];
 	host_debian(suite, sizeof(suite), mirror, sizeof(mirror));
 	if (suite_opt)
@@ -185,7 +202,7 @@ static int image_build(const char *store, int argc, char **argv)
 	}
 	char *rootfs = al_strdup_printf("%s/rootfs", tmp);
 	char *include = al_strdup_printf("--include=%s", packages);
-	char *argv2[] = {"mmdebstrap", "--quiet", "--variant=minbase",
+	char *argv2[] = {"mmdebstrap", "--quiet", variant_opt,
 			 suite, rootfs, mirror, NULL, NULL};
 	if (packages[0]) {
 		/* the packages go before the positional arguments */
@@ -193,8 +210,8 @@ static int image_build(const char *store, int argc, char **argv)
 		argv2[3] = include;
 	}
 	int rc = rootfs && include ? tool(argv2, "mmdebstrap") : -ENOMEM;
-	char *source = al_strdup_printf("mmdebstrap %s %s %s", suite, mirror,
-					packages);
+	char *source = al_strdup_printf("mmdebstrap %s %s %s %s", variant,
+					suite, mirror, packages);
 	int ret = rc == 0 ? finish(store, name, rootfs, source ? source : "")
 			  : CLI_EXIT_REFUSED;
 	remove_tmp(tmp);
