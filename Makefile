@@ -110,9 +110,15 @@ $(KITA): $(KIT_OBJ)
 $(CLI): $(CLI_OBJ) $(KITA) $(CORE_OBJ)
 	@echo "  LD      $@"
 	@$(CC) $(LDFLAGS) -rdynamic -o $@ $(CLI_OBJ) $(KITA) $(CORE_OBJ) $(CLI_LIBS)
-$(CTINIT): $(BUILD)/obj/src/ctinit/main.o $(BUILD)/obj/src/proc/shepherd.o $(BUILD)/obj/src/core/error.o
+# Never instrumented: it runs inside images that have no sanitizer runtime.
+CTINIT_OBJ = $(addprefix $(BUILD)/obj-init/,src/ctinit/main.o src/proc/shepherd.o src/core/error.o)
+$(BUILD)/obj-init/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (airlock-init)"
+	@$(CC) $(filter-out $(SANFLAGS),$(CFLAGS)) -MMD -MP -c $< -o $@
+$(CTINIT): $(CTINIT_OBJ)
 	@echo "  LD      $@"
-	@$(CC) $(LDFLAGS) $(if $(filter 1,$(SAN)),,-static) -o $@ $^
+	@$(CC) -static -o $@ $^
 $(BUILD)/obj-netmod/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< (network module)"
@@ -329,4 +335,4 @@ uninstall:
 clean:
 	rm -rf build build-san build-test build-san-test build-fuzz
 
--include $(shell find $(BUILD)/obj $(BUILD)/obj-netmod -name "*.d" 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/obj-netmod $(BUILD)/obj-init -name "*.d" 2>/dev/null)

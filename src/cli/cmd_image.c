@@ -298,12 +298,12 @@ static int image_list(const char *store, int argc, char **argv)
 			puts(s);
 		free(s);
 	} else {
-		size_t i;
-		json_t *v;
-		json_array_foreach(a, i, v)
+		for (size_t i = 0; i < json_array_size(a); i++) {
+			const json_t *v = json_array_get(a, i);
 			printf("%s\tsha256:%s\n",
 			       json_string_value(json_object_get(v, "name")),
 			       json_string_value(json_object_get(v, "digest")));
+		}
 	}
 	json_decref(a);
 	return 0;

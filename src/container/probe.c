@@ -247,7 +247,7 @@ decide:
 	f->available = reason == NULL && rc == 0;
 	f->unavailable_reason = reason;
 	reason = NULL;
-	if (f->available) {
+	if (f->available && cfg->variant != NULL) {
 		f->limits = (AL_LIMIT_WALL_MS | AL_LIMIT_OUTPUT_BYTES |
 			     AL_LIMIT_CPU_MS | AL_LIMIT_FILE_BYTES |
 			     AL_LIMIT_OPEN_FILES | AL_LIMIT_MEMORY_BYTES |

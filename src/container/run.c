@@ -105,25 +105,21 @@ int al_ct_run_step(const al_ct_run *r, al_result *res, al_error **err)
 	init = cfg->init_path ? strdup(cfg->init_path) : al_ct_init_locate();
 	if (init == NULL) {
 		why = "container_unavailable";
-		rc = -ENOENT;
 		goto unavailable;
 	}
 	if (!report_fd && ((mkdir(report_dir, 0700) < 0 && errno != EEXIST) ||
 			   chown(report_dir, r->uid, r->uid) < 0)) {
-		rc = -errno;
 		goto unavailable;
 	}
 	if ((mkdir(bundle, 0755) < 0 && errno != EEXIST) ||
 	    (mkdir(state, 0700) < 0 && errno != EEXIST) ||
 	    (inbox && ((mkdir(acks, 0700) < 0 && errno != EEXIST) ||
 		       chown(acks, r->uid, r->uid) < 0))) {
-		rc = -errno;
 		goto unavailable;
 	}
 	binary = al_ct_variant_locate(cfg->variant);
 	if (binary == NULL) {
 		why = "container_unavailable";
-		rc = -ENOENT;
 		goto unavailable;
 	}
 	rc = al_ct_cgroup_parent(&parent);
@@ -141,7 +137,6 @@ int al_ct_run_step(const al_ct_run *r, al_result *res, al_error **err)
 	const char *term_sub[] = {"kill", r->name, "TERM", NULL};
 	term_argv = al_ct_variant_argv(cfg->variant, binary, state, term_sub);
 	if (cgpath == NULL || argv == NULL || term_argv == NULL) {
-		rc = -ENOMEM;
 		goto unavailable;
 	}
 	bool stdin_pipe = r->with_stdin && req->has_stdin &&

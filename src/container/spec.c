@@ -32,9 +32,12 @@ static json_t *opts_array(const char *base, const char *extra)
 	char buf[256];
 	snprintf(buf, sizeof(buf), "%s%s%s", base, extra && *extra ? "," : "",
 		 extra ? extra : "");
-	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && a;
-	     t = strtok_r(NULL, ",", &save))
+	char *save = NULL;
+	char *t = strtok_r(buf, ",", &save);
+	while (t != NULL && a != NULL) {
 		json_array_append_new(a, json_string(t));
+		t = strtok_r(NULL, ",", &save);
+	}
 	return a;
 }
 
