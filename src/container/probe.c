@@ -17,6 +17,7 @@
 #include "core/util.h"
 #include "lang/languages.h"
 #include "proc/rundir.h"
+#include "providers/builtin.h"
 #include "sandbox/mounts.h"
 #include "sandbox/runbase.h"
 #include "sandbox/userns.h"
@@ -121,15 +122,18 @@ out:
 static int add_languages(al_facts *f)
 {
 	int rc = 0;
+	/* the toolchains' versions, cached by interpreter identity */
+	char *cache = al_provider_cache_dir();
 	for (const char *const *l = al_language_names(); rc == 0 && *l; l++) {
 		al_toolchain *tc = NULL;
-		if (al_toolchain_observe(*l, NULL, NULL, &tc, NULL) == 0 &&
+		if (al_toolchain_observe(*l, NULL, cache, &tc, NULL) == 0 &&
 		    al_sb_path_hidden(tc->path) == NULL)
 			rc = al_facts_add_language(f, tc->language,
 						   tc->toolchain, tc->version,
 						   tc->path);
 		al_toolchain_free(tc);
 	}
+	free(cache);
 	return rc;
 }
 

@@ -165,7 +165,10 @@ static int ct_execute(al_provider_handle *h, const al_exec *exec,
 	rc = check_request(h->facts, req, res);
 	if (rc <= 0)
 		goto out;
-	if (al_toolchain_observe(req->language, NULL, NULL, &tc, NULL) < 0) {
+	char *cache = al_provider_cache_dir();
+	int orc = al_toolchain_observe(req->language, NULL, cache, &tc, NULL);
+	free(cache);
+	if (orc < 0) {
 		rc = al_result_set_outcome(res, AL_OUTCOME_UNSUPPORTED_LANGUAGE,
 					   NULL);
 		goto out;
