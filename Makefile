@@ -53,7 +53,7 @@ LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 # The network parts: in libairlock for embedders, but the CLI loads them
 # from libairlock-net.so only when a command needs them (fast start-up).
 SERVER_SRC = $(wildcard src/server/*.c)
-REMOTE_SRC = src/providers/remote.c
+REMOTE_SRC = src/providers/remote.c src/container/docker.c
 NET_SRC  = $(SERVER_SRC) $(REMOTE_SRC)
 NET_OBJ  = $(NET_SRC:%.c=$(BUILD)/obj/%.o)
 NETMOD_OBJ = $(SERVER_SRC:%.c=$(BUILD)/obj-netmod/%.o)

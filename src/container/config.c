@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dlfcn.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -61,6 +62,7 @@ int al_ct_config_parse(const char *json, al_ct_config *cfg, al_error **err)
 		    strcmp(key, "run_dir") != 0 &&
 		    strcmp(key, "init_path") != 0 &&
 		    strcmp(key, "images_dir") != 0 &&
+		    strcmp(key, "docker_socket") != 0 &&
 		    strcmp(key, "tmp_bytes") != 0) {
 			rc = al_error_set(err, AL_ERR_INVALID_CONFIG, EINVAL,
 					  "config",
@@ -118,6 +120,18 @@ int al_ct_config_parse(const char *json, al_ct_config *cfg, al_error **err)
 		rc = -ENOMEM;
 		goto out;
 	}
+	v = o ? json_object_get(o, "docker_socket") : NULL;
+	{
+		const char *s = v ? json_string_value(v) : "/run/docker.sock";
+		if (s == NULL || s[0] != '/' || strlen(s) > 100) {
+			rc = bad(err, "docker_socket", "must be an absolute path");
+			goto out;
+		}
+		if ((cfg->docker_socket = strdup(s)) == NULL) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	}
 	v = o ? json_object_get(o, "init_path") : NULL;
 	if (v != NULL) {
 		const char *s = json_string_value(v);
@@ -141,12 +155,42 @@ void al_ct_config_clear(al_ct_config *cfg)
 	free(cfg->run_dir);
 	free(cfg->init_path);
 	free(cfg->images_dir);
+	free(cfg->docker_socket);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
 #ifndef AL_MODULE_DIR
 #define AL_MODULE_DIR "/usr/local/lib/airlock"
 #endif
+
+const al_ct_engine *al_ct_engine_load(void)
+{
+	typedef const al_ct_engine *(*get_fn)(void);
+	get_fn get = (get_fn)dlsym(RTLD_DEFAULT, "al_ct_docker_engine");
+	if (get != NULL)
+		return get();
+	/* the CLI: libcurl lives in the remote provider's module */
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	void *h = NULL;
+	if (n > 0) {
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash != NULL) {
+			*slash = '\0';
+			char *p = al_strdup_printf("%s/libairlock-remote.so", self);
+			if (p != NULL && access(p, R_OK) == 0)
+				h = dlopen(p, RTLD_NOW | RTLD_LOCAL);
+			free(p);
+		}
+	}
+	if (h == NULL)
+		h = dlopen(AL_MODULE_DIR "/libairlock-remote.so",
+			   RTLD_NOW | RTLD_LOCAL);
+	/* kept loaded for the process's life, as the CLI's modules are */
+	get = h ? (get_fn)dlsym(h, "al_ct_docker_engine") : NULL;
+	return get ? get() : NULL;
+}
 
 char *al_ct_init_locate(void)
 {

@@ -45,6 +45,8 @@ typedef struct al_ct_variant {
 	 * (gVisor: no RLIMIT_CPU, and the cgroup bounds its own processes,
 	 * not the program's memory or pids) */
 	unsigned unenforced;
+	/* the Docker Engine through its API (docker.c), not a CLI runtime */
+	bool engine;
 } al_ct_variant;
 
 /* The variant named `name`, or NULL. */
@@ -73,6 +75,7 @@ typedef struct al_ct_config {
 	uint64_t tmp_bytes;	      /* "tmp_bytes", default 64 MiB */
 	char *init_path; /* "init_path", default: al_ct_init_locate() */
 	char *images_dir; /* "images_dir", default: al_ct_images_default_dir() */
+	char *docker_socket; /* "docker_socket", default /run/docker.sock */
 } al_ct_config;
 
 int al_ct_config_parse(const char *json, al_ct_config *cfg, al_error **err);
@@ -201,6 +204,34 @@ int al_ct_image_resolve(const char *store, const char *name, char digest[65],
 int al_ct_image_list(const char *store, json_t **out);
 /* $AIRLOCK_STATE_DIR/images, else /var/lib/airlock/images. */
 char *al_ct_images_default_dir(void);
+
+/* ---- the Docker Engine variant (docker.c, in the remote module) ---- */
+
+#define AL_CT_DOCKER_IMAGE "airlock-hostusr:3"
+
+typedef struct al_ct_docker_in {
+	const char *socket;
+	const al_request *req;
+	const char *name;	   /* the container's name */
+	char *const *argv;
+	char *const *envp;
+	char *const *binds;	   /* "SRC:DST:ro|rw", NULL-terminated */
+	const char *tmp_opts;	   /* /tmp's tmpfs options */
+	uid_t uid;
+	uint64_t memory, pids;
+	al_cancel *cancel;
+} al_ct_docker_in;
+
+typedef struct al_ct_engine {
+	int (*version)(const char *socket, char **version);
+	int (*run)(const al_ct_docker_in *in, al_result *res, al_error **err);
+} al_ct_engine;
+
+const al_ct_engine *al_ct_docker_engine(void);
+/* The engine: linked in (libairlock), else from the remote provider's
+ * module beside the executable or in the module directory (the CLI);
+ * NULL when neither has it. */
+const al_ct_engine *al_ct_engine_load(void);
 
 /* ---- probe ---------------------------------------------------------- */
 

@@ -165,6 +165,24 @@ int al_ct_probe_facts(const al_ct_config *cfg, al_facts **out, al_error **err)
 					  al_ct_variant_names());
 		goto decide;
 	}
+	if (cfg->variant->engine) {
+		/* the Engine, asked over its socket */
+		const al_ct_engine *eng = al_ct_engine_load();
+		binary = strdup(cfg->docker_socket);
+		if (eng == NULL) {
+			reason = strdup("container_unavailable: the Docker "
+					"Engine client (libairlock-remote.so) "
+					"is not available");
+			goto decide;
+		}
+		if (eng->version(cfg->docker_socket, &version) < 0) {
+			reason = al_strdup_printf("container_unavailable: no "
+						  "Docker Engine answers on %s",
+						  cfg->docker_socket);
+			goto decide;
+		}
+		goto run;
+	}
 	binary = al_ct_variant_locate(cfg->variant);
 	if (binary == NULL) {
 		reason = al_strdup_printf("container_unavailable: runtime %s is "
@@ -185,6 +203,12 @@ int al_ct_probe_facts(const al_ct_config *cfg, al_facts **out, al_error **err)
 		goto decide;
 	}
 	first_line(version);
+run:
+	if (geteuid() != 0) {
+		reason = strdup("container_unavailable: the container provider "
+				"runs containers as root only");
+		goto decide;
+	}
 	rc = run_probe(cfg, res, &start_error);
 	if (rc < 0) {
 		reason = al_strdup_printf("container_unavailable: cannot "
@@ -262,7 +286,8 @@ decide:
 		f->workspace = (1u << AL_WORKSPACE_NONE) |
 			       (1u << AL_WORKSPACE_RO) |
 			       (1u << AL_WORKSPACE_RW);
-		f->streaming = true;
+		/* the Engine's logs are read when the container is over */
+		f->streaming = !cfg->variant->engine;
 	} else {
 		memset(&f->isolation, 0, sizeof(f->isolation));
 	}

@@ -12,6 +12,7 @@
 
 #include "container/container.h"
 #include "core/util.h"
+#include "sandbox/cgroup.h"
 #include "sandbox/warm_inbox.h"
 
 /* The file `file` of the cgroup `cgpath` in the v1 hierarchy that holds
@@ -74,8 +75,123 @@ static int runtime_delete(const al_ct_config *cfg, const char *binary,
 	return rc;
 }
 
+/* The Docker Engine variant: the same bundle is written (the mount plan
+ * translated once), its bind mounts and /tmp handed to the Engine. */
+static int docker_step(const al_ct_run *r, al_result *res, al_error **err)
+{
+	const al_request *req = r->req;
+	const al_ct_config *cfg = r->cfg;
+	if (r->with_stdin && req->has_stdin && req->stdin_data.len > 0)
+		return al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
+					     "stdin_unsupported");
+	const al_ct_engine *eng = al_ct_engine_load();
+	if (eng == NULL)
+		return al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
+					     "container_unavailable");
+	char bundle[PATH_MAX], acks[PATH_MAX], cfgp[PATH_MAX + 16];
+	snprintf(bundle, sizeof(bundle), "%s/bundle-%s", r->rd->root,
+		 r->build ? "build" : "run");
+	snprintf(acks, sizeof(acks), "%s/acks", r->rd->root);
+	bool inbox = !r->build && r->exec->inbox_dir != NULL &&
+		     r->exec->inbox_acks_dir != NULL;
+	if ((mkdir(bundle, 0755) < 0 && errno != EEXIST) ||
+	    (inbox && ((mkdir(acks, 0700) < 0 && errno != EEXIST) ||
+		       chown(acks, r->uid, r->uid) < 0)))
+		return al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
+					     "container_setup_failed");
+	al_ct_spec_in in = {
+		.req = req, .rd = r->rd, .bundle_dir = bundle, .argv = r->argv,
+		.envp = r->envp, .extra_roots = r->extra_roots, .uid = r->uid,
+		.cgroups_path = "", .netns_path = "", .tmp_bytes = cfg->tmp_bytes,
+		.build = r->build, .has_build_dir = r->has_build_dir,
+		.inbox_dir = inbox ? r->exec->inbox_dir : NULL,
+		.acks_dir = inbox ? acks : NULL, .init_path = "/dev/null",
+	};
+	al_error *setup_err = NULL;
+	if (al_ct_spec_write(&in, &setup_err) < 0) {
+		al_error_free(setup_err);
+		return al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
+					     "container_setup_failed");
+	}
+	snprintf(cfgp, sizeof(cfgp), "%s/config.json", bundle);
+	json_t *spec = json_load_file(cfgp, 0, NULL);
+	json_t *mounts = json_object_get(spec, "mounts");
+	size_t n = json_array_size(mounts);
+	char **binds = calloc(n + 1, sizeof(*binds));
+	char tmp_opts[256] = "";
+	size_t k = 0;
+	for (size_t i = 0; binds != NULL && i < n; i++) {
+		json_t *m = json_array_get(mounts, i);
+		const char *type = json_string_value(json_object_get(m, "type"));
+		const char *dst =
+			json_string_value(json_object_get(m, "destination"));
+		const char *src = json_string_value(json_object_get(m, "source"));
+		json_t *opts = json_object_get(m, "options");
+		if (type == NULL || dst == NULL || src == NULL)
+			continue;
+		if (strcmp(type, "tmpfs") == 0 && strcmp(dst, "/tmp") == 0) {
+			for (size_t j = 0; j < json_array_size(opts); j++) {
+				const char *o =
+					json_string_value(json_array_get(opts, j));
+				size_t len = strlen(tmp_opts);
+				if (o && strncmp(o, "size=", 5) == 0)
+					snprintf(tmp_opts + len,
+						 sizeof(tmp_opts) - len, "%s%s",
+						 len ? "," : "", o);
+				else if (o && strncmp(o, "mode=", 5) == 0)
+					snprintf(tmp_opts + len,
+						 sizeof(tmp_opts) - len, "%s%s",
+						 len ? "," : "", o);
+			}
+			continue;
+		}
+		if (strcmp(type, "bind") != 0 || strncmp(dst, "/dev", 4) == 0)
+			continue;
+		bool rw = false;
+		for (size_t j = 0; j < json_array_size(opts); j++) {
+			const char *o = json_string_value(json_array_get(opts, j));
+			if (o && strcmp(o, "rw") == 0)
+				rw = true;
+		}
+		binds[k++] = al_strdup_printf("%s:%s:%s", src, dst,
+					      rw ? "rw" : "ro");
+	}
+	const al_limits *l = &req->limits;
+	al_ct_docker_in din = {
+		.socket = cfg->docker_socket,
+		.req = req,
+		.name = r->name,
+		.argv = r->argv,
+		.envp = r->envp,
+		.binds = binds,
+		.tmp_opts = tmp_opts,
+		.uid = r->uid,
+		.memory = l->memory_bytes ? l->memory_bytes
+					  : AL_SB_DEFAULT_MEMORY_BYTES,
+		.pids = l->pids ? l->pids : AL_SB_DEFAULT_PIDS,
+		.cancel = r->exec->cancel,
+	};
+	int rc = binds ? eng->run(&din, res, err) : -ENOMEM;
+	/* the log artifact and a streaming caller get the output whole */
+	for (int s = 0; rc == 0 && r->on_output && s < 2; s++)
+		if (res->output[s].len > 0)
+			r->on_output(r->on_output_ctx, s, res->output[s].data,
+				     res->output[s].len);
+	if (rc == 0 && r->start_error && res->outcome != AL_OUTCOME_COMPLETED &&
+	    res->output[1].len > 0)
+		*r->start_error = al_strdup_printf(
+			"%.*s", (int)(res->output[1].len > 300 ? 300
+							 : res->output[1].len),
+			(const char *)res->output[1].data);
+	al_ct_strv_free(binds);
+	json_decref(spec);
+	return rc;
+}
+
 int al_ct_run_step(const al_ct_run *r, al_result *res, al_error **err)
 {
+	if (r->cfg->variant->engine)
+		return docker_step(r, res, err);
 	const al_request *req = r->req;
 	const al_ct_config *cfg = r->cfg;
 	char bundle[PATH_MAX], state[PATH_MAX], pidf[PATH_MAX],

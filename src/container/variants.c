@@ -26,6 +26,9 @@ static const al_ct_variant variants[] = {
 	{.name = "runsc", .binary = "runsc", .global_args = runsc_args,
 	 .oci_seccomp = true, .preserve_fds = false,
 	 .unenforced = AL_LIMIT_CPU_MS | AL_LIMIT_MEMORY_BYTES | AL_LIMIT_PIDS},
+	/* the Engine's own seccomp profile and init-less pid 1 */
+	{.name = "docker", .binary = "dockerd", .global_args = no_args,
+	 .engine = true},
 };
 
 const al_ct_variant *al_ct_variant_find(const char *name)
@@ -39,7 +42,7 @@ const al_ct_variant *al_ct_variant_find(const char *name)
 
 const char *al_ct_variant_names(void)
 {
-	return "runc, crun, runsc";
+	return "runc, crun, runsc, docker";
 }
 
 static char *in_dir(const char *dir, size_t len, const char *binary)
