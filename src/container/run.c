@@ -81,9 +81,6 @@ static int docker_step(const al_ct_run *r, al_result *res, al_error **err)
 {
 	const al_request *req = r->req;
 	const al_ct_config *cfg = r->cfg;
-	if (r->with_stdin && req->has_stdin && req->stdin_data.len > 0)
-		return al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
-					     "stdin_unsupported");
 	const al_ct_engine *eng = al_ct_engine_load();
 	if (eng == NULL)
 		return al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
@@ -156,12 +153,60 @@ static int docker_step(const al_ct_run *r, al_result *res, al_error **err)
 		binds[k++] = al_strdup_printf("%s:%s:%s", src, dst,
 					      rw ? "rw" : "ro");
 	}
+	/* stdin: a file of the run, opened by airlock-init, which then
+	 * becomes the program */
+	bool with_in = r->with_stdin && req->has_stdin &&
+		       req->stdin_data.len > 0;
+	char **argv = (char **)r->argv;
+	char **wrapped = NULL;
+	char *init = NULL;
+	int rc = 0;
+	if (with_in && binds != NULL) {
+		char inpath[PATH_MAX];
+		snprintf(inpath, sizeof(inpath), "%s/stdin", r->rd->root);
+		init = cfg->init_path ? strdup(cfg->init_path)
+				      : al_ct_init_locate();
+		int fd = open(inpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
+					      O_NOFOLLOW,
+			      0444);
+		bool ok = init != NULL && fd >= 0 &&
+			  write(fd, req->stdin_data.data, req->stdin_data.len) ==
+				  (ssize_t)req->stdin_data.len;
+		if (fd >= 0)
+			close(fd);
+		size_t na = 0;
+		while (r->argv[na] != NULL)
+			na++;
+		char **nb = ok ? realloc(binds, (k + 3) * sizeof(*binds)) : NULL;
+		if (nb != NULL) {
+			binds = nb;
+			binds[k++] = al_strdup_printf("%s:/sbin/.airlock-exec:ro",
+						      init);
+			binds[k++] = al_strdup_printf(
+				"%s:/sbin/.airlock-stdin:ro", inpath);
+			binds[k] = NULL;
+			wrapped = calloc(na + 4, sizeof(*wrapped));
+		}
+		if (wrapped == NULL) {
+			free(init);
+			al_ct_strv_free(binds);
+			json_decref(spec);
+			return al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
+						     "container_setup_failed");
+		}
+		wrapped[0] = "/sbin/.airlock-exec";
+		wrapped[1] = "stdin:/sbin/.airlock-stdin";
+		wrapped[2] = "--";
+		for (size_t i = 0; i < na; i++)
+			wrapped[3 + i] = r->argv[i];
+		argv = wrapped;
+	}
 	const al_limits *l = &req->limits;
 	al_ct_docker_in din = {
 		.socket = cfg->docker_socket,
 		.req = req,
 		.name = r->name,
-		.argv = r->argv,
+		.argv = argv,
 		.envp = r->envp,
 		.binds = binds,
 		.tmp_opts = tmp_opts,
@@ -171,7 +216,7 @@ static int docker_step(const al_ct_run *r, al_result *res, al_error **err)
 		.pids = l->pids ? l->pids : AL_SB_DEFAULT_PIDS,
 		.cancel = r->exec->cancel,
 	};
-	int rc = binds ? eng->run(&din, res, err) : -ENOMEM;
+	rc = binds ? eng->run(&din, res, err) : -ENOMEM;
 	/* the log artifact and a streaming caller get the output whole */
 	for (int s = 0; rc == 0 && r->on_output && s < 2; s++)
 		if (res->output[s].len > 0)
@@ -183,6 +228,8 @@ static int docker_step(const al_ct_run *r, al_result *res, al_error **err)
 			"%.*s", (int)(res->output[1].len > 300 ? 300
 							 : res->output[1].len),
 			(const char *)res->output[1].data);
+	free(wrapped);
+	free(init);
 	al_ct_strv_free(binds);
 	json_decref(spec);
 	return rc;

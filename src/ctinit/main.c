@@ -10,7 +10,11 @@
  * fd 3, or to the file named by "file:PATH" where the runtime cannot
  * pass a descriptor.  Static, so it runs in any image.
  *
- * usage: airlock-init fd|file:PATH -- PROGRAM ARGS... */
+ * With "stdin:PATH" it only opens PATH as the program's stdin and
+ * becomes the program (the Docker variant, whose Engine has its own
+ * init and no stdin pipe without an attached connection).
+ *
+ * usage: airlock-init fd|file:PATH|stdin:PATH -- PROGRAM ARGS... */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -25,6 +29,14 @@ int main(int argc, char **argv)
 	if (argc < 4 || strcmp(argv[2], "--") != 0 || argv[3][0] != '/')
 		return 127;
 	int report = 3;
+	if (strncmp(argv[1], "stdin:", 6) == 0) {
+		int in = open(argv[1] + 6, O_RDONLY | O_CLOEXEC);
+		if (in < 0 || dup2(in, 0) < 0)
+			return 127;
+		close(in);
+		execv(argv[3], argv + 3);
+		return 127;
+	}
 	if (strncmp(argv[1], "file:", 5) == 0) {
 		report = open(argv[1] + 5,
 			      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |

@@ -170,3 +170,25 @@ def test_interrupt_leaves_no_container(dockerd, tmp_path):
     res = json.loads(out)
     assert res["outcome"] == "cancelled", res
     assert no_containers(sock)
+
+
+def test_stdin_reaches_the_program(dockerd, tmp_path):
+    sock, _ = dockerd
+    f = tmp_path / "in.bin"
+    f.write_bytes(b"line one\nline two\n")
+    res = run(tmp_path, sock, "-l", "sh", "--stdin-file", str(f), "-e",
+              "wc -l")
+    assert res["outcome"] == "completed", res
+    assert res["stdout"].strip() == "2"
+
+
+def test_conformance_kit(dockerd, tmp_path):
+    sock, _ = dockerd
+    r = subprocess.run([BIN, "--config", config(tmp_path, sock), "contract",
+                        "-p", "container", "--json"],
+                       capture_output=True, text=True, timeout=300)
+    cases = json.loads(r.stdout)["cases"]
+    failed = [c for c in cases if c["status"] == "fail"]
+    assert failed == [], failed
+    assert sum(c["status"] == "pass" for c in cases) >= 45
+    assert no_containers(sock)
