@@ -217,6 +217,7 @@ typedef struct al_ct_docker_in {
 	char *const *envp;
 	char *const *binds;	   /* "SRC:DST:ro|rw", NULL-terminated */
 	const char *tmp_opts;	   /* /tmp's tmpfs options */
+	const char *seccomp;	   /* the profile (JSON), or NULL */
 	uid_t uid;
 	uint64_t memory, pids;
 	al_cancel *cancel;

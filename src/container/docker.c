@@ -267,6 +267,14 @@ int al_ct_docker_run(const al_ct_docker_in *in, al_result *res, al_error **err)
 		/* the "local" log driver keeps the bytes as they are (the
 		 * default json-file one replaces what is not UTF-8) */
 		"LogConfig", "Type", "local");
+	if (body != NULL && in->seccomp != NULL) {
+		json_t *sec = json_object_get(json_object_get(body, "HostConfig"),
+					      "SecurityOpt");
+		char *opt = al_strdup_printf("seccomp=%s", in->seccomp);
+		if (opt != NULL)
+			json_array_append_new(sec, json_string(opt));
+		free(opt);
+	}
 	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
 	json_decref(body);
 	if (text == NULL)

@@ -103,6 +103,8 @@ static int docker_step(const al_ct_run *r, al_result *res, al_error **err)
 		.build = r->build, .has_build_dir = r->has_build_dir,
 		.inbox_dir = inbox ? r->exec->inbox_dir : NULL,
 		.acks_dir = inbox ? acks : NULL, .init_path = "/dev/null",
+		.oci_seccomp = cfg->variant->oci_seccomp,
+		.seccomp_errno = cfg->variant->seccomp_errno,
 	};
 	al_error *setup_err = NULL;
 	if (al_ct_spec_write(&in, &setup_err) < 0) {
@@ -201,6 +203,10 @@ static int docker_step(const al_ct_run *r, al_result *res, al_error **err)
 			wrapped[3 + i] = r->argv[i];
 		argv = wrapped;
 	}
+	/* airlock's seccomp policy, as the Engine's profile */
+	char *profile = json_dumps(
+		json_object_get(json_object_get(spec, "linux"), "seccomp"),
+		JSON_COMPACT);
 	const al_limits *l = &req->limits;
 	al_ct_docker_in din = {
 		.socket = cfg->docker_socket,
@@ -210,6 +216,7 @@ static int docker_step(const al_ct_run *r, al_result *res, al_error **err)
 		.envp = r->envp,
 		.binds = binds,
 		.tmp_opts = tmp_opts,
+		.seccomp = profile,
 		.uid = r->uid,
 		.memory = l->memory_bytes ? l->memory_bytes
 					  : AL_SB_DEFAULT_MEMORY_BYTES,
@@ -230,6 +237,7 @@ static int docker_step(const al_ct_run *r, al_result *res, al_error **err)
 			(const char *)res->output[1].data);
 	free(wrapped);
 	free(init);
+	free(profile);
 	al_ct_strv_free(binds);
 	json_decref(spec);
 	return rc;

@@ -26,9 +26,9 @@ static const al_ct_variant variants[] = {
 	{.name = "runsc", .binary = "runsc", .global_args = runsc_args,
 	 .oci_seccomp = true, .preserve_fds = false,
 	 .unenforced = AL_LIMIT_CPU_MS | AL_LIMIT_MEMORY_BYTES | AL_LIMIT_PIDS},
-	/* the Engine's own seccomp profile and init-less pid 1 */
+	/* the spec's seccomp section goes to the Engine as the profile */
 	{.name = "docker", .binary = "dockerd", .global_args = no_args,
-	 .engine = true},
+	 .engine = true, .oci_seccomp = true, .seccomp_errno = true},
 };
 
 const al_ct_variant *al_ct_variant_find(const char *name)
