@@ -106,8 +106,10 @@ static void tar_entry(unsigned char *h, const char *name, char type,
 	h[156] = (unsigned char)type;
 	if (link != NULL)
 		snprintf((char *)h + 157, 100, "%s", link);
-	memcpy(h + 257, "ustar", 6);
-	memcpy(h + 263, "00", 2);
+	/* "ustar\0" then the version "00", no terminator (POSIX) */
+	static const unsigned char magic[8] = {'u', 's', 't', 'a',
+					       'r', '\0', '0', '0'};
+	memcpy(h + 257, magic, sizeof(magic));
 	memset(h + 148, ' ', 8);
 	unsigned sum = 0;
 	for (int i = 0; i < 512; i++)
