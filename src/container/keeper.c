@@ -353,9 +353,7 @@ int al_ct_keeper_start(const al_ct_launch *l, al_ct_keeper *k, al_error **err)
 	c->pid = -1;
 	c->pidfd = c->stdin_fd = c->stdout_fd = c->stderr_fd = -1;
 	c->status_fd = -1;
-	struct keeper_ctx *ctx = calloc(1, sizeof(*ctx));
-	if (ctx == NULL)
-		return -ENOMEM;
+	struct keeper_ctx *ctx = NULL;
 	if ((l->stdin_pipe ? pipe2(in, O_CLOEXEC) : 0) < 0 ||
 	    pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
 	    pipe2(status, O_CLOEXEC) < 0 || pipe2(note, O_CLOEXEC) < 0 ||
@@ -400,6 +398,18 @@ int al_ct_keeper_start(const al_ct_launch *l, al_ct_keeper *k, al_error **err)
 	k->pid = pid;
 	c->pid = pid;
 	c->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	/* allocated after the fork: the keeper owns no heap block */
+	ctx = calloc(1, sizeof(*ctx));
+	if (ctx == NULL) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, __WALL);
+		k->pid = c->pid = -1;
+		if (c->pidfd >= 0)
+			close(c->pidfd);
+		c->pidfd = -1;
+		rc = -ENOMEM;
+		goto out;
+	}
 	ctx->pid = pid;
 	c->signal_tree = keeper_signal;
 	c->signal_ctx = ctx;
