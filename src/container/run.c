@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "container/container.h"
@@ -63,6 +64,41 @@ static uint64_t cgroup_count(const char *path, const char *key)
 			found = v;
 	fclose(f);
 	return found;
+}
+
+/* Removes the container's cgroup from every hierarchy where it is left
+ * (a runtime's delete can meet a cgroup the kernel still holds for an
+ * instant, and leaves it): empty directories of our own naming only,
+ * retried briefly.  0, or -EBUSY when one stays. */
+static int cgroups_remove(const char *cgpath)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (f == NULL)
+		return 0;
+	char line[1024];
+	int rc = 0;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char root[256], mnt[256], rest[512];
+		if (sscanf(line, "%*s %*s %*s %255s %255s %511[^\n]", root, mnt,
+			   rest) != 3 ||
+		    (strstr(rest, " - cgroup ") == NULL &&
+		     strstr(rest, " - cgroup2 ") == NULL))
+			continue;
+		size_t rl = strcmp(root, "/") == 0 ? 0 : strlen(root);
+		if (rl > 0 && strncmp(cgpath, root, rl) != 0)
+			continue;
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof(dir), "%s%s", mnt, cgpath + rl);
+		for (int i = 0; i < 250 && rmdir(dir) < 0 && errno == EBUSY;
+		     i++) {
+			struct timespec ts = {0, 2 * 1000 * 1000};
+			nanosleep(&ts, NULL);
+		}
+		if (access(dir, F_OK) == 0)
+			rc = -EBUSY;
+	}
+	fclose(f);
+	return rc;
 }
 
 static int runtime_delete(const al_ct_config *cfg, const char *binary,
@@ -448,6 +484,9 @@ out:
 	    !failed_start && rc == 0)
 		rc = al_error_set(err, AL_ERR_INTERNAL, EBUSY, NULL,
 				  "the container could not be deleted");
+	if (started && cgpath != NULL && cgroups_remove(cgpath) < 0 && rc == 0)
+		rc = al_error_set(err, AL_ERR_INTERNAL, EBUSY, NULL,
+				  "the container's cgroup could not be removed");
 	al_ct_strv_free(argv);
 	al_ct_strv_free(term_argv);
 	free(cgpath);

@@ -143,8 +143,10 @@ def test_memory_and_pids_limits_bind(tmp_path):
 def test_timeout_leaves_no_container(tmp_path):
     state = tmp_path / "runs"
     state.mkdir(mode=0o700)
+    # a duration no other process on the host sleeps for
+    nap = "sleep 30.%d" % os.getpid()
     r = _cli(tmp_path, "runc", "run", "-p", "container", "-l", "sh",
-             "--timeout", "500ms", "--json", "-e", "sleep 30",
+             "--timeout", "500ms", "--json", "-e", nap,
              env={**os.environ, "AIRLOCK_RUN_BASE": str(state)})
     res = json.loads(r.stdout)
     assert res["outcome"] == "timed_out", res
@@ -152,7 +154,7 @@ def test_timeout_leaves_no_container(tmp_path):
     assert list(state.iterdir()) == []
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True,
                         text=True).stdout
-    assert "sleep 30" not in ps
+    assert nap not in ps
 
 
 @pytest.mark.parametrize("runtime", ["runc", "runsc"])
