@@ -47,13 +47,13 @@ endif
 LDFLAGS += $(SANFLAGS)
 LDLIBS  += $(PKG_LIBS) -lpthread
 
-LIB_DIRS = src/core src/json src/bundle src/cgroup src/proc src/lang src/providers src/sandbox src/host src/supervisor src/server
+LIB_DIRS = src/core src/json src/bundle src/cgroup src/proc src/lang src/providers src/sandbox src/container src/host src/supervisor src/server
 LIB_SRC  = $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 # The network parts: in libairlock for embedders, but the CLI loads them
 # from libairlock-net.so only when a command needs them (fast start-up).
 SERVER_SRC = $(wildcard src/server/*.c)
-REMOTE_SRC = src/providers/remote.c src/supervisor/webhook.c
+REMOTE_SRC = src/providers/remote.c src/supervisor/webhook.c src/container/docker.c
 NET_SRC  = $(SERVER_SRC) $(REMOTE_SRC)
 NET_OBJ  = $(NET_SRC:%.c=$(BUILD)/obj/%.o)
 NETMOD_OBJ = $(SERVER_SRC:%.c=$(BUILD)/obj-netmod/%.o)
@@ -94,9 +94,13 @@ REMOTESO = $(BUILD)/libairlock-remote.so
 # in any sandbox root; alone in its directory, which runs see read-only.
 TOOL     = $(BUILD)/toolbelt/airlock-tool
 
+# pid 1 of the container provider's containers (src/ctinit/main.c):
+# static, so it runs inside any image.
+CTINIT   = $(BUILD)/airlock-init
+
 .PHONY: all deps check check-fast unit unit-san integration integration-unprivileged valgrind contract lint demo bench clean
-all: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(REMOTESO) $(TOOL) $(UNIT_BIN) $(EX_BIN) \
-     $(EX_MOD) $(TESTMOD)
+all: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(REMOTESO) $(TOOL) $(CTINIT) $(UNIT_BIN) \
+     $(EX_BIN) $(EX_MOD) $(TESTMOD)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -122,6 +126,15 @@ $(TOOL): src/tool/airlock_tool.c src/tool/proto.h
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@ (static)"
 	@$(CC) $(filter-out $(SANFLAGS),$(CFLAGS)) -static -o $@ $< -Wl,-Bstatic -ljansson
+# Never instrumented: it runs inside images that have no sanitizer runtime.
+CTINIT_OBJ = $(addprefix $(BUILD)/obj-init/,src/ctinit/main.o src/proc/shepherd.o src/core/error.o)
+$(BUILD)/obj-init/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (airlock-init)"
+	@$(CC) $(filter-out $(SANFLAGS),$(CFLAGS)) -MMD -MP -c $< -o $@
+$(CTINIT): $(CTINIT_OBJ)
+	@echo "  LD      $@"
+	@$(CC) -static -o $@ $^
 $(BUILD)/obj-netmod/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< (network module)"
@@ -302,6 +315,8 @@ $(BUILD)/obj/src/cli/net_module.o: CFLAGS += -DAL_MODULE_DIR='"$(MODULEDIR)"'
 $(BUILD)/obj/src/cli/net_module.o: $(BUILD)/module-dir
 $(BUILD)/obj/src/supervisor/toolbelt.o: CFLAGS += -DAL_MODULE_DIR='"$(MODULEDIR)"'
 $(BUILD)/obj/src/supervisor/toolbelt.o: $(BUILD)/module-dir
+$(BUILD)/obj/src/container/config.o: CFLAGS += -DAL_MODULE_DIR='"$(MODULEDIR)"'
+$(BUILD)/obj/src/container/config.o: $(BUILD)/module-dir
 $(BUILD)/module-dir: FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(MODULEDIR)' | cmp -s - $@ 2>/dev/null || echo '$(MODULEDIR)' > $@
@@ -321,7 +336,7 @@ $(BUILD)/dist/%: dist/%.in FORCE
 	@mkdir -p $(dir $@)
 	@$(DIST_SUBST) $< > $@.tmp && mv $@.tmp $@
 
-install: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(REMOTESO) $(TOOL) $(MAN_OUT) \
+install: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(REMOTESO) $(TOOL) $(CTINIT) $(MAN_OUT) \
 	 $(BUILD)/dist/airlock.pc $(BUILD)/dist/airlockd.service
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(MODULEDIR) \
 		$(DESTDIR)$(INCLUDEDIR)/airlock $(DESTDIR)$(PKGCONFIGDIR) \
@@ -332,6 +347,7 @@ install: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(REMOTESO) $(TOOL) $(MAN_OUT)
 	$(INSTALL) -m 0644 $(NETSO) $(REMOTESO) $(DESTDIR)$(MODULEDIR)/
 	$(INSTALL) -d -m 0755 $(DESTDIR)$(MODULEDIR)/toolbelt
 	$(INSTALL) -m 0755 $(TOOL) $(DESTDIR)$(MODULEDIR)/toolbelt/airlock-tool
+	$(INSTALL) -m 0755 $(CTINIT) $(DESTDIR)$(MODULEDIR)/
 	$(INSTALL) -m 0644 $(LIBSO) $(DESTDIR)$(LIBDIR)/libairlock.so.$(VERSION)
 	ln -sf libairlock.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libairlock.so
@@ -351,7 +367,7 @@ install: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(REMOTESO) $(TOOL) $(MAN_OUT)
 # Leaves /etc/airlock (the operator's configuration) and the state alone.
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/airlock $(DESTDIR)$(MODULEDIR)/libairlock-net.so \
-		$(DESTDIR)$(MODULEDIR)/libairlock-remote.so \
+		$(DESTDIR)$(MODULEDIR)/libairlock-remote.so $(DESTDIR)$(MODULEDIR)/airlock-init \
 		$(DESTDIR)$(LIBDIR)/libairlock.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME) \
 		$(DESTDIR)$(LIBDIR)/libairlock.so $(DESTDIR)$(LIBDIR)/libairlock.a \
 		$(DESTDIR)$(LIBDIR)/libairlock-contract.a \
@@ -366,4 +382,4 @@ uninstall:
 clean:
 	rm -rf build build-san build-test build-san-test build-fuzz
 
--include $(shell find $(BUILD)/obj $(BUILD)/obj-netmod -name "*.d" 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/obj-netmod $(BUILD)/obj-init -name "*.d" 2>/dev/null)

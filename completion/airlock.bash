@@ -46,7 +46,7 @@ _airlock()
 	local opts
 	case $cmd in
 	"")
-		opts="run probe doctor contract audit runs serve --state-dir --config --help --version" ;;
+		opts="run probe doctor contract audit runs image serve --state-dir --config --help --version" ;;
 	run)
 		opts="-l --lang -e --eval -p --provider -t --timeout -m --memory --pids --cpu
 		      --output-limit --file-limit --network --stdin-file --file --output
@@ -64,6 +64,11 @@ _airlock()
 	runs)
 		if [[ -z $sub ]]; then opts="forget artifact --help"
 		elif [[ $sub == forget ]]; then opts="--older-than"
+		else opts=""; fi ;;
+	image)
+		if [[ -z $sub ]]; then opts="build import list --help"
+		elif [[ $sub == build ]]; then opts="--packages --suite --mirror --variant"
+		elif [[ $sub == list ]]; then opts="--json"
 		else opts=""; fi ;;
 	serve)
 		opts="--listen --unix-socket --max-body-bytes --max-connections

@@ -14,7 +14,8 @@ ruby nodejs
 gcc g++ golang-go rustc default-jdk-headless
 clang libclang-rt-dev
 scdoc man-db groff-base systemd zsh
-xxd chromium"
+xxd chromium
+runc crun runsc umoci skopeo mmdebstrap docker.io"
 
 missing=""
 for p in $PACKAGES; do

@@ -240,6 +240,10 @@ typedef struct al_request {
 	al_test_case *tests;
 	size_t n_tests;
 	al_compare compare;
+	/* A container image by name (docs/containers.md, "Images"), or
+	 * NULL: the provider's default.  Only a name from the tenant's
+	 * "images" allow-list passes the host's gates, never a path. */
+	char *image;
 } al_request;
 
 al_request *al_request_new(void);

@@ -26,6 +26,8 @@ int cmd_doctor(const cli_globals *g, int argc, char **argv);
 int cmd_contract(const cli_globals *g, int argc, char **argv);
 int cmd_serve(const cli_globals *g, int argc, char **argv);
 int cmd_runs(const cli_globals *g, int argc, char **argv);
+/* The container provider's images (src/cli/cmd_image.c). */
+int cmd_image(const cli_globals *g, int argc, char **argv);
 /* The per-run supervisor airlockd starts (src/cli/cmd_supervise.c). */
 int cmd_supervise(const cli_globals *g, int argc, char **argv);
 

@@ -19,6 +19,7 @@ static const char usage[] =
 	"  contract  run the conformance kit against providers\n"
 	"  audit     show or verify the audit trail\n"
 	"  runs      a run's artifacts: forget expired ones, read one\n"
+	"  image     the container provider's images: build, import, list\n"
 	"  serve     start the runner service (airlockd)\n"
 	"\n"
 	"global options:\n"
@@ -116,6 +117,8 @@ int main(int argc, char **argv)
 		rc = cmd_doctor(&g, sub_argc, sub_argv);
 	else if (strcmp(cmd, "runs") == 0)
 		rc = cmd_runs(&g, sub_argc, sub_argv);
+	else if (strcmp(cmd, "image") == 0)
+		rc = cmd_image(&g, sub_argc, sub_argv);
 	else if (strcmp(cmd, "supervise") == 0)
 		rc = cmd_supervise(&g, sub_argc, sub_argv);
 	else if (strcmp(cmd, "help") == 0) {

@@ -79,6 +79,7 @@ void al_request_free(al_request *req)
 	al_strv_free(req->exec, req->n_exec);
 	free(req->continues);
 	al_request_build_free(req);
+	free(req->image);
 	free(req);
 }
 
@@ -103,7 +104,8 @@ al_request *al_request_dup(const al_request *src)
 	    al_bytes_dup(&src->stdin_data, &req->stdin_data) < 0 ||
 	    al_strdup_opt(src->idempotency_key, &req->idempotency_key) < 0 ||
 	    al_strdup_opt(src->name, &req->name) < 0 ||
-	    al_strdup_opt(src->continues, &req->continues) < 0)
+	    al_strdup_opt(src->continues, &req->continues) < 0 ||
+	    al_strdup_opt(src->image, &req->image) < 0)
 		goto fail;
 	if (src->exec != NULL) {
 		if (al_strv_dup(src->exec, src->n_exec, &req->exec) < 0)

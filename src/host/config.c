@@ -121,6 +121,7 @@ void al_config_free(al_config *cfg)
 		al_cfg_tenant *t = &cfg->tenants[i];
 		free(t->name);
 		free_strv(t->languages, t->n_languages);
+		free_strv(t->images, t->n_images);
 		grant_free(&t->grant);
 		for (size_t j = 0; j < t->n_pins; j++) {
 			grant_free(&t->pins[j].grant);
@@ -485,6 +486,19 @@ static int parse_pin(json_t *p, const char *path, al_cfg_pin *pin,
 	return parse_grant(g, sub.buf, &pin->grant, err);
 }
 
+/* A container image's name (the same rule as the request's). */
+static bool image_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 64)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
+		      (i > 0 && (s[i] == '.' || s[i] == '_' || s[i] == '-'))))
+			return false;
+	return true;
+}
+
 static int parse_tenant(json_t *t, const char *path, al_cfg_tenant *out,
 			al_error **err)
 {
@@ -492,6 +506,7 @@ static int parse_tenant(json_t *t, const char *path, al_cfg_tenant *out,
 					   "ceilings", "concurrency",
 					   "accept_forwarded_env", "env_allow",
 					   "operations", "pass_env", "secret_env",
+					   "images",
 					   NULL};
 	kpath kp;
 	int rc;
@@ -515,6 +530,12 @@ static int parse_tenant(json_t *t, const char *path, al_cfg_tenant *out,
 					  err)) < 0) {
 			return rc;
 		}
+	}
+	if ((v = json_object_get(t, "images"))) {
+		kp_join(&kp, path, "images");
+		if ((rc = get_strv(v, kp.buf, image_name_ok, &out->images,
+				   &out->n_images, err)) < 0)
+			return rc;
 	}
 	if ((v = json_object_get(t, "grant"))) {
 		kp_join(&kp, path, "grant");

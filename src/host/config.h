@@ -40,6 +40,9 @@ typedef struct al_cfg_tenant {
 	bool all_languages;
 	char **languages;
 	size_t n_languages;
+	/* container images a request may name (docs/containers.md) */
+	char **images;
+	size_t n_images;
 	al_cfg_grant grant;
 	al_cfg_pin *pins;
 	size_t n_pins;

@@ -18,6 +18,16 @@ const char *al_gate_language(const al_cfg_tenant *t, const al_request *req)
 		       : "gate:language";
 }
 
+const char *al_gate_image(const al_cfg_tenant *t, const al_request *req)
+{
+	if (req->image == NULL)
+		return NULL;
+	for (size_t i = 0; i < t->n_images; i++)
+		if (strcmp(t->images[i], req->image) == 0)
+			return NULL;
+	return "gate:image";
+}
+
 static bool grant_covers(const al_cfg_grant *g, const al_grant *ask)
 {
 	if (!(g->network & (1u << ask->network)))

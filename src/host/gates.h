@@ -8,6 +8,8 @@
  * ("gate:language", "gate:env:<pattern>", "gate:grant",
  * "gate:ceiling:<limit>"). */
 const char *al_gate_language(const al_cfg_tenant *t, const al_request *req);
+/* A named container image must be on the tenant's "images" list. */
+const char *al_gate_image(const al_cfg_tenant *t, const al_request *req);
 /* The env policy (host/env_policy.h) over the request's variables and
  * those a caller forwarded ("NAME=value"): a variable the table covers
  * and the tenant's env_allow does not name closes the gate.  The token

@@ -1025,7 +1025,8 @@ static step admit_tenant(run_state *rs, const al_host_context *ctx,
 		if (fr < 0)
 			return refused(rs, AL_OUTCOME_INVALID_REQUEST, why, rc);
 	}
-	if ((why = al_gate_language(rs->tenant, rs->req)))
+	if ((why = al_gate_language(rs->tenant, rs->req)) ||
+	    (why = al_gate_image(rs->tenant, rs->req)))
 		return refused(rs, AL_OUTCOME_DENIED, why, rc);
 	step s = check_continues(rs, aopts, rc);
 	if (s != STEP_ON)

@@ -102,6 +102,29 @@ int al_plan_sha256(const al_request *req, char hex[65])
 		for (size_t i = 0; i < req->n_exec; i++)
 			str_item(&c, "exec", req->exec[i]);
 	}
+	if (req->image != NULL)
+		str_item(&c, "image", req->image);
+	if (req->n_build_flags > 0) {
+		count_item(&c, "build_flags.count", req->n_build_flags);
+		for (size_t i = 0; i < req->n_build_flags; i++)
+			str_item(&c, "build_flag", req->build_flags[i]);
+	}
+	/* Judged cases run the program with their own stdin and argv. */
+	if (req->n_tests > 0) {
+		count_item(&c, "tests.count", req->n_tests);
+		for (size_t i = 0; i < req->n_tests; i++) {
+			const al_test_case *t = &req->tests[i];
+			item(&c, "test.stdin", t->stdin_data.data,
+			     t->stdin_data.len);
+			if (!t->has_argv) {
+				str_item(&c, "test.argv.count", "-");
+				continue;
+			}
+			count_item(&c, "test.argv.count", t->argc);
+			for (size_t j = 0; j < t->argc; j++)
+				str_item(&c, "test.argv", t->argv[j]);
+		}
+	}
 	sha256_digest(&c, sizeof(md), md);
 	for (size_t i = 0; i < sizeof(md); i++) {
 		hex[2 * i] = digits[md[i] >> 4];
@@ -114,6 +137,7 @@ int al_plan_sha256(const al_request *req, char hex[65])
 bool al_plan_code_only(const al_request *req)
 {
 	return req->argc == 0 && req->n_env == 0 && !req->has_stdin && req->name == NULL &&
-	       req->exec == NULL &&
+	       req->exec == NULL && req->image == NULL &&
+	       req->n_build_flags == 0 && req->n_tests == 0 &&
 	       req->n_files == 0 && req->n_toolchain == 0;
 }

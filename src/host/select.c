@@ -145,8 +145,11 @@ int al_selector_init(al_selector *s, const al_config *cfg,
 					    "unknown provider");
 		}
 		/* By the table itself, not the name: a registered provider
-		 * that calls itself "sandbox" is not airlock's. */
+		 * that calls itself "sandbox" is not airlock's.  The
+		 * container provider's isolation is airlock's own too: it
+		 * writes the container's configuration and observes it. */
 		c->own = c->ops == al_provider_lookup("sandbox") ||
+			 c->ops == al_provider_lookup("container") ||
 			 c->ops == al_provider_lookup("disabled");
 		c->acknowledged = al_cfg_acknowledged(cfg, id) ||
 				  (force && force_acknowledges);
@@ -310,6 +313,11 @@ static bool eligible(const al_selector *s, const al_candidate_rt *c,
 	}
 	if (req->grant.streaming && !f->streaming) {
 		set_skip(sk, id, AL_SKIP_CAPABILITY_INELIGIBLE, "streaming");
+		return false;
+	}
+	/* an image is a container's: no other provider would honour it */
+	if (req->image != NULL && f->safety_class != AL_SAFETY_CONTAINER) {
+		set_skip(sk, id, AL_SKIP_CAPABILITY_INELIGIBLE, "image");
 		return false;
 	}
 	if (req->grant.toolbelt && !f->toolbelt) {

@@ -137,7 +137,9 @@ char *al_request_to_json(const al_request *req)
 	    jf_set(root, "isolation",
 		   json_string(al_isolation_name(req->isolation))) < 0 ||
 	    jf_set(root, "toolchain", toolchain_json(req)) < 0 ||
-	    al_request_emit_fields(root, req) < 0)
+	    al_request_emit_fields(root, req) < 0 ||
+	    (req->image != NULL &&
+	     jf_set(root, "image", json_string(req->image)) < 0))
 		goto out;
 	if (req->has_stdin) {
 		if (jf_set_bytes(root, "stdin", "stdin_b64", &req->stdin_data) < 0)
@@ -301,6 +303,10 @@ char *al_request_describe(const al_request *req)
 	if (req->continues != NULL) {
 		sb_add(&b, " continues=", 11);
 		sb_quoted(&b, req->continues);
+	}
+	if (req->image != NULL) {
+		sb_add(&b, " image=", 7);
+		sb_quoted(&b, req->image);
 	}
 	if (b.failed) {
 		free(b.s);

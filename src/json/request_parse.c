@@ -504,6 +504,23 @@ static int parse_scalars(const jf_ctx *c, const json_t *root, al_request *req)
 				     &req->idempotency_key)) < 0)
 			return rc;
 	}
+	v = json_object_get(root, "image");
+	if (v != NULL && !json_is_null(v)) {
+		/* a name, never a path: [a-z0-9._-], not starting with . or - */
+		rc = jf_string(c, v, "image", 64, JF_NONEMPTY, &s, &n);
+		if (rc < 0)
+			return rc;
+		for (size_t i = 0; i < n; i++)
+			if (!((s[i] >= 'a' && s[i] <= 'z') ||
+			      (s[i] >= '0' && s[i] <= '9') ||
+			      (i > 0 && (s[i] == '.' || s[i] == '_' ||
+					 s[i] == '-'))))
+				return jf_fail(c, "image",
+					       "must be an image name "
+					       "([a-z0-9._-]), not a path");
+		if ((rc = dup_string(c, "image", s, &req->image)) < 0)
+			return rc;
+	}
 	return jf_bytes(c, root, "stdin", "stdin_b64", "stdin", "stdin_b64",
 			AL_MAX_STDIN_BYTES, &req->stdin_data, &req->has_stdin);
 }
@@ -513,7 +530,7 @@ static const char *const top_keys[] = {
 	"stdin_b64", "files", "outputs",	 "purpose",   "limits",
 	"grant",    "env",    "idempotency_key", "isolation", "toolchain",
 	"name",	    "exec",   "continues",	 "build_flags", "tests", "compare",
-	NULL};
+	"image",    NULL};
 
 int al_request_from_json(const char *json, size_t len, al_request **out,
 			 al_error **err)

@@ -8,5 +8,6 @@
 
 extern const al_provider_ops al_disabled_provider;
 extern const al_provider_ops al_local_provider;
+extern const al_provider_ops al_container_provider;
 
 #endif

@@ -14,6 +14,7 @@
 static const al_provider_ops *const builtins[] = {
 	&al_disabled_provider,
 	&al_sandbox_provider,
+	&al_container_provider,
 	&al_remote_provider,
 	&al_local_provider,
 	NULL,

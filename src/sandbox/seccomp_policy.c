@@ -116,6 +116,32 @@ static bool family_allowed(int fam)
 	       fam == AF_NETLINK;
 }
 
+static const al_sb_rule_info family_rows[] = {
+	{"socket", "EAFNOSUPPORT",
+	 "family not AF_UNIX, AF_INET, AF_INET6, AF_NETLINK"},
+	{"socketpair", "EAFNOSUPPORT", "family != AF_UNIX"},
+};
+
+static al_sb_rule_info info[sizeof(policy) / sizeof(policy[0]) + 2];
+
+const al_sb_rule_info *al_sb_policy_rules(size_t *n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < sizeof(policy) / sizeof(policy[0]); i++) {
+		info[k].syscall = policy[i].sys;
+		info[k].action = policy[i].err == ENOSYS ? "ENOSYS"
+				 : policy[i].err == EAFNOSUPPORT
+					 ? "EAFNOSUPPORT"
+					 : "EPERM";
+		info[k].when = policy[i].when;
+		k++;
+	}
+	info[k++] = family_rows[0];
+	info[k++] = family_rows[1];
+	*n = k;
+	return info;
+}
+
 void al_sb_policy_describe(FILE *m)
 {
 	for (size_t i = 0; i < sizeof(policy) / sizeof(policy[0]); i++)

@@ -29,6 +29,15 @@ void al_sb_filter_clear(al_sb_filter *f);
  * Async-signal-safe: used in the child between clone and exec. */
 int al_sb_filter_load(const al_sb_filter *f);
 
+/* One row of the policy, for documentation output (the container provider's seccomp profile). */
+typedef struct al_sb_rule_info {
+	const char *syscall;
+	const char *action; /* "EPERM", "ENOSYS", "EAFNOSUPPORT" */
+	const char *when;   /* human condition, "always" */
+} al_sb_rule_info;
+
+/* The policy table as data; n set to its length. */
+const al_sb_rule_info *al_sb_policy_rules(size_t *n);
 /* Writes the policy table, every field of every row, to m: part of the
  * compiled filter's cache key (filter_cache.h). */
 void al_sb_policy_describe(FILE *m);

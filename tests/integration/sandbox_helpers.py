@@ -11,16 +11,19 @@ import pytest
 
 BIN = os.environ.get("AIRLOCK_BIN", "build/airlock")
 HOSTILE = os.path.join(os.path.dirname(__file__), "hostile")
-_facts = None
+# The provider under test: test_container_hostile.py runs the same
+# programs under `container` (its config takes uid_base/uid_count too).
+PROVIDER = "sandbox"
+_facts = {}
 
 
 def facts():
-    global _facts
-    if _facts is None:
-        p = subprocess.run([BIN, "probe", "-p", "sandbox", "--json"],
+    if PROVIDER not in _facts:
+        cfg = [] if PROVIDER == "sandbox" else ["--config", session_config()]
+        p = subprocess.run([BIN, *cfg, "probe", "-p", PROVIDER, "--json"],
                            capture_output=True, text=True, timeout=120)
-        _facts = json.loads(p.stdout)
-    return _facts
+        _facts[PROVIDER] = json.loads(p.stdout)
+    return _facts[PROVIDER]
 
 
 def need(language=None, limit=None, network=None):
@@ -55,23 +58,23 @@ def need_default_bound(limit):
 # same host.
 UID_BASE = 300000 + (os.getpid() % 500) * 100
 UID_COUNT = 100
-_session_dir = None
+_session_dirs = {}
 
 
 def session_config():
     """A configuration file (removed at exit) with this session's uids."""
-    global _session_dir
-    if _session_dir is None:
-        _session_dir = tempfile.mkdtemp(prefix="airlock-test-")
-        atexit.register(shutil.rmtree, _session_dir, True)
-        config_file(os.path.join(_session_dir, "config.json"),
+    if PROVIDER not in _session_dirs:
+        d = tempfile.mkdtemp(prefix="airlock-test-")
+        atexit.register(shutil.rmtree, d, True)
+        config_file(os.path.join(d, "config.json"),
                     {"uid_base": UID_BASE, "uid_count": UID_COUNT})
-    return os.path.join(_session_dir, "config.json")
+        _session_dirs[PROVIDER] = d
+    return os.path.join(_session_dirs[PROVIDER], "config.json")
 
 
 def run(lang, code, *args, timeout=60):
     need(language=lang)
-    cmd = [BIN, "--config", session_config(), "run", "-p", "sandbox",
+    cmd = [BIN, "--config", session_config(), "run", "-p", PROVIDER,
            "-l", lang, "-e", code, "--json"]
     cmd += list(args)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -96,7 +99,7 @@ def config_file(path, sandbox_config):
     sandbox_config; returns its path."""
     with open(path, "w") as f:
         json.dump({"execution_enabled": True,
-                   "providers": [{"provider": "sandbox",
+                   "providers": [{"provider": PROVIDER,
                                   "config": sandbox_config}],
                    "tenants": {"default": {
                        "languages": "*",

@@ -81,6 +81,25 @@ def plan_sha256(req):
         item("exec.count", str(len(req["exec"])))
         for a in req["exec"]:
             item("exec", a)
+    if req.get("image") is not None:
+        item("image", req["image"])
+    if req.get("build_flags"):
+        item("build_flags.count", str(len(req["build_flags"])))
+        for f in req["build_flags"]:
+            item("build_flag", f)
+    if req.get("tests"):
+        item("tests.count", str(len(req["tests"])))
+        for t in req["tests"]:
+            if "stdin_b64" in t:
+                item("test.stdin", base64.b64decode(t["stdin_b64"]))
+            else:
+                item("test.stdin", t.get("stdin", ""))
+            if t.get("argv") is None:
+                item("test.argv.count", "-")
+                continue
+            item("test.argv.count", str(len(t["argv"])))
+            for a in t["argv"]:
+                item("test.argv", a)
     return sha(b"".join(out))
 
 
@@ -96,6 +115,10 @@ PLAN = {
     "files": [{"path": "data.txt", "content": "d"}],
     "grant": {"workspace": "ro", "secrets": ["PINNED"]},
 }
+# The same plan judged on two cases: the cases' stdin and argv are part
+# of the plan, since they change what runs.
+PLAN_CASES = dict(PLAN, tests=[{"stdin": "a"},
+                               {"stdin": "b", "argv": ["two"]}])
 
 
 def secrets_file(path):
@@ -113,6 +136,8 @@ def pinned(tmp_path_factory):
         {"language": "bash", "code_sha256": sha(BASH),
          "grant": {"secrets": ["PINNED"]}},
         {"plan_sha256": plan_sha256(PLAN),
+         "grant": {"workspace": ["ro"], "secrets": ["PINNED"]}},
+        {"plan_sha256": plan_sha256(PLAN_CASES),
          "grant": {"workspace": ["ro"], "secrets": ["PINNED"]}},
     ]
     d = Daemon(tmp, {
@@ -210,12 +235,35 @@ def test_plan_pin_runs_exactly_its_plan(pinned):
                {"path": "sitecustomize.py", "content": "x"}]},
     {"language": "ruby"},
     {"toolchain": {"python": ">=3"}},
-], ids=lambda c: ",".join(c))
+    {"tests": [{"stdin": "import os; print(os.environ['PINNED'])"}]},
+    {"tests": [{"stdin": "a"}, {"stdin": "b", "argv": ["three"]}]},
+    {"tests": [{"stdin": "a"}, {"stdin": "b"}]},
+], ids=lambda c: ",".join(c) + str(len(json.dumps(c))))
 def test_plan_pin_refuses_a_changed_plan(pinned, change):
     req = dict(PLAN, **change)
     if req.get("stdin") is None:
         req.pop("stdin")
     st, _, r = prun(pinned, req)
+    assert r["outcome"] == "denied" and r["reason"] == "gate:grant", r
+    no_secret(r)
+
+
+def test_plan_pin_covers_judged_cases(pinned):
+    # The C plan and the reference above agree on a plan with cases: its
+    # pin grants it, each case with its own stdin and argv.
+    st, _, r = prun(pinned, PLAN_CASES)
+    assert st == 200 and r["outcome"] != "denied", r
+    outs = [c.get("stdout") for c in r["tests"]]
+    assert outs == ["one fast a d %d\n" % len(SECRET),
+                    "two fast b d %d\n" % len(SECRET)], r["tests"]
+
+
+def test_code_pin_does_not_cover_judged_cases(pinned):
+    # On the commit before, a code pin's grant rode along with cases
+    # whose stdin the caller chose.
+    st, _, r = prun(pinned, {"language": "javascript", "code": JS,
+                           "tests": [{"stdin": "x"}],
+                           "grant": {"secrets": ["PINNED"]}})
     assert r["outcome"] == "denied" and r["reason"] == "gate:grant", r
     no_secret(r)
 

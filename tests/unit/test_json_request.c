@@ -229,6 +229,12 @@ static const bad_case bad_cases[] = {
 	{"{" BASE ",\"toolchain\":{\"python\":\"3..1\"}}", 0, "toolchain",
 	 "3..1"},
 	{"{" BASE ",\"toolchain\":{\"python\":310}}", 0, "toolchain", "310"},
+	/* image: a name, never a path */
+	{"{" BASE ",\"image\":\"../" MARK "\"}", 0, "image", NULL},
+	{"{" BASE ",\"image\":\"/usr/" MARK "\"}", 0, "image", NULL},
+	{"{" BASE ",\"image\":\"" MARK "\"}", 0, "image", NULL},
+	{"{" BASE ",\"image\":\".x\"}", 0, "image", NULL},
+	{"{" BASE ",\"image\":31337}", 0, "image", "31337"},
 };
 
 static void check_refused(const char *json, size_t len, const char *reason,
@@ -560,6 +566,30 @@ static void test_accepted_forms(void **state)
 		assert_round_trip(ok[i]);
 }
 
+/* A container image's name survives the canonical form (a durable run's
+ * record) and the copy. */
+static void test_image_round_trip(void **state)
+{
+	(void)state;
+	const char *json = "{" BASE ",\"image\":\"deb-12.x_1\"}";
+	al_request *req = NULL, *again = NULL;
+	assert_int_equal(al_request_from_json(json, strlen(json), &req, NULL),
+			 0);
+	assert_string_equal(req->image, "deb-12.x_1");
+	char *text = al_request_to_json(req);
+	assert_non_null(text);
+	assert_int_equal(al_request_from_json(text, strlen(text), &again, NULL),
+			 0);
+	assert_string_equal(again->image, "deb-12.x_1");
+	al_request *copy = al_request_dup(req);
+	assert_non_null(copy);
+	assert_string_equal(copy->image, "deb-12.x_1");
+	al_request_free(copy);
+	al_request_free(again);
+	al_request_free(req);
+	free(text);
+}
+
 static void test_code_pin(void **state)
 {
 	(void)state;
@@ -743,6 +773,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_accepted_forms),
 		cmocka_unit_test(test_code_pin),
+		cmocka_unit_test(test_image_round_trip),
 		cmocka_unit_test(test_binary_round_trip),
 		cmocka_unit_test(test_canonical_equal),
 		cmocka_unit_test(test_describe_hides_values),

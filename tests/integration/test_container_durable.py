@@ -1,0 +1,70 @@
+"""A durable run on the `container` provider across a real SIGKILL of
+airlockd and a restart (docs/durability.md): the supervisor and its
+container outlive the daemon, the new daemon adopts the run, output
+keeps streaming, the result is the container's, and nothing of the
+container is left afterwards."""
+import os
+import subprocess
+import time
+
+import pytest
+
+from test_api_support import GRANT_ALL
+from test_durable_support import (DurableDaemon, alive, cleanup_state,
+                                  identity, run_dir, wait_until)
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0,
+                                reason="the container provider runs as root")
+
+
+def container_config():
+    return {"providers": [{"provider": "container",
+                           "config": {"runtime": "runc"}}],
+            "tenants": {"default": {"languages": ["sh"],
+                                    "grant": GRANT_ALL}},
+            "concurrency": 2}
+
+
+@pytest.fixture
+def daemon(tmp_path):
+    d = DurableDaemon(tmp_path, container_config())
+    d.start()
+    yield d
+    try:
+        d.stop() if d.proc is not None else None
+    finally:
+        cleanup_state(d)
+
+
+def test_a_container_run_is_adopted_after_kill_9(daemon, tmp_path):
+    code = ('i=0; while [ $i -lt 12 ]; do echo tick$i; i=$((i+1)); '
+            'sleep 0.15; done; echo done > out.txt')
+    req = {"language": "sh", "code": code, "outputs": ["out.txt"],
+           "grant": {"network": "none", "workspace": "rw",
+                     "streaming": True},
+           "limits": {"wall_ms": 30000}}
+    st, _, body = daemon.run(req, wait=False)
+    assert st == 202, body
+    rid = body["run_id"]
+    out = run_dir(daemon, rid) / "output"
+    wait_until(lambda: out.exists() and out.stat().st_size > 0,
+               what="first output")
+    sup = identity(daemon, rid)["pid"]
+    daemon.kill9()
+    time.sleep(0.4)
+    assert alive(sup)          # the supervisor and its container live on
+    daemon.start()
+    assert "1 adopted" in daemon.log()
+    events = daemon.events(rid)
+    text = "".join(d.get("data", "") for ev, d in events if ev == "stdout")
+    assert text == "".join("tick%d\n" % i for i in range(12))
+    res = events[-1][1]
+    assert events[-1][0] == "result" and res["outcome"] == "completed", res
+    assert res["provider"]["id"] == "container"
+    assert [o["path"] for o in res["outputs"]] == ["out.txt"]
+    assert not alive(sup)
+    # nothing of the container is left: no runtime state, no process
+    left = subprocess.run(["ps", "-eo", "args"], capture_output=True,
+                          text=True).stdout
+    assert "/dev/.airlock-init" not in left and rid not in left
+    assert not list((run_dir(daemon, rid)).glob("work/*/state"))
