@@ -126,6 +126,9 @@ static int add_languages(al_facts *f)
 	char *cache = al_provider_cache_dir();
 	for (const char *const *l = al_language_names(); rc == 0 && *l; l++) {
 		al_toolchain *tc = NULL;
+		/* no build step here (docs/languages.md): not offered */
+		if (al_language_compiled(*l))
+			continue;
 		if (al_toolchain_observe(*l, NULL, cache, &tc, NULL) == 0 &&
 		    al_sb_path_hidden(tc->path) == NULL)
 			rc = al_facts_add_language(f, tc->language,

@@ -165,6 +165,13 @@ static int ct_execute(al_provider_handle *h, const al_exec *exec,
 	rc = check_request(h->facts, req, res);
 	if (rc <= 0)
 		goto out;
+	/* A compiled language's build step runs in the sandbox provider's
+	 * build sandbox; the container provider has none. */
+	if (al_language_compiled(req->language)) {
+		rc = al_result_set_outcome(res, AL_OUTCOME_UNSUPPORTED_LANGUAGE,
+					   "build_needs_sandbox");
+		goto out;
+	}
 	char *cache = al_provider_cache_dir();
 	int orc = al_toolchain_observe(req->language, NULL, cache, &tc, NULL);
 	free(cache);
