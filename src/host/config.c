@@ -671,14 +671,14 @@ static int parse_secrets(json_t *v, al_config *cfg, al_error **err)
 
 static int parse_root(json_t *root, al_config *cfg, al_error **err)
 {
-	/* "tokens" (sha256 hex -> tenant) belongs to the service and is
-	 * validated there (src/server/auth.c). */
+	/* "tokens" (sha256 hex -> tenant) and "compat" belong to the
+	 * service and are validated there (src/server/auth.c, compat_config.c). */
 	static const char *const keys[] = {
 		"execution_enabled", "trusted_provider_acknowledged",
 		"providers", "tenants", "concurrency", "slot_wait_ms",
 		"state_dir", "idempotency_retention_s", "audit", "secrets",
 		"grace_ms", "tokens", "retention", "idle_supervisors",
-		"acknowledged_providers", NULL};
+		"acknowledged_providers", "compat", NULL};
 	int rc;
 	json_t *v;
 	if (!json_is_object(root))

@@ -16,6 +16,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
+#include "server/compat.h"
 #include "server/service.h"
 #include "supervisor/runrec.h"
 
@@ -76,6 +77,7 @@ void al_srv_gen_free(al_srv_gen *gen)
 	al_host_free(gen->host);
 	al_config_free(gen->cfg);
 	al_auth_free(gen->auth);
+	al_compat_cfg_free(gen->compat);
 	free(gen);
 }
 
