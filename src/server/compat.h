@@ -114,6 +114,13 @@ int al_compat_stream(const json_t *result, const char *name,
  * the seconds to wait. */
 unsigned al_compat_rate_take(al_compat_kind kind, const al_compat_api *api);
 
+/* compat_store.c: a Judge0 submission's own fields by token (taken
+ * with a reference; get returns a copy, NULL when unknown). */
+void al_compat_store_put(const char *tenant, const char *token, json_t *sub,
+			 size_t bytes);
+json_t *al_compat_store_get(const char *tenant, const char *token);
+void al_compat_store_clear(void);
+
 /* compat_piston.c / compat_judge0.c */
 enum MHD_Result al_compat_piston(const al_compat_req *q);
 enum MHD_Result al_compat_judge0(const al_compat_req *q);

@@ -116,6 +116,23 @@ int al_compat_run(al_service *svc, const char *tenant, const char *principal,
 		  json_t *req, bool wait, al_compat_out *out)
 {
 	*out = (al_compat_out){.output_whole = true};
+	/* The order of arrival needs the run's live output, which a run
+	 * gets only with a streaming grant: asked for when the tenant may
+	 * have it (else the streams are joined stdout first). */
+	al_srv_gen *g0 = al_service_gen_get(svc);
+	const al_cfg_tenant *t = g0 ? al_config_tenant(g0->cfg, tenant) : NULL;
+	bool stream = t != NULL && t->grant.streaming;
+	al_service_gen_put(svc, g0);
+	if (stream) {
+		json_t *grant = json_object_get(req, "grant");
+		if (grant == NULL) {
+			grant = json_object();
+			json_object_set_new(req, "grant", grant);
+		}
+		json_object_set_new(grant, "streaming", json_true());
+	} else {
+		out->output_whole = false;
+	}
 	char *body = json_dumps(req, JSON_COMPACT);
 	if (body == NULL)
 		return -ENOMEM;
