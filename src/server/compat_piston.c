@@ -202,10 +202,10 @@ static json_t *translate(const al_compat_req *q, json_t *in,
 		snprintf(why, why_len, "language is required as a string");
 		return NULL;
 	}
-	if (sel == NULL) {
-		snprintf(why, why_len, "version is required as a string");
-		return NULL;
-	}
+	/* piston-client leaves the version out when the language is given
+	 * by an alias: any version, as its users expect. */
+	if (sel == NULL)
+		sel = "*";
 	if (!json_is_array(files) || json_array_size(files) == 0) {
 		snprintf(why, why_len, "files is required as an array");
 		return NULL;
