@@ -83,6 +83,7 @@ typedef struct al_compat_out {
 	unsigned status;    /* the HTTP status /v1 would answer */
 	char run_id[40];
 	bool done;
+	bool queued; /* al_compat_lookup: running but not started yet */
 	/* stdout and stderr as they arrived, when every chunk was seen. */
 	unsigned char *output;
 	size_t output_len;

@@ -412,7 +412,14 @@ static json_t *parse_submission(json_t *in, bool b64, json_t *langs,
 	if (json_object_get(stored, "source_code") == NULL &&
 	    json_object_get(errs, "source_code") == NULL)
 		add_err(errs, "source_code", "can't be blank");
-	json_t *lid = json_object_get(in, "language_id");
+	json_t *lid = json_object_get(in, "language_id"), *num = NULL;
+	/* Rails casts "71" to 71; Judge0's own examples send it so. */
+	if (json_is_string(lid)) {
+		char *end;
+		long long v = strtoll(json_string_value(lid), &end, 10);
+		if (*end == '\0' && end != json_string_value(lid))
+			lid = num = json_integer(v);
+	}
 	if (lid == NULL || json_is_null(lid)) {
 		add_err(errs, "language_id", "can't be blank");
 	} else if (!json_is_integer(lid) ||
@@ -429,6 +436,7 @@ static json_t *parse_submission(json_t *in, bool b64, json_t *langs,
 		json_object_set_new(stored, "language_id",
 				    json_integer(json_integer_value(lid)));
 	}
+	json_decref(num);
 	json_t *v = json_object_get(in, "command_line_arguments");
 	if (json_is_string(v))
 		json_object_set(stored, "command_line_arguments", v);
@@ -570,6 +578,32 @@ static bool field_wanted(const char *fields, const char *name)
 	return false;
 }
 
+/* Base64 as Judge0 sends it (Ruby's Base64.encode64): a line break
+ * after every 60 characters and at the end. */
+static json_t *ruby_base64(const unsigned char *p, size_t n)
+{
+	char *s = al_base64_encode(p, n);
+	if (s == NULL)
+		return json_null();
+	size_t len = strlen(s);
+	char *out = malloc(len + len / 60 + 2);
+	size_t w = 0;
+	if (out == NULL) {
+		free(s);
+		return json_null();
+	}
+	for (size_t i = 0; i < len; i += 60) {
+		size_t k = len - i < 60 ? len - i : 60;
+		memcpy(out + w, s + i, k);
+		w += k;
+		out[w++] = '\n';
+	}
+	json_t *j = json_stringn(out, w);
+	free(out);
+	free(s);
+	return j;
+}
+
 /* A bytes field: null when empty (as Judge0), base64 or text; false when
  * the text is not UTF-8 and base64 was not asked for. */
 static bool put_bytes(json_t *o, const char *name, const unsigned char *p,
@@ -580,9 +614,7 @@ static bool put_bytes(json_t *o, const char *name, const unsigned char *p,
 		return true;
 	}
 	if (b64) {
-		char *s = al_base64_encode(p, n);
-		json_object_set_new(o, name, s ? json_string(s) : json_null());
-		free(s);
+		json_object_set_new(o, name, ruby_base64(p, n));
 		return true;
 	}
 	if (!al_utf8_valid(p, n))
@@ -658,7 +690,7 @@ static json_t *render(const char *token, json_t *stored, json_t *langs,
 					     json_object_get(lang, "name"))
 				 : json_null());
 	const json_t *r = o != NULL ? o->result : NULL;
-	j0_view v = {.status = running ? 2 : 13};
+	j0_view v = {.status = running ? running : 13};
 	unsigned char *so = NULL, *se = NULL;
 	size_t lo = 0, le = 0;
 	if (r != NULL && (al_compat_stream(r, "stdout", &so, &lo) < 0 ||
@@ -761,8 +793,8 @@ static int show(const al_compat_req *q, const char *token, json_t *langs,
 	json_t *stored = al_compat_store_get(q->tenant, token);
 	if (stored == NULL)
 		stored = json_object();
-	*out = render(token, stored, langs, rc == 0 ? &o : NULL, rc == 1,
-		      fields, b64, utf8);
+	*out = render(token, stored, langs, rc == 0 ? &o : NULL,
+		      rc == 1 ? (o.queued ? 1 : 2) : 0, fields, b64, utf8);
 	json_decref(stored);
 	al_compat_out_clear(&o);
 	return 0;
@@ -774,11 +806,13 @@ static const char *fields_of(const al_compat_req *q, const char *dflt)
 	return f != NULL && f[0] != '\0' ? f : dflt;
 }
 
+#define UTF8_ERROR                                                        \
+	"some attributes for this submission cannot be converted to UTF-8, " \
+	"use base64_encoded=true query parameter"
+
 static enum MHD_Result utf8_refusal(const al_compat_req *q)
 {
-	return j0_error(q, 400,
-			"some attributes for this submission cannot be "
-			"converted to UTF-8, use base64_encoded=true");
+	return j0_error(q, 400, UTF8_ERROR);
 }
 
 /* One submission: starts its run.  *token set, or *errs / *refusal. */
@@ -820,7 +854,9 @@ static int submit(const al_compat_req *q, json_t *in, bool b64, bool wait,
 		snprintf(msg, sizeof(msg), "%s%s%s", oc ? oc : "refused",
 			 rs ? ": " : "", rs ? rs : "");
 		add_err(*errs,
-			rs && strncmp(rs, "gate:grant", 10) == 0 &&
+			rs &&
+					(strncmp(rs, "gate:grant", 10) == 0 ||
+					 strcmp(rs, "network") == 0) &&
 					json_is_true(json_object_get(
 						stored, "enable_network"))
 				? "enable_network"
@@ -871,7 +907,11 @@ static enum MHD_Result create(const al_compat_req *q, json_t *langs)
 				     fields_of(q, default_fields), b64, &utf8);
 		if (!utf8) {
 			json_decref(sub);
-			ret = utf8_refusal(q);
+			ret = al_compat_send(
+				q, 201,
+				json_pack("{s:s, s:s}", "token", token, "error",
+					  UTF8_ERROR),
+				NULL, NULL);
 		} else {
 			ret = al_compat_send(q, 201, sub, NULL, NULL);
 		}

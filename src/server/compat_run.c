@@ -180,6 +180,8 @@ int al_compat_lookup(al_service *svc, const char *tenant, const char *run_id,
 		pthread_mutex_lock(&svc->lock);
 		done = run->state == AL_SRV_RUN_DONE;
 		out->status = run->status;
+		/* Not yet handed to a supervisor: waiting for a slot. */
+		out->queued = !done && !run->launched;
 		pthread_mutex_unlock(&svc->lock);
 	}
 	snprintf(out->run_id, sizeof(out->run_id), "%s", run_id);
