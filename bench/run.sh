@@ -49,5 +49,10 @@ ${CC:-cc} -std=c17 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Wshadow \
 	$(pkg-config --cflags $pkgs) -o "$build/bench/inproc" bench/inproc.c \
 	"$build/libairlock.a" $(pkg-config --libs $pkgs) -lpthread
 
-exec /usr/bin/python3 bench/driver.py --airlock "$airlock" \
+/usr/bin/python3 bench/driver.py --airlock "$airlock" \
 	--inproc "$build/bench/inproc" --out bench/results/latest.md "$@"
+# The compiled-language row (needs gcc; bench/README.md).
+if command -v gcc >/dev/null 2>&1; then
+	/usr/bin/python3 bench/compiled.py --airlock "$airlock" \
+		--out bench/results/compiled-latest.md
+fi

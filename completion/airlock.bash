@@ -29,7 +29,7 @@ _airlock()
 	--config|--request|--stdin-file|--file|--unix-socket)
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 	-l|--lang)
-		mapfile -t COMPREPLY < <(compgen -W "sh bash python javascript typescript ruby powershell" -- "$cur"); return ;;
+		mapfile -t COMPREPLY < <(compgen -W "sh bash python javascript typescript ruby powershell c cpp go rust java" -- "$cur"); return ;;
 	-p|--provider)
 		mapfile -t COMPREPLY < <(compgen -W "disabled local sandbox remote" -- "$cur"); return ;;
 	--network)

@@ -11,6 +11,7 @@ libmicrohttpd-dev libcurl4-openssl-dev libcmocka-dev
 python3 python3-pytest python3-yaml python3-jsonschema python3-mypy
 sqlite3 curl valgrind cppcheck clang-tidy
 ruby nodejs
+gcc g++ golang-go rustc default-jdk-headless
 clang libclang-rt-dev
 scdoc man-db groff-base systemd zsh
 xxd chromium"

@@ -92,6 +92,20 @@ typedef struct al_limits {
 /* Fills every limit not in l->set with its default. */
 void al_limits_apply_defaults(al_limits *l);
 
+/* The build step of a compiled language has limits of its own
+ * (request "limits.build": these five); its other limits are the run's.
+ * Defaults, documented in docs/contract.md: */
+#define AL_DEFAULT_BUILD_WALL_MS 60000u
+#define AL_DEFAULT_BUILD_CPU_MS 60000u
+#define AL_DEFAULT_BUILD_MEMORY_BYTES (1024u * 1024u * 1024u)
+#define AL_DEFAULT_BUILD_PIDS 256u
+#define AL_DEFAULT_BUILD_OUTPUT_BYTES (64u * 1024u)
+#define AL_BUILD_LIMIT_BITS                                                   \
+	(AL_LIMIT_WALL_MS | AL_LIMIT_CPU_MS | AL_LIMIT_MEMORY_BYTES |         \
+	 AL_LIMIT_PIDS | AL_LIMIT_OUTPUT_BYTES)
+/* Fills the five build limits not in l->set with their defaults. */
+void al_build_limits_apply_defaults(al_limits *l);
+
 /* ---- grant ---------------------------------------------------------- */
 
 typedef enum al_network {
@@ -153,6 +167,30 @@ typedef struct al_toolchain_req {
 	char *constraint; /* "3.11.2", ">=3.10", "<4", ... */
 } al_toolchain_req;
 
+/* ---- judged test cases ------------------------------------------- */
+
+#define AL_MAX_TESTS 64 /* cases per request */
+
+typedef enum al_compare {
+	AL_COMPARE_EXACT = 0,		 /* byte for byte */
+	AL_COMPARE_TRAILING_WHITESPACE /* each line's trailing blanks and
+					  trailing empty lines ignored */
+} al_compare;
+
+const char *al_compare_name(al_compare c);
+int al_compare_from_name(const char *name, al_compare *out);
+
+typedef struct al_test_case {
+	al_bytes stdin_data;
+	char **argv; /* NULL: the request's argv */
+	size_t argc;
+	bool has_argv;
+	bool has_expected;
+	al_bytes expected_stdout;
+	/* Limits of this case's run; those not in .set are the request's. */
+	al_limits limits;
+} al_test_case;
+
 typedef struct al_request {
 	char *language;
 	al_bytes code;
@@ -174,6 +212,17 @@ typedef struct al_request {
 	al_isolation isolation;
 	al_toolchain_req *toolchain;
 	size_t n_toolchain;
+	/* Compiled languages: the build step's limits (only the
+	 * AL_BUILD_LIMIT_BITS fields are used; defaults applied) and the
+	 * build flags the request adds (checked against the language's
+	 * allow-list). */
+	al_limits build_limits;
+	char **build_flags;
+	size_t n_build_flags;
+	/* Judged test cases: built once, each case run in a fresh sandbox. */
+	al_test_case *tests;
+	size_t n_tests;
+	al_compare compare;
 } al_request;
 
 al_request *al_request_new(void);
@@ -253,6 +302,46 @@ typedef struct al_output_file {
 	char *refused_reason; /* non-NULL: not collected, and why */
 } al_output_file;
 
+/* The build step of a compiled language (NULL in a result when the run
+ * had none). */
+typedef struct al_build_result {
+	al_outcome outcome; /* completed, failed, killed, timed_out, ... */
+	char *reason;
+	bool has_exit_code;
+	int exit_code;
+	bool has_signal;
+	int signal;
+	al_bytes output[2]; /* the compiler's, capped at limits.build.output_bytes */
+	bool truncated[2];
+	uint64_t wall_ms;
+	bool cache_hit; /* the artifact came from the build cache: nothing ran */
+} al_build_result;
+
+void al_build_result_free(al_build_result *b);
+al_build_result *al_build_result_dup(const al_build_result *b);
+
+typedef enum al_verdict {
+	AL_VERDICT_NONE = 0, /* no expected_stdout given */
+	AL_VERDICT_ACCEPTED,
+	AL_VERDICT_WRONG_ANSWER
+} al_verdict;
+
+const char *al_verdict_name(al_verdict v);
+
+/* One judged case's run. */
+typedef struct al_case_result {
+	al_outcome outcome;
+	char *reason;
+	bool has_exit_code;
+	int exit_code;
+	bool has_signal;
+	int signal;
+	al_bytes output[2];
+	bool truncated[2];
+	al_usage usage;
+	al_verdict verdict;
+} al_case_result;
+
 typedef struct al_result {
 	char run_id[40];
 	al_outcome outcome;
@@ -275,6 +364,9 @@ typedef struct al_result {
 	 * event id in delivery order; only events that were delivered. */
 	char **inbox_acked;
 	size_t n_inbox_acked;
+	al_build_result *build; /* NULL: no build step */
+	al_case_result *cases;	/* judged test cases, in request order */
+	size_t n_cases;
 } al_result;
 
 al_result *al_result_new(void);

@@ -138,6 +138,11 @@ typedef struct al_exec {
 	 * program and names them in AIRLOCK_INBOX / AIRLOCK_INBOX_ACKS. */
 	const char *inbox_dir;
 	const char *inbox_acks_dir;
+	/* The build cache this run may use (docs/languages.md): a private
+	 * directory of the host's, per tenant unless configured shared, and
+	 * its byte bound; NULL: build every time. */
+	const char *build_cache_dir;
+	uint64_t build_cache_bytes;
 } al_exec;
 
 /* ---- operations table ------------------------------------------------ */

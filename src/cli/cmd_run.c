@@ -28,7 +28,8 @@ static const char run_usage[] =
 	"not be written.\n"
 	"\n"
 	"  -l, --lang LANG        sh bash python javascript typescript ruby\n"
-	"                         powershell (guessed from FILE's extension)\n"
+	"                         powershell c cpp go rust java (guessed from\n"
+	"                         FILE's extension)\n"
 	"  -e, --eval CODE        the code itself\n"
 	"  -p, --provider ID      disabled, local, sandbox, remote (default: the\n"
 	"                         configuration's candidates, safest first)\n"
@@ -69,6 +70,8 @@ static const struct {
 	{".sh", "sh"},	       {".bash", "bash"},	{".py", "python"},
 	{".js", "javascript"}, {".mjs", "javascript"}, {".cjs", "javascript"},
 	{".ts", "typescript"}, {".rb", "ruby"},	{".ps1", "powershell"},
+	{".c", "c"},	       {".cpp", "cpp"},	{".cc", "cpp"},
+	{".go", "go"},	       {".rs", "rust"},	{".java", "java"},
 };
 
 static const char *guess_language(const char *file)
@@ -96,7 +99,8 @@ static int exit_status_for(const al_result *res)
 	switch (res->outcome) {
 	case AL_OUTCOME_COMPLETED:
 	case AL_OUTCOME_FAILED:
-		return res->exit_code;
+		/* a failed build has no exit status of a program */
+		return res->has_exit_code ? res->exit_code : 1;
 	case AL_OUTCOME_KILLED:
 	case AL_OUTCOME_INTERRUPTED:
 		return 128 + (res->has_signal ? res->signal : 9);
@@ -632,7 +636,16 @@ int cmd_run(const cli_globals *g, int argc, char **argv)
 		/* The exit status passes through exactly; a pipe gets the
 		 * program's bytes alone, a person at a terminal also the
 		 * reason for the status. */
-		if (res->outcome == AL_OUTCOME_FAILED) {
+		if (res->outcome == AL_OUTCOME_FAILED && res->build != NULL &&
+		    res->reason != NULL &&
+		    strcmp(res->reason, "build_failed") == 0) {
+			/* the compiler's messages, then why nothing ran */
+			write_output_stream(STDERR_FILENO,
+					    &res->build->output[AL_STDOUT], raw);
+			write_output_stream(STDERR_FILENO,
+					    &res->build->output[AL_STDERR], raw);
+			fprintf(stderr, "airlock: failed (build_failed)\n");
+		} else if (res->outcome == AL_OUTCOME_FAILED) {
 			if (isatty(STDERR_FILENO))
 				fprintf(stderr,
 					"airlock: failed (exit status %d)\n",

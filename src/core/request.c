@@ -5,6 +5,7 @@
 
 #include <airlock/contract.h>
 
+#include "core/build_contract.h"
 #include "core/util.h"
 
 void al_limits_apply_defaults(al_limits *l)
@@ -41,6 +42,7 @@ al_request *al_request_new(void)
 		return NULL;
 	}
 	al_limits_apply_defaults(&req->limits);
+	al_build_limits_apply_defaults(&req->build_limits);
 	return req;
 }
 
@@ -71,6 +73,7 @@ void al_request_free(al_request *req)
 		free(req->toolchain[i].constraint);
 	}
 	free(req->toolchain);
+	al_request_build_free(req);
 	free(req);
 }
 
@@ -86,6 +89,8 @@ al_request *al_request_dup(const al_request *src)
 	req->grant.network = src->grant.network;
 	req->grant.workspace = src->grant.workspace;
 	req->grant.streaming = src->grant.streaming;
+	if (al_request_build_dup(src, req) < 0)
+		goto fail;
 
 	if (al_strdup_opt(src->language, &req->language) < 0 ||
 	    al_bytes_dup(&src->code, &req->code) < 0 ||

@@ -7,6 +7,7 @@
 
 #include <airlock/contract.h>
 
+#include "core/build_contract.h"
 #include "core/util.h"
 
 al_result *al_result_new(void)
@@ -40,6 +41,7 @@ void al_result_free(al_result *r)
 	for (size_t i = 0; i < r->n_inbox_acked; i++)
 		free(r->inbox_acked[i]);
 	free(r->inbox_acked);
+	al_result_build_free(r);
 	free(r);
 }
 
@@ -81,6 +83,16 @@ int al_result_check_shape(const al_result *r)
 			return -EPROTO;
 		break;
 	case AL_OUTCOME_FAILED:
+		/* A failed build: no run step, so no process fields; the
+		 * build object says what the compiler did. */
+		if (r->reason != NULL && strcmp(r->reason, "build_failed") == 0) {
+			if (r->has_exit_code || r->has_signal ||
+			    r->output_seen[0] != 0 || r->output_seen[1] != 0 ||
+			    r->build == NULL ||
+			    r->build->outcome == AL_OUTCOME_COMPLETED)
+				return -EPROTO;
+			break;
+		}
 		if (!r->has_exit_code || r->exit_code == 0 || r->has_signal)
 			return -EPROTO;
 		break;

@@ -76,6 +76,12 @@ const al_facts *al_admission_facts(const al_admission *a);
 const char *const *al_admission_host_env(const al_admission *a, size_t *n);
 /* How long past wall_ms the host waits before it calls a run overdue. */
 uint64_t al_admission_grace_ms(const al_admission *a);
+/* The run's build cache bound (0: none, or not a compiled language),
+ * whether it is shared across tenants, how many judged cases may run at
+ * once (the slots held), and how long the provider may take before its
+ * grace (al_judge_budget_ms). */
+void al_admission_build(const al_admission *a, uint64_t *cache_bytes,
+			bool *shared, unsigned *parallel, uint64_t *budget_ms);
 /* When the request was received (Unix ms). */
 int64_t al_admission_admitted_ms(const al_admission *a);
 

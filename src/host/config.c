@@ -669,6 +669,26 @@ static int parse_secrets(json_t *v, al_config *cfg, al_error **err)
 	return rc;
 }
 
+static int parse_build_cache(json_t *v, al_config *cfg, al_error **err)
+{
+	static const char *const keys[] = {"bytes", "shared", NULL};
+	json_t *x;
+	int rc;
+	if (!json_is_object(v))
+		return bad(err, "build_cache", "expected an object");
+	if ((rc = only_keys(v, "build_cache", keys, err)) < 0)
+		return rc;
+	if ((x = json_object_get(v, "bytes")) &&
+	    (rc = get_uint(x, "build_cache.bytes", 0, &cfg->build_cache_bytes,
+			   err)) < 0)
+		return rc;
+	if ((x = json_object_get(v, "shared")) &&
+	    (rc = get_bool(x, "build_cache.shared", &cfg->build_cache_shared,
+			   err)) < 0)
+		return rc;
+	return 0;
+}
+
 static int parse_root(json_t *root, al_config *cfg, al_error **err)
 {
 	/* "tokens" (sha256 hex -> tenant) and "compat" belong to the
@@ -678,7 +698,7 @@ static int parse_root(json_t *root, al_config *cfg, al_error **err)
 		"providers", "tenants", "concurrency", "slot_wait_ms",
 		"state_dir", "idempotency_retention_s", "audit", "secrets",
 		"grace_ms", "tokens", "retention", "idle_supervisors",
-		"acknowledged_providers", "compat", NULL};
+		"acknowledged_providers", "build_cache", "compat", NULL};
 	int rc;
 	json_t *v;
 	if (!json_is_object(root))
@@ -747,6 +767,9 @@ static int parse_root(json_t *root, al_config *cfg, al_error **err)
 		if (cfg->retention_s > AL_CFG_MAX_RUN_RETENTION_S)
 			return bad(err, "retention", "integer out of range");
 	}
+	if ((v = json_object_get(root, "build_cache")) &&
+	    (rc = parse_build_cache(v, cfg, err)) < 0)
+		return rc;
 	if ((v = json_object_get(root, "idle_supervisors"))) {
 		uint64_t n = 0;
 		if ((rc = get_uint(v, "idle_supervisors", 0, &n, err)) < 0)
@@ -806,6 +829,7 @@ int al_config_parse(const char *json, size_t len, al_config **out,
 	cfg->audit_finished_full = true;
 	cfg->audit_busy_timeout_ms = AL_CFG_DEFAULT_BUSY_TIMEOUT_MS;
 	cfg->grace_ms = AL_CFG_DEFAULT_GRACE_MS;
+	cfg->build_cache_bytes = 256ull * 1024 * 1024;
 	cfg->idle_supervisors = AL_CFG_DEFAULT_IDLE_SUPERVISORS;
 	cfg->retention_s = AL_CFG_DEFAULT_RUN_RETENTION_S;
 	rc = parse_root(root, cfg, err);

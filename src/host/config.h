@@ -92,6 +92,10 @@ struct al_config {
 	/* "idle_supervisors": the daemon's pre-started generic supervisors
 	 * (docs/durability.md, "Idle supervisors"); not used by the CLI. */
 	unsigned idle_supervisors;
+	/* "build_cache": {"bytes": N, "shared": bool} (docs/languages.md):
+	 * bytes 0 turns the cache off; not shared: one cache per tenant. */
+	uint64_t build_cache_bytes;
+	bool build_cache_shared;
 };
 
 /* Defaults of the keys a file leaves out. */

@@ -132,6 +132,32 @@ const char *al_gate_ceilings(const al_cfg_tenant *t, al_request *req,
 		snprintf(buf, buflen, "gate:ceiling:%s", al_limit_name(bit));
 		return buf;
 	}
+	/* The build step's limits and each judged case's are held to the
+	 * same ceilings: an explicit one above is refused, a default above
+	 * is lowered to the ceiling (and made explicit, so it travels). */
+	for (unsigned bit = 1; bit & AL_LIMIT__ALL; bit <<= 1) {
+		if (!(ceil.set & bit))
+			continue;
+		uint64_t max = *al_limits_field(&ceil, bit);
+		uint64_t *bv = al_limits_field(&req->build_limits, bit);
+		if ((bit & AL_BUILD_LIMIT_BITS) && (*bv == 0 || *bv > max)) {
+			if (req->build_limits.set & bit) {
+				snprintf(buf, buflen, "gate:ceiling:build.%s",
+					 al_limit_name(bit));
+				return buf;
+			}
+			*bv = max;
+			req->build_limits.set |= bit;
+		}
+		for (size_t i = 0; i < req->n_tests; i++) {
+			al_limits *cl = &req->tests[i].limits;
+			if ((cl->set & bit) && *al_limits_field(cl, bit) > max) {
+				snprintf(buf, buflen, "gate:ceiling:tests.%s",
+					 al_limit_name(bit));
+				return buf;
+			}
+		}
+	}
 	/* argv and env as execve copies them: each string and its NUL */
 	uint64_t argv_bytes = 0, env_bytes = 0;
 	for (size_t i = 0; i < req->argc; i++)

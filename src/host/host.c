@@ -22,12 +22,15 @@
 #include "core/log.h"
 #include "host/admission.h"
 #include "host/audit.h"
+#include "host/build_cache_dir.h"
 #include "host/forwarded_env.h"
 #include "host/gates.h"
+#include "host/judge.h"
 #include "host/plan.h"
 #include "host/secrets.h"
 
 #include "core/util.h"
+#include "lang/languages.h"
 
 static const char truncation_notice[] = "\n[airlock: output truncated]\n";
 
@@ -174,6 +177,7 @@ typedef struct run_state {
 	bool claimed;	 /* the idempotency key is held */
 	bool called;	 /* a provider was (or may have been) called */
 	bool slot_held;
+	unsigned extra_slots; /* judged cases: slots held besides the run's */
 	/* al_finish_options' retry of run.finished (NULL: none). */
 	int (*audit_retry)(void *ctx, unsigned attempt);
 	void *audit_retry_ctx;
@@ -278,6 +282,15 @@ static void count(run_state *rs)
 		       now > rs->t0 ? (uint64_t)(now - rs->t0) : 0);
 }
 
+static void release_slots(run_state *rs)
+{
+	if (rs->slot_held)
+		al_slots_release(rs->h->slots, rs->tenant_name);
+	rs->slot_held = false;
+	for (; rs->extra_slots > 0; rs->extra_slots--)
+		al_slots_release(rs->h->slots, rs->tenant_name);
+}
+
 /* A refusal before run.started: audited as run.denied. */
 static int deny(run_state *rs, al_outcome outcome, const char *reason)
 {
@@ -328,6 +341,7 @@ static void run_exec_unref(run_exec *x)
 	al_manifest_free(x->manifest);
 	al_bundle_free(x->bundle);
 	al_artifacts_close(&x->store);
+	free(x->build_cache_dir);
 	if (x->efd >= 0)
 		close(x->efd);
 	pthread_mutex_destroy(&x->lock);
@@ -361,9 +375,15 @@ static void *worker_main(void *arg)
 		.bundle = x->bundle,
 		.manifest = x->manifest,
 		.artifact_dir = x->store.path,
+		.build_cache_dir = x->build_cache_dir,
+		.build_cache_bytes = h->cfg->build_cache_bytes,
 	};
 	al_error *perr = NULL;
-	int rc = x->ref->ops->execute(x->ref->handle, &ex, x->res, &perr);
+	int rc = x->req->n_tests > 0
+			 ? al_judge_execute(x->ref->ops, x->ref->handle, &ex,
+					    x->parallel, x->res, &perr)
+			 : x->ref->ops->execute(x->ref->handle, &ex, x->res,
+						&perr);
 	if (rc < 0) {
 		/* The caller sees provider_error; the provider's own message
 		 * (which may name what a caller must not see) goes to the
@@ -485,6 +505,14 @@ static int execute(run_state *rs, char **host_env, size_t n_host_env)
 		run_exec_unref(x);
 		return refuse(rs, AL_OUTCOME_UNAVAILABLE, why);
 	}
+	/* A compiled language's artifacts are kept beneath the state dir
+	 * (docs/languages.md, "Build cache"). */
+	if (h->cfg->build_cache_bytes > 0 &&
+	    al_language_compiled(x->req->language))
+		x->build_cache_dir = al_host_build_cache_dir(
+			h->state_dir, rs->tenant_name, h->cfg->build_cache_shared);
+	/* Judged cases: the run's slot and the extra ones it holds. */
+	x->parallel = 1 + rs->extra_slots;
 	/* The worker owns the handle reference from here on. */
 	rs->sel.ref = NULL;
 	live_run lr = {.x = x};
@@ -508,7 +536,9 @@ static int execute(run_state *rs, char **host_env, size_t n_host_env)
 	}
 	pthread_detach(tid);
 
-	int64_t deadline = start + (int64_t)rs->req->limits.wall_ms +
+	int64_t deadline = start +
+			   (int64_t)al_judge_budget_ms(rs->req, x->parallel,
+						       h->cfg->grace_ms) +
 			   (int64_t)h->cfg->grace_ms;
 	al_cancel *caller = rs->opts ? rs->opts->cancel : NULL;
 	bool done = false;
@@ -698,11 +728,18 @@ static int admit_selected(run_state *rs)
 		goto finished;
 	}
 	rs->slot_held = true;
+	/* Judged cases run side by side in as many slots as the tenant has
+	 * free now (never waiting for one). */
+	for (size_t i = 1; i < rs->req->n_tests && i < AL_JUDGE_MAX_PARALLEL &&
+			   al_slots_acquire(h->slots, rs->tenant_name,
+					    rs->tenant->concurrency, 0,
+					    NULL) == 0;
+	     i++)
+		rs->extra_slots++;
 	/* Secrets are read only now, at launch; those the caller forwarded
 	 * are not read from the store. */
 	if ((rc = resolve_env(rs)) != 0) {
-		al_slots_release(h->slots, rs->tenant_name);
-		rs->slot_held = false;
+		release_slots(rs);
 		if (rc < 0)
 			goto out;
 		rc = refuse(rs, AL_OUTCOME_UNAVAILABLE, "secret_unavailable");
@@ -721,10 +758,7 @@ out:
 static int after_execution(run_state *rs, int rc, bool skip_audit)
 {
 	al_host *h = rs->h;
-	if (rs->slot_held) {
-		al_slots_release(h->slots, rs->tenant_name);
-		rs->slot_held = false;
-	}
+	release_slots(rs);
 	if (rc == 0 && !rs->res->provider)
 		rs->res->provider = al_facts_dup(rs->own_facts ? rs->own_facts
 							       : rs->sel.facts);
@@ -756,8 +790,7 @@ static void run_state_free(run_state *rs)
 {
 	if (!rs)
 		return;
-	if (rs->slot_held)
-		al_slots_release(rs->h->slots, rs->tenant_name);
+	release_slots(rs);
 	if (rs->sel.ref)
 		al_selector_put(&rs->h->sel, rs->sel.ref);
 	al_selection_clear(&rs->sel);
@@ -1156,6 +1189,18 @@ const char *const *al_admission_host_env(const al_admission *a, size_t *n)
 uint64_t al_admission_grace_ms(const al_admission *a)
 {
 	return a->rs.h->cfg->grace_ms;
+}
+
+void al_admission_build(const al_admission *a, uint64_t *cache_bytes,
+			bool *shared, unsigned *parallel, uint64_t *budget_ms)
+{
+	const al_config *cfg = a->rs.h->cfg;
+	*cache_bytes = al_language_compiled(a->rs.req->language)
+			       ? cfg->build_cache_bytes
+			       : 0;
+	*shared = cfg->build_cache_shared;
+	*parallel = 1 + a->rs.extra_slots;
+	*budget_ms = al_judge_budget_ms(a->rs.req, *parallel, cfg->grace_ms);
 }
 
 int64_t al_admission_admitted_ms(const al_admission *a)

@@ -38,6 +38,10 @@ typedef struct run_exec {
 	al_bundle *bundle;
 	al_manifest *manifest;
 	al_artifact_store store;
+	/* The build cache the run may use, or NULL; judged cases run this
+	 * many at a time (the run's slot and the extra ones taken). */
+	char *build_cache_dir;
+	unsigned parallel;
 } run_exec;
 
 typedef struct live_run {

@@ -9,6 +9,7 @@
 
 #include <airlock/json.h>
 
+#include "json/build_json.h"
 #include "json/jfield.h"
 #include "json/limits_table.h"
 
@@ -140,6 +141,8 @@ char *al_request_to_json(const al_request *req)
 	} else if (jf_set(root, "stdin", json_null()) < 0) {
 		goto out;
 	}
+	if (al_build_request_emit(root, req) < 0)
+		goto out;
 	text = jf_dump(root, JSON_SORT_KEYS | JSON_COMPACT);
 out:
 	json_decref(root);

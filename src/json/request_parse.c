@@ -11,6 +11,7 @@
 #include <airlock/json.h>
 
 #include "json/jfield.h"
+#include "json/build_json.h"
 #include "json/limits_table.h"
 #include "json/syntax.h"
 
@@ -278,7 +279,8 @@ static int parse_outputs(const jf_ctx *c, const json_t *root, al_request *req)
 
 static const char *const limit_keys[] = {
 	"wall_ms",    "cpu_ms",		 "memory_bytes", "pids", "output_bytes",
-	"file_bytes", "workspace_bytes", "open_files",	 "socket_bytes", NULL};
+	"file_bytes", "workspace_bytes", "open_files",	 "socket_bytes", "build",
+	NULL};
 
 static int parse_limits(const jf_ctx *c, const json_t *root, al_request *req)
 {
@@ -516,7 +518,7 @@ static const char *const top_keys[] = {
 	"language", "code",   "code_sha256",	 "argv",      "stdin",
 	"stdin_b64", "files", "outputs",	 "purpose",   "limits",
 	"grant",    "env",    "idempotency_key", "isolation", "toolchain",
-	NULL};
+	"build_flags", "tests", "compare", NULL};
 
 int al_request_from_json(const char *json, size_t len, al_request **out,
 			 al_error **err)
@@ -543,7 +545,8 @@ int al_request_from_json(const char *json, size_t len, al_request **out,
 	    (rc = parse_limits(&c, root, req)) < 0 ||
 	    (rc = parse_grant(&c, root, req)) < 0 ||
 	    (rc = parse_env(&c, root, req)) < 0 ||
-	    (rc = parse_toolchain(&c, root, req)) < 0)
+	    (rc = parse_toolchain(&c, root, req)) < 0 ||
+	    (rc = al_build_request_parse(&c, root, req)) < 0)
 		goto out;
 	al_limits_apply_defaults(&req->limits);
 	*out = req;

@@ -10,6 +10,7 @@
 #include <airlock/json.h>
 
 #include "json/contract_json.h"
+#include "json/build_json.h"
 #include "json/jfield.h"
 
 #define MAX_STREAM_BYTES (128u * 1024u * 1024u) /* twice the output cap */
@@ -159,6 +160,9 @@ char *al_result_to_json(const al_result *r, int pretty)
 	/* Only runs whose program acknowledged inbox events carry it. */
 	if (r->n_inbox_acked > 0 &&
 	    jf_set(o, "inbox_acked", inbox_acked_json(r)) < 0)
+		goto out;
+	/* Only runs with a build step or judged cases carry these. */
+	if (al_build_result_emit(o, r) < 0)
 		goto out;
 	text = jf_dump(o, (pretty ? JSON_INDENT(2) : JSON_COMPACT) |
 				  JSON_PRESERVE_ORDER);
@@ -452,7 +456,7 @@ static const char *const result_keys[] = {
 	"stderr_b64",	    "stdout_truncated", "stderr_truncated", "stdout_bytes",
 	"stderr_bytes",	    "usage",	      "provider",	"outputs",
 	"started_at",	    "finished_at",    "permanent",	"inbox_acked",
-	NULL};
+	"build",	    "tests",	      NULL};
 
 static int parse_inbox_acked(const jf_ctx *c, const json_t *v, al_result *r)
 {
@@ -511,7 +515,7 @@ static int parse_result(const jf_ctx *c, const json_t *root, al_result *r)
 	if ((v = json_object_get(root, "inbox_acked")) != NULL &&
 	    (rc = parse_inbox_acked(c, v, r)) < 0)
 		return rc;
-	return 0;
+	return al_build_result_parse(c, root, r);
 }
 
 int al_result_from_json(const char *json, size_t len, al_result **out,

@@ -41,6 +41,8 @@ const kit_case_def kit_case_defs[] = {
 	{"probe.language.typescript", kit_case_language_runs, "typescript"},
 	{"probe.language.ruby", kit_case_language_runs, "ruby"},
 	{"probe.language.powershell", kit_case_language_runs, "powershell"},
+	{"build.runs", kit_case_build_runs, NULL},
+	{"build.failed_typed", kit_case_build_failed, NULL},
 	{"limit.wall_ms", kit_case_limit, &lim_wall},
 	{"limit.cpu_ms", kit_case_limit, &lim_cpu},
 	{"limit.memory_bytes", kit_case_limit, &lim_mem},

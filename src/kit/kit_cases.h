@@ -17,6 +17,8 @@ KIT_CASE(kit_case_unavailable);
 KIT_CASE(kit_case_language_absent);
 KIT_CASE(kit_case_language_unknown);
 KIT_CASE(kit_case_language_runs);
+KIT_CASE(kit_case_build_runs);
+KIT_CASE(kit_case_build_failed);
 KIT_CASE(kit_case_network_unoffered);
 KIT_CASE(kit_case_workspace_modes);
 KIT_CASE(kit_case_streaming);

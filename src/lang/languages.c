@@ -9,6 +9,7 @@
 
 #include "lang/locate.h"
 #include "lang/observe.h"
+#include "lang/observe_compiled.h"
 #include "lang/path_memo.h"
 #include "lang/table.h"
 #include "lang/tc_cache.h"
@@ -25,6 +26,11 @@ static const char *const python_names[] = { "python3", "python", NULL };
 static const char *const node_names[] = { "node", "nodejs", NULL };
 static const char *const ruby_names[] = { "ruby", NULL };
 static const char *const pwsh_names[] = { "pwsh", NULL };
+static const char *const gcc_names[] = { "gcc", "cc", NULL };
+static const char *const gxx_names[] = { "g++", "c++", NULL };
+static const char *const go_names[] = { "go", NULL };
+static const char *const rustc_names[] = { "rustc", NULL };
+static const char *const javac_names[] = { "javac", NULL };
 
 static const al_lang_row rows[] = {
 	{ "sh", "sh", "main.sh", sh_names, AL_PROBE_SH, PROBE_MS },
@@ -34,11 +40,19 @@ static const al_lang_row rows[] = {
 	{ "typescript", "node", "main.ts", node_names, AL_PROBE_TYPESCRIPT, PROBE_MS },
 	{ "ruby", "ruby", "main.rb", ruby_names, AL_PROBE_RUBY, PROBE_MS },
 	{ "powershell", "pwsh", "main.ps1", pwsh_names, AL_PROBE_PWSH, PWSH_PROBE_MS },
+	{ "c", "c", "main.c", gcc_names, AL_PROBE_GCC, PROBE_MS },
+	{ "cpp", "c++", "main.cpp", gxx_names, AL_PROBE_GCC, PROBE_MS },
+	{ "go", "go", "main.go", go_names, AL_PROBE_GO, PROBE_MS },
+	{ "rust", "rust", "main.rs", rustc_names, AL_PROBE_RUST, PROBE_MS },
+	/* javac's public class must match the file: Main.java, class Main.
+	 * The JVM starts slowly. */
+	{ "java", "java", "Main.java", javac_names, AL_PROBE_JAVA, PWSH_PROBE_MS },
 };
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
 
 static const char *const names[NROWS + 1] = {
-	"sh", "bash", "python", "javascript", "typescript", "ruby", "powershell", NULL,
+	"sh", "bash", "python", "javascript", "typescript", "ruby", "powershell",
+	"c", "cpp", "go", "rust", "java", NULL,
 };
 
 /* ---- table ---- */
@@ -62,6 +76,19 @@ size_t al_lang_row_count(void)
 	return NROWS;
 }
 
+bool al_lang_row_compiled(const al_lang_row *row)
+{
+	return row->probe == AL_PROBE_GCC || row->probe == AL_PROBE_GO ||
+	       row->probe == AL_PROBE_RUST || row->probe == AL_PROBE_JAVA;
+}
+
+bool al_language_compiled(const char *language)
+{
+	const al_lang_row *row = al_lang_row_find(language);
+
+	return row && al_lang_row_compiled(row);
+}
+
 const char *const *al_language_names(void)
 {
 	return names;
@@ -77,6 +104,26 @@ const char *al_language_script_name(const char *language)
 	const al_lang_row *row = al_lang_row_find(language);
 
 	return row ? row->script_name : NULL;
+}
+
+const char *al_language_trial_code(const char *language)
+{
+	const al_lang_row *row = al_lang_row_find(language);
+
+	if (!row)
+		return NULL;
+	switch (row->probe) {
+	case AL_PROBE_GCC:
+		return "int main(void) { return 0; }\n";
+	case AL_PROBE_GO:
+		return "package main\n\nfunc main() {}\n";
+	case AL_PROBE_RUST:
+		return "fn main() {}\n";
+	case AL_PROBE_JAVA:
+		return "public class Main { public static void main(String[] a) {} }\n";
+	default:
+		return NULL;
+	}
 }
 
 /* ---- string vectors and copies ---- */
@@ -176,8 +223,10 @@ void al_plan_free(al_plan *plan)
 		return;
 	al_strv_free_all(plan->build_argv);
 	al_strv_free_all(plan->run_argv);
+	al_strv_free_all(plan->build_env);
 	plan->build_argv = NULL;
 	plan->run_argv = NULL;
+	plan->build_env = NULL;
 }
 
 /* ---- observation ---- */
@@ -316,6 +365,8 @@ static int observe_row(const al_lang_row *row, const char *path_env,
 	}
 	if (row->probe == AL_PROBE_TYPESCRIPT)
 		rc = observe_typescript(row, &key, path_env, cache_dir, &tc, err);
+	else if (al_lang_row_compiled(row))
+		rc = al_observe_compiler(row, candidate, path_env, &tc, err);
 	else
 		rc = al_observe_interpreter(row, candidate, path_env, &tc, err);
 	if (rc)
@@ -392,6 +443,15 @@ int al_toolchain_plan(const al_toolchain *tc, const char *script_path,
 		      const char *build_dir, char *const *args, size_t nargs,
 		      al_plan *out, al_error **err)
 {
+	return al_toolchain_plan_with(tc, script_path, build_dir, args, nargs,
+				      NULL, out, err);
+}
+
+int al_toolchain_plan_with(const al_toolchain *tc, const char *script_path,
+			   const char *build_dir, char *const *args,
+			   size_t nargs, const al_plan_opts *opts, al_plan *out,
+			   al_error **err)
+{
 	const al_lang_row *row = tc ? al_lang_row_find(tc->language) : NULL;
 	argv_builder build = { NULL, 0 }, run = { NULL, 0 };
 	char *js = NULL;
@@ -401,6 +461,7 @@ int al_toolchain_plan(const al_toolchain *tc, const char *script_path,
 		return al_error_set(err, AL_ERR_INVALID_ARGUMENT, EINVAL, NULL, "no plan output");
 	out->build_argv = NULL;
 	out->run_argv = NULL;
+	out->build_env = NULL;
 	if (!row || !tc->path || tc->path[0] != '/')
 		return al_error_set(err, AL_ERR_INVALID_ARGUMENT, EINVAL, NULL,
 				    "not an observed toolchain");
@@ -409,6 +470,30 @@ int al_toolchain_plan(const al_toolchain *tc, const char *script_path,
 				    "script path must be absolute");
 	if (nargs && !args)
 		return al_error_set(err, AL_ERR_INVALID_ARGUMENT, EINVAL, NULL, "no arguments");
+	for (size_t i = 0; i < nargs; i++)
+		if (!args[i])
+			return al_error_set(err, AL_ERR_INVALID_ARGUMENT, EINVAL, NULL,
+					    "an argument is missing");
+	if (al_lang_row_compiled(row)) {
+		al_plan_opts none = { 0 };
+		int rc;
+
+		if (!build_dir || build_dir[0] != '/')
+			return al_error_set(err, AL_ERR_INVALID_ARGUMENT, EINVAL, NULL,
+					    "%s needs an absolute build dir", row->language);
+		rc = al_build_flags_check(row->language, opts ? opts->flags : NULL,
+					  opts ? opts->n_flags : 0, err);
+		if (rc)
+			return rc;
+		rc = al_plan_compiled(row, tc, script_path, build_dir, args, nargs,
+				      opts ? opts : &none, out);
+		if (rc)
+			return al_error_set(err, AL_ERR_INTERNAL, -rc, NULL, "out of memory");
+		return 0;
+	}
+	if (opts && opts->n_flags)
+		return al_error_set(err, AL_ERR_INVALID_REQUEST, EINVAL, "build_flags",
+				    "%s has no build step to take flags", row->language);
 	if (row->probe == AL_PROBE_TYPESCRIPT && tc->helper_path) {
 		if (!build_dir || build_dir[0] != '/')
 			return al_error_set(err, AL_ERR_INVALID_ARGUMENT, EINVAL, NULL,

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <airlock/error.h>
 
@@ -36,7 +37,18 @@ void al_toolchain_free(al_toolchain *tc);
 typedef struct al_plan {
 	char **build_argv; /* NULL when the language needs no build step */
 	char **run_argv;
+	/* "NAME=value" the build step needs besides the run's environment
+	 * (go's caches in the sandbox's /tmp); NULL when none. */
+	char **build_env;
 } al_plan;
+
+/* What a compiled plan takes from the request. */
+typedef struct al_plan_opts {
+	uint64_t run_memory_bytes;   /* the run's memory limit, 0: none (java -Xmx) */
+	uint64_t build_memory_bytes; /* the build's (javac -J-Xmx) */
+	char *const *flags;	     /* request build_flags, checked */
+	size_t n_flags;
+} al_plan_opts;
 
 void al_plan_free(al_plan *plan);
 
@@ -45,6 +57,19 @@ const char *const *al_language_names(void);
 bool al_language_known(const char *language);
 /* File name the code is written to inside the run directory: "main.py". */
 const char *al_language_script_name(const char *language);
+/* The language compiles its code before the run (c, cpp, go, rust, java). */
+bool al_language_compiled(const char *language);
+/* A small program that builds and exits 0 (the sandbox's trial run), or
+ * NULL when an empty file does. */
+const char *al_language_trial_code(const char *language);
+
+/* Checks a request's build flags against the language's allow-list
+ * (docs/languages.md): -EINVAL with AL_ERR_INVALID_REQUEST, reason
+ * "build_flags", for any other flag, a language without a build step, or
+ * more than AL_MAX_BUILD_FLAGS. */
+#define AL_MAX_BUILD_FLAGS 16
+int al_build_flags_check(const char *language, char *const *flags, size_t n,
+			 al_error **err);
 
 /* Observes the toolchain of `language` using search path `path_env`
  * (a PATH value; NULL means the process's PATH, then a default of
@@ -69,6 +94,14 @@ void al_toolchain_cache_reset(void);
 int al_toolchain_plan(const al_toolchain *tc, const char *script_path,
 		      const char *build_dir, char *const *args, size_t nargs,
 		      al_plan *out, al_error **err);
+/* The same with the request's build options (opts may be NULL).  A
+ * compiled language always has a build step writing into build_dir; its
+ * run step starts the artifact there (java: the JDK's java on the
+ * classes). */
+int al_toolchain_plan_with(const al_toolchain *tc, const char *script_path,
+			   const char *build_dir, char *const *args,
+			   size_t nargs, const al_plan_opts *opts, al_plan *out,
+			   al_error **err);
 
 /* Extracts a normalised dotted version ("3.11.7", "20.20.2", "5.2.15")
  * from an interpreter's version text ("Python 3.11.7", "v20.20.2",

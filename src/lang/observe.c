@@ -455,6 +455,10 @@ int al_observe_interpreter(const al_lang_row *row, const char *candidate,
 	case AL_PROBE_PWSH:
 		return observe_asking(row, candidate, path_env, out, err);
 	case AL_PROBE_TYPESCRIPT:
+	case AL_PROBE_GCC:
+	case AL_PROBE_GO:
+	case AL_PROBE_RUST:
+	case AL_PROBE_JAVA:
 		break;
 	}
 	return al_error_set(err, AL_ERR_INTERNAL, EINVAL, NULL,

@@ -14,6 +14,10 @@ typedef enum al_probe_kind {
 	AL_PROBE_TYPESCRIPT, /* node's facts plus a transpiler when needed */
 	AL_PROBE_RUBY,	     /* same as python, through RbConfig */
 	AL_PROBE_PWSH,	     /* same, through $PSVersionTable / $PSHOME */
+	AL_PROBE_GCC,	     /* gcc/g++ -dumpfullversion */
+	AL_PROBE_GO,	     /* go env GOROOT GOVERSION */
+	AL_PROBE_RUST,	     /* rustc (rustup proxy seen through) */
+	AL_PROBE_JAVA,	     /* javac -version, java beside it */
 } al_probe_kind;
 
 typedef struct al_lang_row {
@@ -31,6 +35,13 @@ const al_lang_row *al_lang_row_find(const char *language);
 /* Index of the row in the table, for per-row cache slots. */
 size_t al_lang_row_index(const al_lang_row *row);
 size_t al_lang_row_count(void);
+/* The row compiles its code to an artifact before the run. */
+bool al_lang_row_compiled(const al_lang_row *row);
+
+/* The build and run steps of a compiled row (plan_compiled.c). */
+int al_plan_compiled(const al_lang_row *row, const al_toolchain *tc,
+		     const char *script_path, const char *build_dir, char *const *args, size_t nargs,
+		     const al_plan_opts *opts, al_plan *out);
 
 /* NULL-terminated string vectors. */
 size_t al_strv_len(char *const *v);

@@ -54,6 +54,8 @@ static int local_probe(const char *config_json, al_facts **out, al_error **err)
 	char *cache = al_provider_cache_dir();
 	for (const char *const *l = al_language_names(); *l != NULL; l++) {
 		al_toolchain *tc = NULL;
+		if (al_language_compiled(*l))
+			continue; /* refused: see local_execute */
 		int r = al_toolchain_observe(*l, NULL, cache, &tc, NULL);
 		if (r == 0)
 			rc = al_facts_add_language(f, tc->language, tc->toolchain,
@@ -190,6 +192,13 @@ static int local_execute(al_provider_handle *h, const al_exec *exec,
 	res->started_at_ms = al_now_ms();
 	al_run_registry_add(&h->runs, &entry, exec->run_id, exec->cancel);
 
+	/* A compiled language's build and run steps need the sandbox's
+	 * build directory and limits: not offered here. */
+	if (al_language_compiled(req->language)) {
+		rc = al_result_set_outcome(res, AL_OUTCOME_UNSUPPORTED_LANGUAGE,
+					   "build_needs_sandbox");
+		goto out;
+	}
 	if (!al_language_known(req->language) ||
 	    al_toolchain_observe(req->language, NULL, h->cache_dir, &tc, NULL) < 0) {
 		rc = al_result_set_outcome(res, AL_OUTCOME_UNSUPPORTED_LANGUAGE,

@@ -66,6 +66,10 @@ static int run_inside(const al_sb_context *ctx, const al_toolchain *tc)
 	req->language = strdup(tc->language);
 	if (req->language == NULL)
 		goto out;
+	/* a compiled language's trial builds a program that exits 0 */
+	const char *trial = al_language_trial_code(tc->language);
+	if (trial != NULL && al_bytes_set(&req->code, trial, strlen(trial)) < 0)
+		goto out;
 	req->limits.wall_ms = 10000;
 	al_limits_apply_defaults(&req->limits);
 	req->grant.network = AL_NETWORK_NONE;
@@ -158,7 +162,12 @@ static int add_languages(al_sb_context *ctx, al_facts *f, json_t *absent)
 	for (const char *const *l = al_language_names(); rc == 0 && *l != NULL;
 	     l++) {
 		al_toolchain *tc = NULL;
-		if (al_toolchain_observe(*l, NULL, ctx->cache_dir, &tc, NULL) < 0) {
+		al_error *why = NULL;
+		if (al_toolchain_observe(*l, NULL, ctx->cache_dir, &tc, &why) < 0) {
+			/* not found, or not usable: say so, and why */
+			json_object_set_new(absent, *l,
+					    json_string(al_error_get_message(why)));
+			al_error_free(why);
 			al_toolchain_free(tc);
 			continue;
 		}

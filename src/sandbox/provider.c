@@ -22,6 +22,9 @@
 #include "proc/env.h"
 #include "proc/outputs.h"
 #include "proc/rundir.h"
+#include "core/build_contract.h"
+#include "sandbox/build.h"
+#include "sandbox/cgroup.h"
 #include "sandbox/context.h"
 #include "sandbox/pool.h"
 #include "sandbox/probe.h"
@@ -172,6 +175,12 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 	rc = check_request(h->facts, req, res);
 	if (rc <= 0)
 		goto out;
+	if (al_build_flags_check(req->language, req->build_flags,
+				 req->n_build_flags, NULL) < 0) {
+		rc = al_result_set_outcome(res, AL_OUTCOME_INVALID_REQUEST,
+					   "build_flags");
+		goto out;
+	}
 	if (al_toolchain_observe(req->language, NULL, h->ctx.cache_dir, &tc,
 				 NULL) < 0) {
 		rc = al_result_set_outcome(res, AL_OUTCOME_UNSUPPORTED_LANGUAGE,
@@ -269,9 +278,21 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 	char script[PATH_MAX];
 	snprintf(script, sizeof(script), "/code/%s",
 		 al_bundle_item_at(bu.bundle, 0)->path);
+	al_limits blim;
+	al_request_build_limits(req, &blim);
+	al_plan_opts popts = {
+		/* java's heap follows the memory the run really gets */
+		.run_memory_bytes = req->limits.memory_bytes
+					    ? req->limits.memory_bytes
+					    : AL_SB_DEFAULT_MEMORY_BYTES,
+		.build_memory_bytes = blim.memory_bytes,
+		.flags = req->build_flags,
+		.n_flags = req->n_build_flags,
+	};
 	if (rc == 0)
-		rc = al_toolchain_plan(tc, script, "/build", req->argv,
-				       req->argc, &plan, &setup_err);
+		rc = al_toolchain_plan_with(tc, script, "/build", req->argv,
+					    req->argc, &popts, &plan,
+					    &setup_err);
 	if (rc < 0) {
 		const char *why = al_error_get_reason(setup_err);
 		rc = al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
@@ -310,11 +331,14 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 	if (plan.build_argv != NULL) {
 		snprintf(cg_name, sizeof(cg_name), "airlock-%d-%u-b",
 			 (int)getpid(), atomic_fetch_add(&h->seq, 1));
-		step.argv = plan.build_argv;
-		step.build = true;
-		rc = al_sb_run_step(&step, res, err);
-		if (rc < 0 || res->outcome != AL_OUTCOME_COMPLETED)
+		rc = al_sb_build(&step, &plan, envp, tc,
+				 bu.manifest ? bu.manifest->digest : NULL, res,
+				 err);
+		if (rc != 0) {
+			if (rc > 0)
+				rc = 0;
 			goto out;
+		}
 		clear_output(res);
 	}
 	snprintf(cg_name, sizeof(cg_name), "airlock-%d-%u", (int)getpid(),

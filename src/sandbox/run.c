@@ -34,7 +34,7 @@ size_t al_sb_build_rlimits(const al_limits *l, al_rlimit_spec *out)
 /* base: the cgroups' usage when a warm member was handed its request
  * (the interpreter's start is not the run's), or NULL. */
 static void apply_cgroup_usage(const al_sb_cgrun *cg, const al_sb_cgusage *base,
-			       al_result *res)
+			       bool build, al_result *res)
 {
 	al_sb_cgusage u;
 	al_sb_cgrun_usage(cg, &u);
@@ -51,6 +51,10 @@ static void apply_cgroup_usage(const al_sb_cgrun *cg, const al_sb_cgusage *base,
 	}
 	if (u.have_peak)
 		res->usage.peak_memory_bytes = u.peak_memory_bytes;
+	/* A compiler driver outlives its killed back end (gcc reports
+	 * cc1plus killed and exits 1): the build says which limit. */
+	if (build && u.oom_killed && res->outcome == AL_OUTCOME_FAILED)
+		al_result_set_outcome(res, AL_OUTCOME_FAILED, "memory_limit");
 	if (res->outcome != AL_OUTCOME_KILLED)
 		return;
 	if (u.oom_killed)
@@ -67,6 +71,11 @@ static int check_inputs(void *ctx, int ws_fd)
 	return m != NULL ? al_bundle_verify_inputs(m, ws_fd, NULL) : 0;
 }
 
+static const al_limits *step_limits(const al_sb_step *s)
+{
+	return s->limits != NULL ? s->limits : &s->exec->request->limits;
+}
+
 int al_sb_step_supervise(const al_sb_step *s, al_child *child,
 			 al_sb_cgrun *cg, const al_sb_cgusage *base,
 			 al_result *res, al_error **err)
@@ -75,8 +84,8 @@ int al_sb_step_supervise(const al_sb_step *s, al_child *child,
 	bool stdin_pipe = al_sb_step_stdin(s);
 	al_supervise_opts opts = {
 		.stdin_data = stdin_pipe ? &req->stdin_data : NULL,
-		.output_cap = req->limits.output_bytes,
-		.wall_ms = req->limits.wall_ms,
+		.output_cap = step_limits(s)->output_bytes,
+		.wall_ms = step_limits(s)->wall_ms,
 		.grace_ms = AL_DEFAULT_GRACE_MS,
 		.cancel = s->exec->cancel,
 		.on_output = s->on_output,
@@ -97,7 +106,7 @@ int al_sb_step_supervise(const al_sb_step *s, al_child *child,
 	}
 	al_sb_signal_ctx_free(sigctx);
 	if (rc == 0)
-		apply_cgroup_usage(cg, base, res);
+		apply_cgroup_usage(cg, base, s->build, res);
 	return rc;
 }
 
@@ -132,14 +141,13 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 	al_error *setup_err = NULL;
 	int rc;
 
-	rc = al_sb_cgrun_create(&ctx->cg, s->cg_name, &req->limits, &cg,
-				&setup_err);
+	const al_limits *lim = step_limits(s);
+	rc = al_sb_cgrun_create(&ctx->cg, s->cg_name, lim, &cg, &setup_err);
 	/* before the program's first socket: sockets made earlier would go
 	 * uncharged */
 	if (rc == 0 &&
 	    al_sb_cgrun_limit_sockets(&ctx->cg, &cg,
-				      al_sb_socket_bytes(&ctx->cfg,
-							 &req->limits)) < 0) {
+				      al_sb_socket_bytes(&ctx->cfg, lim)) < 0) {
 		al_sb_cgrun_destroy(&cg);
 		rc = -EIO;
 	}
@@ -190,7 +198,7 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 		.envp = s->envp,
 		.cwd = "/workspace",
 		.rlimits = rl,
-		.n_rlimits = al_sb_build_rlimits(&req->limits, rl),
+		.n_rlimits = al_sb_build_rlimits(lim, rl),
 		.stdin_pipe = al_sb_step_stdin(s),
 		.filter = &ctx->filter,
 		.landlock = {.abi = ctx->landlock_abi,

@@ -25,6 +25,9 @@ typedef struct al_sb_step {
 	bool build;	     /* /build writable (TypeScript transpile) */
 	bool has_build_dir;  /* mount RUN/tmp at /build */
 	const char *cg_name; /* unique cgroup name for this step */
+	/* The step's limits; NULL: the request's (a build step has its
+	 * own, a judged case may too). */
+	const al_limits *limits;
 	/* The bundle: a bounded workspace is filled with its inputs by the
 	 * init and checked against the manifest before the program starts.
 	 * NULL: no input files. */

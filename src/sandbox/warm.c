@@ -31,9 +31,11 @@ static bool interp_start(const char *language)
 
 bool al_sb_warm_supported(const char *language)
 {
-	/* typescript has a build step (a sandbox of its own) first */
+	/* typescript and the compiled languages have a build step (a
+	 * sandbox of its own) first */
 	return language != NULL && al_language_known(language) &&
-	       strcmp(language, "typescript") != 0;
+	       strcmp(language, "typescript") != 0 &&
+	       !al_language_compiled(language);
 }
 
 /* Variables the dynamic loader, libc or the interpreter read while

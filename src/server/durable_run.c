@@ -295,9 +295,12 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 		.host_env = env,
 		.n_host_env = n_env,
 		.created_ms = created,
-		.deadline_ms = created + (int64_t)req->limits.wall_ms +
-			       (int64_t)al_admission_grace_ms(adm),
 	};
+	uint64_t budget = 0;
+	al_admission_build(adm, &spec.build_cache_bytes,
+			   &spec.build_cache_shared, &spec.parallel, &budget);
+	spec.deadline_ms = created + (int64_t)budget +
+			   (int64_t)al_admission_grace_ms(adm);
 	finished f = {NULL, 500, AL_OUTCOME_UNAVAILABLE};
 	al_result *res = NULL;
 	al_error *err = NULL;

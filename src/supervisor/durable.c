@@ -249,6 +249,9 @@ int al_drun_create(al_durable *d, const al_launch_spec *s, al_drun **out,
 	r->rec.epoch = d->epoch;
 	r->rec.created_ms = s->created_ms;
 	r->rec.deadline_ms = s->deadline_ms;
+	r->rec.build_cache_bytes = s->build_cache_bytes;
+	r->rec.build_cache_shared = s->build_cache_shared;
+	r->rec.parallel = s->parallel ? s->parallel : 1;
 	/* One record, last, and durably (file and directory synced: every
 	 * entry of the new directory with it): from here on a crash leaves
 	 * a run the next daemon classifies. */

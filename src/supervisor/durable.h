@@ -45,6 +45,9 @@ typedef struct al_launch_spec {
 	size_t n_host_env;
 	int64_t created_ms;
 	int64_t deadline_ms;
+	uint64_t build_cache_bytes; /* 0: no build cache */
+	bool build_cache_shared;
+	unsigned parallel; /* judged cases at once; 0 counts as 1 */
 	/* An idle supervisor to hand the run to instead of starting one, or
 	 * NULL.  The run takes its nonce and cgroup; al_drun_start takes it
 	 * (whatever it returns), al_drun_create leaves it to the caller when

@@ -65,6 +65,16 @@ static int recovery_write_how(int dirfd, const al_recovery *r,
 			      str_or_null(r->facts));
 	if (o == NULL)
 		return -ENOMEM;
+	if (r->build_cache_bytes > 0 || r->parallel > 1) {
+		json_t *b = json_pack("{s:I, s:b, s:I}", "cache_bytes",
+				      (json_int_t)r->build_cache_bytes, "shared",
+				      r->build_cache_shared, "parallel",
+				      (json_int_t)r->parallel);
+		if (b == NULL || json_object_set_new(o, "build", b) < 0) {
+			json_decref(o);
+			return -ENOMEM;
+		}
+	}
 	int rc = al_dfile_write_json_how(dirfd, AL_RF_RECOVERY, o, 0600, how);
 	json_decref(o);
 	return rc;
@@ -177,6 +187,21 @@ int al_recovery_read(int dirfd, const char *run_id, al_recovery *r)
 	snprintf(r->run_id, sizeof(r->run_id), "%s", id);
 	memcpy(r->nonce, nonce, AL_NONCE_HEX + 1);
 	r->epoch = (uint64_t)epoch;
+	r->parallel = 1;
+	json_t *b = json_object_get(o, "build");
+	if (json_is_object(b)) {
+		int64_t bytes = 0, par = 1;
+		json_t *sh = json_object_get(b, "shared");
+		if (take_int(b, "cache_bytes", &bytes) < 0 ||
+		    take_int(b, "parallel", &par) < 0 || par < 1 || par > 64 ||
+		    !json_is_boolean(sh)) {
+			rc = -EBADMSG;
+			goto out;
+		}
+		r->build_cache_bytes = (uint64_t)bytes;
+		r->build_cache_shared = json_is_true(sh);
+		r->parallel = (unsigned)par;
+	}
 out:
 	if (rc < 0)
 		al_recovery_clear(r);

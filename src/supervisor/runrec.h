@@ -60,6 +60,12 @@ typedef struct al_recovery {
 	char *request;	     /* canonical text; NULL once finished */
 	char *config;	     /* the provider's configuration text, or NULL */
 	char *facts;	     /* the provider's facts text, or NULL */
+	/* Compiled languages and judged cases (docs/languages.md): the
+	 * configured build cache (bytes 0: off) and how many cases may run
+	 * at once.  Absent in older records: off, 1. */
+	uint64_t build_cache_bytes;
+	bool build_cache_shared;
+	unsigned parallel;
 } al_recovery;
 
 void al_recovery_clear(al_recovery *r);

@@ -26,6 +26,8 @@
 #include "bundle/bundle.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "host/build_cache_dir.h"
+#include "host/judge.h"
 #include "proc/artifacts.h"
 #include "supervisor/control.h"
 #include "supervisor/dfile.h"
@@ -68,6 +70,7 @@ typedef struct sup {
 	al_bundle *bundle;
 	al_manifest *manifest;
 	al_artifact_store store;
+	char *build_cache_dir; /* NULL: no build cache */
 	al_dfile_reserve reserve;
 	/* Written by the executing thread, read after done_fd fires. */
 	al_result *res;
@@ -117,8 +120,15 @@ static void *exec_main(void *arg)
 		.bundle = s->bundle,
 		.manifest = s->manifest,
 		.artifact_dir = s->store.path,
+		.build_cache_dir = s->build_cache_dir,
+		.build_cache_bytes = s->rec.build_cache_bytes,
 	};
-	s->exec_rc = s->ops->execute(s->handle, &ex, s->res, &s->exec_err);
+	s->exec_rc = s->req->n_tests > 0
+			     ? al_judge_execute(s->ops, s->handle, &ex,
+						s->rec.parallel, s->res,
+						&s->exec_err)
+			     : s->ops->execute(s->handle, &ex, s->res,
+					       &s->exec_err);
 	uint64_t one = 1;
 	if (write(s->done_fd, &one, sizeof(one)) < 0) {
 		/* the main loop then waits out the deadline */
@@ -442,6 +452,8 @@ static void sup_clear(sup *s)
 	al_manifest_free(s->manifest);
 	al_bundle_free(s->bundle);
 	al_artifacts_close(&s->store);
+	free(s->build_cache_dir);
+	s->build_cache_dir = NULL;
 	if (s->dirfd >= 0)
 		al_dfile_reserve_drop(s->dirfd, &s->reserve);
 	free(s->run_dir);
@@ -484,6 +496,10 @@ static const char *prepare(sup *s, const char *state_dir, int secrets_fd)
 		why = "artifacts_unavailable";
 	else if (brc < 0)
 		why = "start_failed";
+	/* The tenant's build cache (docs/languages.md, "Build cache"). */
+	if (why == NULL && abs != NULL && s->rec.build_cache_bytes > 0)
+		s->build_cache_dir = al_host_build_cache_dir(
+			abs, s->rec.tenant, s->rec.build_cache_shared);
 	free(abs);
 	if (why != NULL)
 		return why;
