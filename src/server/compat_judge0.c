@@ -184,10 +184,11 @@ static json_t *j0_languages(const al_compat_req *q)
 		if (l->judge0_id == 0 || v == NULL)
 			continue;
 		json_array_append_new(
-			arr, json_pack("{s:i, s:o, s:s, s:s, s:s}", "id",
+			arr, json_pack("{s:i, s:o, s:s, s:s, s:s, s:b}", "id",
 				       l->judge0_id, "name", lang_name(l, v),
 				       "airlock", l->airlock, "version", v,
-				       "file", l->judge0_file));
+				       "file", l->judge0_file, "compiled",
+				       l->compiled));
 	}
 	if (observed(langs, "sh") != NULL || observed(langs, "bash") != NULL)
 		json_array_append_new(
@@ -342,6 +343,10 @@ static json_t *v1_request(json_t *stored, json_t *lang)
 		json_object_set_new(req, "code", c);
 	}
 	free(code);
+	const char *opts = json_string_value(
+		json_object_get(stored, "compiler_options"));
+	if (opts != NULL)
+		json_object_set_new(req, "build_flags", split_args(opts));
 	const char *in = json_string_value(json_object_get(stored, "stdin"));
 	if (in != NULL)
 		json_object_set_new(req, "stdin_b64", json_string(in));
@@ -444,9 +449,17 @@ static json_t *parse_submission(json_t *in, bool b64, json_t *langs,
 		add_err(errs, "command_line_arguments", "must be a string");
 	v = json_object_get(in, "compiler_options");
 	if (v != NULL && !json_is_null(v) &&
-	    !(json_is_string(v) && json_string_length(v) == 0))
-		add_err(errs, "compiler_options",
-			"is not supported for this language");
+	    !(json_is_string(v) && json_string_length(v) == 0)) {
+		if (!json_is_string(v))
+			add_err(errs, "compiler_options", "must be a string");
+		else if (*lang_out != NULL &&
+			 !json_is_true(json_object_get(*lang_out, "compiled")))
+			add_err(errs, "compiler_options",
+				"setting compiler options is only allowed "
+				"for compiled languages");
+		else
+			json_object_set(stored, "compiler_options", v);
+	}
 	static const char *const flags[] = {
 		"redirect_stderr_to_stdout", "enable_network",
 		"enable_per_process_and_thread_time_limit",
@@ -477,6 +490,20 @@ static json_t *parse_submission(json_t *in, bool b64, json_t *langs,
 
 /* ---- answers ------------------------------------------------------- */
 
+/* compiler_options the provider refused (a flag outside the language's
+ * allow-list): Judge0's compiler would have failed, so it is a
+ * Compilation Error, whether or not the caller waited. */
+static bool refused_flags(const json_t *r)
+{
+	const char *rs = json_string_value(json_object_get(r, "reason"));
+	return rs != NULL && strcmp(rs, "build_flags") == 0;
+}
+
+#define FLAGS_REFUSED                                                      \
+	"compiler_options: a flag outside the language's allow-list (only " \
+	"flags that change code generation or diagnostics are accepted)\n"
+
+
 typedef struct j0_view {
 	int status;
 	const char *message;
@@ -501,6 +528,9 @@ static void j0_status(const json_t *r, json_t *stored, const unsigned char *out,
 	v->msg[0] = '\0';
 	if (oc == NULL) {
 		v->status = 13;
+	} else if (rs != NULL && (strcmp(rs, "build_failed") == 0 ||
+				  strcmp(rs, "build_flags") == 0)) {
+		v->status = 6;
 	} else if (strcmp(oc, "completed") == 0) {
 		v->status = 3;
 		const char *exp = json_string_value(
@@ -679,7 +709,9 @@ static json_t *render(const char *token, json_t *stored, json_t *langs,
 		json_object_set_new(all, j0_limits[i].name,
 				    v ? json_incref(v) : json_null());
 	}
-	json_object_set_new(all, "compiler_options", json_null());
+	json_t *co = json_object_get(stored, "compiler_options");
+	json_object_set_new(all, "compiler_options",
+			    co ? json_incref(co) : json_null());
 	json_object_set_new(all, "callback_url", json_null());
 	json_object_set_new(all, "additional_files", json_null());
 	json_t *lang = lid ? find_lang(langs, json_integer_value(lid)) : NULL;
@@ -726,7 +758,32 @@ static json_t *render(const char *token, json_t *stored, json_t *langs,
 		*utf8 = false;
 	free(so);
 	free(se);
-	json_object_set_new(all, "compile_output", json_null());
+	/* The compiler's output: both of the build's streams. */
+	const json_t *build = r ? json_object_get(r, "build") : NULL;
+	if (json_is_object(build)) {
+		unsigned char *bo = NULL, *be = NULL;
+		size_t lbo = 0, lbe = 0;
+		unsigned char *both = NULL;
+		if (al_compat_stream(build, "stdout", &bo, &lbo) == 0 &&
+		    al_compat_stream(build, "stderr", &be, &lbe) == 0 &&
+		    (both = malloc(lbo + lbe + 1)) != NULL) {
+			memcpy(both, bo, lbo);
+			memcpy(both + lbo, be, lbe);
+		}
+		if (!put_bytes(all, "compile_output", both, lbo + lbe, b64,
+			       true) &&
+		    field_wanted(fields, "compile_output"))
+			*utf8 = false;
+		free(both);
+		free(bo);
+		free(be);
+	} else if (r != NULL && refused_flags(r)) {
+		put_bytes(all, "compile_output",
+			  (const unsigned char *)FLAGS_REFUSED,
+			  strlen(FLAGS_REFUSED), b64, true);
+	} else {
+		json_object_set_new(all, "compile_output", json_null());
+	}
 	if (v.message != NULL)
 		put_bytes(all, "message", (const unsigned char *)v.message,
 			  strlen(v.message), b64, true);
@@ -744,7 +801,10 @@ static json_t *render(const char *token, json_t *stored, json_t *langs,
 			    json_pack("{s:i, s:s}", "id", v.status,
 				      "description", statuses[v.status]));
 	json_object_set_new(all, "status_id", json_integer(v.status));
-	json_t *usage = r ? json_object_get(r, "usage") : NULL;
+	/* No program ran (compilation error, lost, refused): no figures. */
+	json_t *usage = r != NULL && v.status != 6 && v.status != 13
+				? json_object_get(r, "usage")
+				: NULL;
 	const char *fin = r ? json_string_value(
 				      json_object_get(r, "finished_at"))
 			    : NULL;
@@ -843,7 +903,8 @@ static int submit(const al_compat_req *q, json_t *in, bool b64, bool wait,
 		return rc;
 	}
 	snprintf(token, 40, "%s", o->run_id);
-	if (o->done && o->status >= 400 && o->status < 500) {
+	if (o->done && o->status >= 400 && o->status < 500 &&
+	    !refused_flags(o->result)) {
 		/* Refused before it ran: a validation error in Judge0's
 		 * shape, naming airlock's outcome and reason. */
 		const char *oc = json_string_value(
@@ -854,7 +915,9 @@ static int submit(const al_compat_req *q, json_t *in, bool b64, bool wait,
 		snprintf(msg, sizeof(msg), "%s%s%s", oc ? oc : "refused",
 			 rs ? ": " : "", rs ? rs : "");
 		add_err(*errs,
-			rs &&
+			rs && strcmp(rs, "build_flags") == 0
+				? "compiler_options"
+			: rs &&
 					(strncmp(rs, "gate:grant", 10) == 0 ||
 					 strcmp(rs, "network") == 0) &&
 					json_is_true(json_object_get(
@@ -1101,7 +1164,7 @@ static enum MHD_Result config_info(const al_compat_req *q)
 	json_t *o = json_pack(
 		"{s:b, s:b, s:b, s:[], s:b, s:b, s:b, s:n, s:n, s:b, s:i}",
 		"maintenance_mode", 0, "enable_wait_result", 1,
-		"enable_compiler_options", 0,
+		"enable_compiler_options", 1,
 		"allowed_languages_for_compile_options",
 		"enable_command_line_arguments", 1, "enable_submission_delete",
 		1, "enable_callbacks", 0, "callbacks_max_tries",

@@ -19,11 +19,11 @@ static const al_compat_lang langs[] = {
 	{"ruby", "ruby", NULL, {"ruby3", "rb", NULL}, 72, "Ruby", "script.rb"},
 	{"powershell", "powershell", NULL, {"ps", "pwsh", "ps1", NULL}, 0,
 	 NULL, NULL},
-	{"c", "c", NULL, {"gcc", NULL}, 50, "C (GCC", "main.c"},
-	{"c++", "cpp", NULL, {"cpp", "g++", NULL}, 54, "C++ (GCC", "main.cpp"},
-	{"go", "go", NULL, {"golang", NULL}, 60, "Go", "main.go"},
-	{"rust", "rust", NULL, {"rs", NULL}, 73, "Rust", "main.rs"},
-	{"java", "java", NULL, {NULL}, 62, "Java (OpenJDK", "Main.java"},
+	{"c", "c", NULL, {"gcc", NULL}, 50, "C (GCC", "main.c", true},
+	{"c++", "cpp", NULL, {"cpp", "g++", NULL}, 54, "C++ (GCC", "main.cpp", true},
+	{"go", "go", NULL, {"golang", NULL}, 60, "Go", "main.go", true},
+	{"rust", "rust", NULL, {"rs", NULL}, 73, "Rust", "main.rs", true},
+	{"java", "java", NULL, {NULL}, 62, "Java (OpenJDK", "Main.java", true},
 };
 #define N_LANGS (sizeof(langs) / sizeof(langs[0]))
 

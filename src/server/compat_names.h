@@ -13,6 +13,7 @@ typedef struct al_compat_lang {
 	int judge0_id; /* 0: not a Judge0 CE language */
 	const char *judge0_name; /* "Python" → "Python (3.11.2)" */
 	const char *judge0_file;
+	bool compiled; /* has a build step with limits of its own */
 } al_compat_lang;
 
 /* The i-th row, NULL past the end (rows with the same Piston name are

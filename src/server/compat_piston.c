@@ -293,6 +293,22 @@ static json_t *translate(const al_compat_req *q, json_t *in,
 		snprintf(why, why_len, "%s must be a number", err);
 		goto fail;
 	}
+	if ((*lang)->compiled) {
+		/* The build step's own limits; -1 leaves its default. */
+		json_t *build = json_object();
+		if (limit(in, "compile_timeout", build, "wall_ms", 0, &err) < 0 ||
+		    limit(in, "compile_cpu_time", build, "cpu_ms", 0, &err) < 0 ||
+		    limit(in, "compile_memory_limit", build, "memory_bytes", 0,
+			  &err) < 0) {
+			json_decref(build);
+			snprintf(why, why_len, "%s must be a number", err);
+			goto fail;
+		}
+		if (json_object_size(build) > 0)
+			json_object_set_new(limits, "build", build);
+		else
+			json_decref(build);
+	}
 	if (json_array_size(wfiles) > 0) {
 		json_object_set(req, "files", wfiles);
 		json_object_set_new(req, "grant",
@@ -316,12 +332,15 @@ static json_t *uint_or_null(const json_t *v)
 				  : json_null();
 }
 
-/* One stage object from a result: Piston's status codes TO (time), SG
- * (signal), RE (non-zero exit), OL/EL (stdout/stderr past the output
- * limit), XX (internal error). */
-static json_t *stage(const al_compat_out *o)
+/* One stage object: from the result (run) or its build object
+ * (compile).  Piston's status codes: TO (time), SG (signal), RE
+ * (non-zero exit), OL/EL (stdout/stderr past the output limit), XX
+ * (internal error); TO, OL and EL carry SIGKILL as Piston's do.
+ * interleaved: both streams in arrival order, or NULL (joined stdout
+ * first). */
+static json_t *stage(const json_t *r, const unsigned char *interleaved,
+		     size_t il_len)
 {
-	const json_t *r = o->result;
 	const char *outcome = json_string_value(json_object_get(r, "outcome"));
 	const char *reason = json_string_value(json_object_get(r, "reason"));
 	json_t *usage = json_object_get(r, "usage");
@@ -333,10 +352,8 @@ static json_t *stage(const al_compat_out *o)
 		return NULL;
 	}
 	json_t *output;
-	if (o->output_whole) {
-		output = al_compat_text(o->output ? o->output
-						  : (const unsigned char *)"",
-					o->output_len);
+	if (interleaved != NULL) {
+		output = al_compat_text(interleaved, il_len);
 	} else {
 		unsigned char *both = malloc(lo + le + 1);
 		if (both != NULL) {
@@ -346,18 +363,9 @@ static json_t *stage(const al_compat_out *o)
 		output = both ? al_compat_text(both, lo + le) : NULL;
 		free(both);
 	}
-	json_t *sig = json_null(), *status = json_null(), *msg = json_null();
-	char m[96];
 	const json_t *sn = json_object_get(r, "signal");
-	if (json_is_integer(sn)) {
-		const char *abbrev = sigabbrev_np((int)json_integer_value(sn));
-		char sname[32];
-		snprintf(sname, sizeof(sname), "SIG%s", abbrev ? abbrev : "?");
-		json_decref(sig);
-		sig = json_string(sname);
-	}
 	const char *st = NULL;
-	m[0] = '\0';
+	char m[96] = "";
 	if (outcome == NULL) {
 		st = "XX";
 	} else if (strcmp(outcome, "timed_out") == 0 ||
@@ -387,28 +395,79 @@ static json_t *stage(const al_compat_out *o)
 		snprintf(m, sizeof(m), "%s%s%s", outcome, reason ? ": " : "",
 			 reason ? reason : "");
 	}
-	if (st != NULL) {
-		json_decref(status);
-		status = json_string(st);
+	json_t *sig = json_null();
+	if (json_is_integer(sn)) {
+		const char *abbrev = sigabbrev_np((int)json_integer_value(sn));
+		char sname[32];
+		snprintf(sname, sizeof(sname), "SIG%s", abbrev ? abbrev : "?");
+		sig = json_string(sname);
+	} else if (st != NULL && (strcmp(st, "TO") == 0 ||
+				  strcmp(st, "OL") == 0 ||
+				  strcmp(st, "EL") == 0)) {
+		sig = json_string("SIGKILL");
 	}
-	if (m[0] != '\0') {
-		json_decref(msg);
-		msg = json_string(m);
+	/* A build object has its wall time only (no CPU or memory
+	 * figures): those are null rather than invented. */
+	json_t *cpu = json_null(), *wall, *mem = json_null();
+	if (usage != NULL) {
+		json_decref(cpu);
+		cpu = json_integer(
+			json_integer_value(json_object_get(usage, "cpu_user_ms")) +
+			json_integer_value(json_object_get(usage, "cpu_sys_ms")));
+		wall = json_integer(
+			json_integer_value(json_object_get(usage, "wall_ms")));
+		json_decref(mem);
+		mem = json_integer(json_integer_value(
+			json_object_get(usage, "peak_memory_bytes")));
+	} else {
+		wall = json_integer(
+			json_integer_value(json_object_get(r, "wall_ms")));
 	}
-	json_int_t cpu =
-		json_integer_value(json_object_get(usage, "cpu_user_ms")) +
-		json_integer_value(json_object_get(usage, "cpu_sys_ms"));
 	json_t *out = json_pack(
-		"{s:o?, s:o?, s:o?, s:o, s:o, s:o, s:o, s:I, s:O?, s:O?}",
+		"{s:o?, s:o?, s:o?, s:o, s:o, s:o?, s:o?, s:o, s:o, s:o}",
 		"stdout", al_compat_text(so, lo), "stderr",
 		al_compat_text(se, le), "output", output, "code",
 		uint_or_null(json_object_get(r, "exit_code")), "signal", sig,
-		"message", msg, "status", status, "cpu_time", cpu, "wall_time",
-		json_object_get(usage, "wall_ms"), "memory",
-		json_object_get(usage, "peak_memory_bytes"));
+		"message", m[0] ? json_string(m) : json_null(), "status",
+		st ? json_string(st) : json_null(), "cpu_time", cpu,
+		"wall_time", wall, "memory", mem);
 	free(so);
 	free(se);
 	return out;
+}
+
+/* The answer's body: language, version, compile (when the language
+ * built) and run (absent when the build failed, as Piston does). */
+static json_t *answer_body(const al_compat_lang *lang, const char *version,
+			   const al_compat_out *o)
+{
+	json_t *body = json_pack("{s:s, s:s}", "language", lang->piston,
+				 "version", version);
+	const json_t *build = json_object_get(o->result, "build");
+	const char *reason =
+		json_string_value(json_object_get(o->result, "reason"));
+	if (body == NULL)
+		return NULL;
+	if (json_is_object(build)) {
+		json_t *c = stage(build, NULL, 0);
+		if (c == NULL)
+			goto fail;
+		json_object_set_new(body, "compile", c);
+	}
+	if (reason == NULL || strcmp(reason, "build_failed") != 0) {
+		json_t *run = stage(o->result,
+				    o->output_whole ? (o->output ? o->output
+						      : (const unsigned char *)"")
+						    : NULL,
+				    o->output_len);
+		if (run == NULL)
+			goto fail;
+		json_object_set_new(body, "run", run);
+	}
+	return body;
+fail:
+	json_decref(body);
+	return NULL;
 }
 
 static enum MHD_Result execute(const al_compat_req *q)
@@ -454,15 +513,9 @@ static enum MHD_Result execute(const al_compat_req *q)
 				     o.status == 429 ? "Retry-After" : NULL,
 				     "1");
 	} else {
-		json_t *run = stage(&o);
-		ret = run == NULL
-			      ? message(q, 500, "out of memory")
-			      : al_compat_send(
-					q, 200,
-					json_pack("{s:s, s:s, s:o}", "language",
-						  lang->piston, "version",
-						  version, "run", run),
-					NULL, NULL);
+		json_t *body = answer_body(lang, version, &o);
+		ret = body == NULL ? message(q, 500, "out of memory")
+				   : al_compat_send(q, 200, body, NULL, NULL);
 	}
 	json_decref(langs);
 	al_compat_out_clear(&o);

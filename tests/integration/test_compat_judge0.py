@@ -394,8 +394,56 @@ def test_enable_network_needs_the_grant(d):
 def test_unsupported_fields_are_refused_not_ignored(d):
     for k, v in (("additional_files", "UEsFBgAAAAAAAAAAAAAAAAAAAAAAAA=="),
                  ("callback_url", "http://127.0.0.1:9/"),
-                 ("compiler_options", "-O2")):
+                 ("compiler_options", "-O2")):  # python compiles nothing
         st, _, out = j0(d, "POST", "/submissions",
                         {"source_code": "print(1)", "language_id": 71,
                          k: v})
         assert st == 422 and k in out
+
+
+# ---- compiled languages ---------------------------------------------------
+
+def need_compiled(d, lang):
+    from sandbox_helpers import need
+    need(language=lang)
+
+
+def test_doc_c_example_accepted(d):
+    need_compiled(d, "c")
+    out = run(d, C_HELLO, lang=50, stdin="Judge0",
+              expected_output="hello, Judge0", compiler_options="-O2 -Wall")
+    assert status_of(out) == 3 and out["stdout"] == "hello, Judge0\n"
+    assert out["compiler_options"] == "-O2 -Wall"
+    assert out["language"]["name"].startswith("C (GCC ")
+
+
+def test_compilation_error_is_6_with_compile_output(d):
+    need_compiled(d, "c")
+    out = run(d, "int main(void) { return x; }", lang=50)
+    assert status_of(out) == 6
+    assert "undeclared" in out["compile_output"]
+    assert out["stdout"] is None and out["time"] is None
+    st, _, b = j0(d, "GET", "/submissions/%s?base64_encoded=true&fields="
+                  "compile_output" % out["token"])
+    assert b"undeclared" in base64.b64decode(b["compile_output"])
+
+
+def test_compiler_options_outside_the_allow_list(d):
+    need_compiled(d, "c")
+    # As Judge0's compiler would: a Compilation Error saying why.
+    out = run(d, "int main(void){return 0;}", lang=50,
+              compiler_options="-fplugin=x.so")
+    assert status_of(out) == 6 and "allow-list" in out["compile_output"]
+
+
+@pytest.mark.parametrize("lang,lid,src", [
+    ("cpp", 54, "#include <iostream>\nint main(){std::cout<<6*7<<'\\n';}"),
+    ("go", 60, "package main\nimport \"fmt\"\nfunc main(){fmt.Println(6*7)}"),
+    ("rust", 73, "fn main(){ println!(\"{}\", 6*7); }"),
+    ("java", 62, "public class Main { public static void main(String[] a)"
+                 " { System.out.println(6*7); } }"),
+])
+def test_compiled_languages_by_judge0_id(d, lang, lid, src):
+    need_compiled(d, lang)
+    out = run(d, src, lang=lid, expected_output="42")
+    assert status_of(out) == 3, out

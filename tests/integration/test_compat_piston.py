@@ -289,3 +289,55 @@ def test_piston_client(d, tmp_path):
     assert out["py"]["language"] == "python"
     if observed_version(d, "javascript") is not None:
         assert out["js"]["run"]["stdout"] == "42\n"
+
+
+# ---- compiled languages: the compile stage ------------------------------
+
+def test_compile_stage(d):
+    from sandbox_helpers import need
+    need(language="c")
+    st, _, out = execute(d, {"language": "gcc", "version": "*",
+                             "files": [{"name": "a.c", "content":
+                                        "#include <stdio.h>\nint main(int c,"
+                                        " char **v){printf(\"%s\\n\", v[1]);"
+                                        " return 2;}"}],
+                             "args": ["x"], "compile_timeout": 30000,
+                             "compile_memory_limit": -1})
+    assert st == 200, out
+    assert set(out) == {"language", "version", "compile", "run"}
+    assert out["language"] == "c"
+    assert set(out["compile"]) == STAGE_KEYS
+    assert out["compile"]["code"] == 0 and out["compile"]["status"] is None
+    assert out["run"]["stdout"] == "x\n" and out["run"]["status"] == "RE"
+
+
+def test_compile_error_has_no_run_stage(d):
+    from sandbox_helpers import need
+    need(language="cpp")
+    st, _, out = execute(d, {"language": "c++", "version": "*",
+                             "files": [{"content": "int main() { x; }"}]})
+    assert st == 200 and "run" not in out
+    assert out["compile"]["status"] == "RE" and out["compile"]["code"] != 0
+    assert "x" in out["compile"]["stderr"]
+
+
+def test_piston_client_compiled(d, tmp_path):
+    from sandbox_helpers import need
+    need(language="rust")
+    index = os.path.join(TOOLS, "node_modules", "piston-client", "index.js")
+    assert os.path.exists(index), \
+        "piston-client missing: run scripts/install-tools.sh"
+    script = tmp_path / "rust.mjs"
+    script.write_text(
+        "import piston from %s;\n"
+        "const c = piston({server: process.argv[2]});\n"
+        "const r = await c.execute('rust', 'fn main(){println!(\"{}\", "
+        "std::env::args().count());}');\n"
+        "console.log(JSON.stringify(r));\n" % json.dumps("file://" + index))
+    p = subprocess.run([shutil.which("node"), str(script),
+                        "http://127.0.0.1:%d" % d.port],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["compile"]["code"] == 0
+    assert out["run"]["stdout"] == "4\n"  # the program and the client's 1 2 3
