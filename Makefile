@@ -13,13 +13,14 @@ BUILD   ?= build
 SANFLAGS =
 endif
 
-PKGS      = jansson libseccomp libcap sqlite3 nettle libcrypto libmicrohttpd libcurl
+PKGS      = jansson libseccomp libcap sqlite3 nettle libcrypto libmicrohttpd libcurl libzip
 CORE_PKGS = jansson libseccomp libcap sqlite3 nettle
 # The runner service's module (libmicrohttpd; nettle for a constant-time
-# compare) and the remote provider's (libcurl, OpenSSL) are separate, so a
+# compare; libzip for Judge0's additional_files) and the remote
+# provider's (libcurl, OpenSSL) are separate, so a
 # daemon without a remote provider never maps libcurl and its ~20
 # dependencies (idle RSS).
-NET_PKGS  = jansson nettle libmicrohttpd
+NET_PKGS  = jansson nettle libmicrohttpd libzip
 REMOTE_PKGS = jansson libcrypto libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)

@@ -122,6 +122,14 @@ void al_compat_store_put(const char *tenant, const char *token, json_t *sub,
 json_t *al_compat_store_get(const char *tenant, const char *token);
 void al_compat_store_clear(void);
 
+/* compat_zip.c: a zip archive's regular files as /v1 request files
+ * [{path, content_b64, mode?}]; -EINVAL with *why for an archive that is
+ * refused. */
+#define AL_COMPAT_ZIP_MAX_FILES 256u
+#define AL_COMPAT_ZIP_MAX_BYTES (8u << 20)
+int al_compat_unzip(const unsigned char *data, size_t len, json_t **out,
+		    const char **why);
+
 /* compat_piston.c / compat_judge0.c */
 enum MHD_Result al_compat_piston(const al_compat_req *q);
 enum MHD_Result al_compat_judge0(const al_compat_req *q);

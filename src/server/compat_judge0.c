@@ -322,15 +322,19 @@ static json_t *v1_request(json_t *stored, json_t *lang)
 		json_decref(req);
 		return NULL;
 	}
+	json_t *files = json_object_get(stored, "_files");
+	if (files != NULL || plain) {
+		json_t *all = files ? json_deep_copy(files) : json_array();
+		json_object_set_new(req, "files", all);
+		json_object_set_new(req, "grant",
+				    json_pack("{s:s}", "workspace", "ro"));
+	}
 	if (plain) {
 		json_object_set_new(req, "code",
 				    json_string("cat text.txt"));
-		json_object_set_new(
-			req, "files",
-			json_pack("[{s:s, s:s}]", "path", "text.txt",
-				  "content_b64", src));
-		json_object_set_new(req, "grant",
-				    json_pack("{s:s}", "workspace", "ro"));
+		json_array_append_new(json_object_get(req, "files"),
+				      json_pack("{s:s, s:s}", "path", "text.txt",
+						"content_b64", src));
 	} else {
 		json_t *c = memchr(code, 0, n) == NULL
 				    ? json_stringn((char *)code, n)
@@ -474,9 +478,25 @@ static json_t *parse_submission(json_t *in, bool b64, json_t *langs,
 			add_err(errs, flags[i], "must be a boolean");
 	}
 	v = json_object_get(in, "additional_files");
-	if (v != NULL && !json_is_null(v))
-		add_err(errs, "additional_files",
-			"is not supported by this server");
+	if (v != NULL && !json_is_null(v)) {
+		/* Always base64, whatever base64_encoded says. */
+		unsigned char *zip = NULL;
+		size_t zl = 0;
+		json_t *files = NULL;
+		const char *why = "must be a base64 encoded zip archive";
+		if (!json_is_string(v) ||
+		    b64_lenient(json_string_value(v), json_string_length(v),
+				&zip, &zl) < 0 ||
+		    al_compat_unzip(zip, zl, &files, &why) < 0) {
+			char msg[128];
+			snprintf(msg, sizeof(msg), "%s", why);
+			add_err(errs, "additional_files", msg);
+		} else {
+			json_object_set(stored, "additional_files", v);
+			json_object_set_new(stored, "_files", files);
+		}
+		free(zip);
+	}
 	v = json_object_get(in, "callback_url");
 	if (v != NULL && !json_is_null(v))
 		add_err(errs, "callback_url",
@@ -713,7 +733,9 @@ static json_t *render(const char *token, json_t *stored, json_t *langs,
 	json_object_set_new(all, "compiler_options",
 			    co ? json_incref(co) : json_null());
 	json_object_set_new(all, "callback_url", json_null());
-	json_object_set_new(all, "additional_files", json_null());
+	json_t *af = json_object_get(stored, "additional_files");
+	json_object_set_new(all, "additional_files",
+			    af ? json_incref(af) : json_null());
 	json_t *lang = lid ? find_lang(langs, json_integer_value(lid)) : NULL;
 	json_object_set_new(all, "language",
 			    lang ? json_pack("{s:O, s:O}", "id",
@@ -928,6 +950,8 @@ static int submit(const al_compat_req *q, json_t *in, bool b64, bool wait,
 		json_decref(stored);
 		return o->status == 429 ? -EBUSY : -EINVAL;
 	}
+	/* The unpacked files served the run; the archive itself is kept. */
+	json_object_del(stored, "_files");
 	size_t bytes = 0;
 	char *text = json_dumps(stored, JSON_COMPACT);
 	bytes = text ? strlen(text) : 0;
@@ -1168,7 +1192,7 @@ static enum MHD_Result config_info(const al_compat_req *q)
 		"allowed_languages_for_compile_options",
 		"enable_command_line_arguments", 1, "enable_submission_delete",
 		1, "enable_callbacks", 0, "callbacks_max_tries",
-		"callbacks_timeout", "enable_additional_files", 0,
+		"callbacks_timeout", "enable_additional_files", 1,
 		"max_queue_size", 100);
 	for (size_t i = 0; i < N_LIMITS; i++) {
 		char key[64];
@@ -1194,7 +1218,8 @@ static enum MHD_Result config_info(const al_compat_req *q)
 		o, "allow_enable_per_process_and_thread_memory_limit",
 		json_false());
 	json_object_set_new(o, "redirect_stderr_to_stdout", json_false());
-	json_object_set_new(o, "max_extract_size", json_integer(0));
+	json_object_set_new(o, "max_extract_size",
+			    json_integer(AL_COMPAT_ZIP_MAX_BYTES / 1024));
 	json_object_set_new(o, "enable_batched_submissions", json_true());
 	json_object_set_new(o, "max_submission_batch_size",
 			    json_integer(MAX_BATCH));

@@ -392,8 +392,7 @@ def test_enable_network_needs_the_grant(d):
 
 
 def test_unsupported_fields_are_refused_not_ignored(d):
-    for k, v in (("additional_files", "UEsFBgAAAAAAAAAAAAAAAAAAAAAAAA=="),
-                 ("callback_url", "http://127.0.0.1:9/"),
+    for k, v in (("callback_url", "http://127.0.0.1:9/"),
                  ("compiler_options", "-O2")):  # python compiles nothing
         st, _, out = j0(d, "POST", "/submissions",
                         {"source_code": "print(1)", "language_id": 71,
@@ -447,3 +446,53 @@ def test_compiled_languages_by_judge0_id(d, lang, lid, src):
     need_compiled(d, lang)
     out = run(d, src, lang=lid, expected_output="42")
     assert status_of(out) == 3, out
+
+
+# ---- additional_files (libzip, unpacked safely) ---------------------------
+
+def zip_b64(entries):
+    """entries: (name, bytes, unix mode or None)."""
+    import io
+    import zipfile
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data, mode in entries:
+            info = zipfile.ZipInfo(name)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            if mode is not None:
+                info.create_system = 3
+                info.external_attr = mode << 16
+            z.writestr(info, data)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def test_additional_files_are_unpacked(d):
+    af = zip_b64([("lib/", b"", 0o40755), ("lib/data.txt", b"from zip\n",
+                                            0o100644),
+                  ("tool.sh", b"echo tool\n", 0o100755)])
+    out = run(d, "cat lib/data.txt; ./tool.sh", lang=46, additional_files=af)
+    assert status_of(out) == 3, out
+    assert out["stdout"] == "from zip\ntool\n"
+    assert out["additional_files"] == af
+
+
+@pytest.mark.parametrize("entries,why", [
+    ([("/etc/evil", b"x", None)], "outside"),
+    ([("../evil", b"x", None)], "outside"),
+    ([("a/../../evil", b"x", None)], "outside"),
+    ([("link", b"/etc/passwd", 0o120777)], "link"),
+    ([("f%d" % i, b"", None) for i in range(257)], "too many"),
+    ([("big", b"\0" * (9 << 20), None)], "too many bytes"),
+])
+def test_additional_files_refused(d, entries, why):
+    st, _, out = j0(d, "POST", "/submissions",
+                    {"source_code": "print(1)", "language_id": 71,
+                     "additional_files": zip_b64(entries)})
+    assert st == 422 and why in out["additional_files"][0], out
+
+
+def test_additional_files_not_a_zip(d):
+    st, _, out = j0(d, "POST", "/submissions",
+                    {"source_code": "print(1)", "language_id": 71,
+                     "additional_files": base64.b64encode(b"nope").decode()})
+    assert st == 422 and "zip" in out["additional_files"][0]
