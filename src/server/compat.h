@@ -29,6 +29,12 @@ typedef struct al_compat_api {
 	/* The anonymous tenant's request rate: at most rate_requests per
 	 * rate_per_s seconds (required with anonymous_tenant). */
 	unsigned rate_requests, rate_per_s;
+	/* Judge0's callback_url: the origins ("http://host:port") a
+	 * callback may go to (none: callbacks are refused), the tries and
+	 * each try's timeout. */
+	char **callback_allow;
+	size_t n_callback_allow;
+	unsigned callback_tries, callback_timeout_ms;
 } al_compat_api;
 
 typedef struct al_compat_cfg {
@@ -129,6 +135,22 @@ void al_compat_store_clear(void);
 #define AL_COMPAT_ZIP_MAX_BYTES (8u << 20)
 int al_compat_unzip(const unsigned char *data, size_t len, json_t **out,
 		    const char **why);
+
+/* compat_callback.c: Judge0's callback_url.  The origin of url when an
+ * allowed destination of api (written to origin[256]), else false. */
+bool al_compat_callback_allowed(const al_compat_api *api, const char *url,
+				char origin[256]);
+/* PUTs the finished submission to url from a thread of its own, with
+ * retries and backoff, and audits the outcome.  0 or negative errno. */
+int al_compat_callback_start(al_service *svc, const char *tenant,
+			     const char *principal, const char *token,
+			     const char *url, bool b64, unsigned tries,
+			     unsigned timeout_ms);
+/* Wakes the callback threads and waits for them (service teardown). */
+void al_compat_callbacks_stop(void);
+/* compat_judge0.c: a submission's callback body (default fields). */
+json_t *al_compat_judge0_body(al_service *svc, const char *tenant,
+			      const char *token, bool b64);
 
 /* compat_piston.c / compat_judge0.c */
 enum MHD_Result al_compat_piston(const al_compat_req *q);

@@ -43,11 +43,60 @@ static int uint_in(json_t *v, unsigned lo, unsigned hi, unsigned *out)
 	return 0;
 }
 
+/* "callbacks": {"allow": ["http://127.0.0.1:8080", ...], "max_tries": 3,
+ * "timeout_ms": 5000}: a callback goes only to an allowed origin (no
+ * request into the host's own network unless the operator names it). */
+static int parse_callbacks(json_t *e, const char *path, al_compat_api *api,
+			   al_error **err)
+{
+	static const char *const ck[] = {"allow", "max_tries", "timeout_ms",
+					 NULL};
+	const char *bk = NULL;
+	json_t *allow = json_object_get(e, "allow");
+	if (!json_is_object(e) || !only_keys(e, ck, &bk) ||
+	    !json_is_array(allow) || json_array_size(allow) > 64)
+		return bad(err, path,
+			   "callbacks: expected {\"allow\": [origins], "
+			   "\"max_tries\", \"timeout_ms\"}");
+	api->callback_tries = 3;
+	api->callback_timeout_ms = 5000;
+	json_t *t = json_object_get(e, "max_tries");
+	if (t != NULL && uint_in(t, 1, 10, &api->callback_tries) < 0)
+		return bad(err, path, "callbacks.max_tries: 1..10");
+	t = json_object_get(e, "timeout_ms");
+	if (t != NULL && uint_in(t, 100, 60000, &api->callback_timeout_ms) < 0)
+		return bad(err, path, "callbacks.timeout_ms: 100..60000");
+	api->callback_allow = calloc(json_array_size(allow) + 1,
+				     sizeof(char *));
+	if (api->callback_allow == NULL)
+		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, path,
+				    "out of memory");
+	size_t i;
+	json_t *o;
+	json_array_foreach(allow, i, o) {
+		char origin[256];
+		const char *u = json_string_value(o);
+		al_compat_api probe = {.callback_allow = (char *[]){(char *)u, NULL},
+				       .n_callback_allow = 1};
+		if (u == NULL || !al_compat_callback_allowed(&probe, u, origin) ||
+		    strcmp(origin, u) != 0)
+			return bad(err, path,
+				   "callbacks.allow: expected origins such "
+				   "as \"http://127.0.0.1:8080\" (scheme, host "
+				   "and port, nothing else)");
+		if ((api->callback_allow[api->n_callback_allow++] =
+			     strdup(u)) == NULL)
+			return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, path,
+					    "out of memory");
+	}
+	return 0;
+}
+
 static int parse_api(json_t *v, const char *name, const al_config *cfg,
 		     al_compat_api *api, al_error **err)
 {
 	static const char *const keys[] = {"enabled", "anonymous_tenant",
-					   "anonymous_rate", NULL};
+					   "anonymous_rate", "callbacks", NULL};
 	char path[64];
 	const char *bk = NULL;
 	snprintf(path, sizeof(path), "compat.%s", name);
@@ -86,6 +135,14 @@ static int parse_api(json_t *v, const char *name, const al_config *cfg,
 				   "anonymous_rate: expected {\"requests\": "
 				   "1..1000000, \"per_s\": 1..86400}");
 	}
+	e = json_object_get(v, "callbacks");
+	if (e != NULL && strcmp(name, "judge0") == 0) {
+		int rc = parse_callbacks(e, path, api, err);
+		if (rc < 0)
+			return rc;
+	} else if (e != NULL) {
+		return bad(err, path, "callbacks: only Judge0 has callbacks");
+	}
 	if (api->anonymous_tenant != NULL && api->rate_requests == 0)
 		return bad(err, path,
 			   "anonymous_tenant needs an anonymous_rate");
@@ -96,8 +153,13 @@ void al_compat_cfg_free(al_compat_cfg *cfg)
 {
 	if (cfg == NULL)
 		return;
-	free(cfg->piston.anonymous_tenant);
-	free(cfg->judge0.anonymous_tenant);
+	al_compat_api *apis[] = {&cfg->piston, &cfg->judge0};
+	for (size_t i = 0; i < 2; i++) {
+		free(apis[i]->anonymous_tenant);
+		for (size_t k = 0; k < apis[i]->n_callback_allow; k++)
+			free(apis[i]->callback_allow[k]);
+		free(apis[i]->callback_allow);
+	}
 	free(cfg);
 }
 

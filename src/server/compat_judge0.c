@@ -14,6 +14,7 @@
 
 #include <airlock/json.h>
 
+#include "core/log.h"
 #include "json/base64.h"
 #include "server/compat.h"
 #include "server/compat_names.h"
@@ -498,9 +499,10 @@ static json_t *parse_submission(json_t *in, bool b64, json_t *langs,
 		free(zip);
 	}
 	v = json_object_get(in, "callback_url");
-	if (v != NULL && !json_is_null(v))
-		add_err(errs, "callback_url",
-			"is not supported by this server");
+	if (json_is_string(v))
+		json_object_set(stored, "callback_url", v);
+	else if (v != NULL && !json_is_null(v))
+		add_err(errs, "callback_url", "must be a string");
 	limits_of(in, stored, errs);
 	char now[32];
 	iso_now(now);
@@ -732,7 +734,9 @@ static json_t *render(const char *token, json_t *stored, json_t *langs,
 	json_t *co = json_object_get(stored, "compiler_options");
 	json_object_set_new(all, "compiler_options",
 			    co ? json_incref(co) : json_null());
-	json_object_set_new(all, "callback_url", json_null());
+	json_t *cu = json_object_get(stored, "callback_url");
+	json_object_set_new(all, "callback_url",
+			    cu ? json_incref(cu) : json_null());
 	json_t *af = json_object_get(stored, "additional_files");
 	json_object_set_new(all, "additional_files",
 			    af ? json_incref(af) : json_null());
@@ -907,6 +911,26 @@ static int submit(const al_compat_req *q, json_t *in, bool b64, bool wait,
 	json_t *stored = parse_submission(in, b64, langs, *errs, &lang);
 	*stored_out = NULL;
 	*o = (al_compat_out){0};
+	const char *cb_url =
+		json_string_value(json_object_get(stored, "callback_url"));
+	unsigned cb_tries = 0, cb_timeout = 0;
+	if (cb_url != NULL) {
+		char origin[256];
+		al_srv_gen *gen = al_service_gen_get(q->svc);
+		const al_compat_api *api =
+			gen && gen->compat ? &gen->compat->judge0 : NULL;
+		if (api == NULL ||
+		    !al_compat_callback_allowed(api, cb_url, origin))
+			add_err(*errs, "callback_url",
+				"is not an allowed destination (the "
+				"configuration's compat.judge0.callbacks."
+				"allow)");
+		else {
+			cb_tries = api->callback_tries;
+			cb_timeout = api->callback_timeout_ms;
+		}
+		al_service_gen_put(q->svc, gen);
+	}
 	if (json_object_size(*errs) > 0) {
 		json_decref(stored);
 		return -EINVAL;
@@ -957,6 +981,10 @@ static int submit(const al_compat_req *q, json_t *in, bool b64, bool wait,
 	bytes = text ? strlen(text) : 0;
 	free(text);
 	al_compat_store_put(q->tenant, token, stored, bytes);
+	if (cb_url != NULL &&
+	    al_compat_callback_start(q->svc, q->tenant, q->principal, token,
+				     cb_url, b64, cb_tries, cb_timeout) < 0)
+		al_logf(AL_LOG_WARN, token, "callback thread not started");
 	*stored_out = stored;
 	return 0;
 }
@@ -1191,7 +1219,7 @@ static enum MHD_Result config_info(const al_compat_req *q)
 		"enable_compiler_options", 1,
 		"allowed_languages_for_compile_options",
 		"enable_command_line_arguments", 1, "enable_submission_delete",
-		1, "enable_callbacks", 0, "callbacks_max_tries",
+		1, "enable_callbacks", 1, "callbacks_max_tries",
 		"callbacks_timeout", "enable_additional_files", 1,
 		"max_queue_size", 100);
 	for (size_t i = 0; i < N_LIMITS; i++) {
@@ -1225,6 +1253,18 @@ static enum MHD_Result config_info(const al_compat_req *q)
 			    json_integer(MAX_BATCH));
 	json_object_set_new(o, "submission_cache_duration", json_real(0));
 	json_object_set_new(o, "use_docs_as_homepage", json_false());
+	al_srv_gen *gen = al_service_gen_get(q->svc);
+	const al_compat_api *api =
+		gen && gen->compat ? &gen->compat->judge0 : NULL;
+	bool cb = api != NULL && api->n_callback_allow > 0;
+	json_object_set_new(o, "enable_callbacks", json_boolean(cb));
+	json_object_set_new(o, "callbacks_max_tries",
+			    cb ? json_integer(api->callback_tries)
+			       : json_null());
+	json_object_set_new(o, "callbacks_timeout",
+			    cb ? json_real(api->callback_timeout_ms / 1000.0)
+			       : json_null());
+	al_service_gen_put(q->svc, gen);
 	json_object_set_new(o, "allow_enable_network", json_true());
 	json_object_set_new(o, "enable_network", json_false());
 	return al_compat_send(q, 200, o, NULL, NULL);
@@ -1246,6 +1286,25 @@ static enum MHD_Result system_info(const al_compat_req *q)
 			      json_pack("{s:s, s:s, s:s}", "Architecture",
 					u.machine, "CPU(s)", cpus, "Mem", mem),
 			      NULL, NULL);
+}
+
+json_t *al_compat_judge0_body(al_service *svc, const char *tenant,
+			      const char *token, bool b64)
+{
+	al_compat_req q = {.svc = svc};
+	snprintf(q.tenant, sizeof(q.tenant), "%s", tenant);
+	json_t *langs = j0_languages(&q), *sub = NULL;
+	bool utf8 = true;
+	if (langs != NULL &&
+	    (show(&q, token, langs, default_fields, b64, &sub, &utf8) < 0 ||
+	     !utf8)) {
+		/* Not UTF-8 and not base64: what Judge0 answers a read. */
+		json_decref(sub);
+		sub = json_pack("{s:s, s:s}", "token", token, "error",
+				UTF8_ERROR);
+	}
+	json_decref(langs);
+	return sub;
 }
 
 enum MHD_Result al_compat_judge0(const al_compat_req *q)

@@ -496,3 +496,97 @@ def test_additional_files_not_a_zip(d):
                     {"source_code": "print(1)", "language_id": 71,
                      "additional_files": base64.b64encode(b"nope").decode()})
     assert st == 422 and "zip" in out["additional_files"][0]
+
+
+# ---- callbacks ----------------------------------------------------------
+
+class Listener:
+    """A loopback HTTP listener recording the PUTs it receives; answers
+    each with the next status of `statuses` (200 once they run out)."""
+
+    def __init__(self, statuses=()):
+        import http.server
+        import threading
+        self.got = []
+        self.statuses = list(statuses)
+        outer = self
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def do_PUT(self):
+                n = int(self.headers.get("Content-Length", 0))
+                outer.got.append((self.path, self.headers.get(
+                    "Content-Type"), self.rfile.read(n)))
+                st = outer.statuses.pop(0) if outer.statuses else 200
+                self.send_response(st)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *a):
+                pass
+        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.port = self.srv.server_address[1]
+        self.thread = threading.Thread(target=self.srv.serve_forever,
+                                       daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.srv.shutdown()
+        self.srv.server_close()
+
+
+@pytest.fixture
+def callback_daemon(tmp_path):
+    from compat_support import config
+    listener = Listener(statuses=(500,))
+    cfg = config()
+    cfg["compat"]["judge0"] = {"callbacks": {
+        "allow": ["http://127.0.0.1:%d" % listener.port], "max_tries": 3,
+        "timeout_ms": 2000}}
+    daemon = start(tmp_path, cfg)
+    yield daemon, listener
+    daemon.stop()
+    listener.close()
+
+
+def test_callback_is_put_with_retries_and_audited(callback_daemon):
+    import json as _json
+    d, listener = callback_daemon
+    st, _, out = j0(d, "POST", "/submissions?base64_encoded=true",
+                    {"source_code": base64.b64encode(
+                        b"print('called back')").decode(),
+                     "language_id": 71,
+                     "callback_url": "http://127.0.0.1:%d/hook?x=1"
+                                     % listener.port})
+    assert st == 201
+    tok = out["token"]
+    # The first PUT is answered 500; the second (after 1 s) is taken.
+    poll(lambda: len(listener.got) >= 2)
+    path, ctype, body = listener.got[1]
+    assert path == "/hook?x=1" and ctype == "application/json"
+    sub = _json.loads(body)
+    assert set(sub) == DEFAULT_FIELDS and sub["token"] == tok
+    assert base64.b64decode(sub["stdout"]) == b"called back\n"
+    assert sub["status"]["id"] == 3
+
+    def audited():
+        st, _, a = d.request("GET", "/v1/audit?run_id=" + tok, token=TOKEN)
+        return [r for r in a["records"]
+                if r["event"] == "callback.delivered"]
+    rec = poll(audited)[0]
+    assert rec["attempts"] == 2 and rec["http_status"] == 200
+    assert rec["destination"] == "http://127.0.0.1:%d" % listener.port
+    st, _, ci = j0(d, "GET", "/config_info")
+    assert ci["enable_callbacks"] is True and ci["callbacks_max_tries"] == 3
+
+
+def test_callback_destination_must_be_allowed(callback_daemon):
+    d, listener = callback_daemon
+    for url in ("http://127.0.0.1:%d/" % (listener.port + 1),
+                "http://localhost:%d/" % listener.port,
+                "http://user@127.0.0.1:%d/" % listener.port,
+                "file:///etc/passwd", "http://169.254.169.254/"):
+        st, _, out = j0(d, "POST", "/submissions",
+                        {"source_code": "print(1)", "language_id": 71,
+                         "callback_url": url})
+        assert st == 422 and "callback_url" in out, url
+    assert listener.got == []
