@@ -437,7 +437,8 @@ static json_t *stage(const json_t *r, const unsigned char *interleaved,
 }
 
 /* The answer's body: language, version, compile (when the language
- * built) and run (absent when the build failed, as Piston does). */
+ * built) and run (the compile stage again when the build failed, as
+ * Piston does). */
 static json_t *answer_body(const al_compat_lang *lang, const char *version,
 			   const al_compat_out *o)
 {
@@ -453,6 +454,10 @@ static json_t *answer_body(const al_compat_lang *lang, const char *version,
 		if (c == NULL)
 			goto fail;
 		json_object_set_new(body, "compile", c);
+		/* No run after a failed build: Piston then answers the
+		 * compile stage as the run too (clients read run.*). */
+		if (reason != NULL && strcmp(reason, "build_failed") == 0)
+			json_object_set(body, "run", c);
 	}
 	if (reason == NULL || strcmp(reason, "build_failed") != 0) {
 		json_t *run = stage(o->result,
