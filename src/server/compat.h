@@ -46,9 +46,9 @@ typedef struct al_compat_cfg {
 int al_compat_cfg_parse(const char *text, size_t len, al_compat_cfg **out,
 			al_error **err);
 void al_compat_cfg_free(al_compat_cfg *cfg);
-/* A file whose only keys are "compat" (and "tokens") is laid on top of
- * the built-in defaults: *merged (caller frees) is the text to parse, or
- * NULL when the file is complete as it is. */
+/* A file with "compat" but neither "providers" nor "tenants" is laid on
+ * top of the built-in defaults: *merged (caller frees) is the text to
+ * parse, or NULL when the file is complete as it is. */
 int al_compat_overlay_defaults(const char *text, size_t len, char **merged,
 			       size_t *mlen, al_error **err);
 

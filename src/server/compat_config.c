@@ -212,14 +212,10 @@ int al_compat_overlay_defaults(const char *text, size_t len, char **merged,
 	*merged = NULL;
 	*mlen = 0;
 	json_t *root = json_loadb(text, len, 0, NULL);
-	const char *k;
-	json_t *v;
 	bool overlay = json_is_object(root) &&
-		       json_object_get(root, "compat") != NULL;
-	if (overlay)
-		json_object_foreach(root, k, v)
-			if (strcmp(k, "compat") != 0 && strcmp(k, "tokens") != 0)
-				overlay = false;
+		       json_object_get(root, "compat") != NULL &&
+		       json_object_get(root, "providers") == NULL &&
+		       json_object_get(root, "tenants") == NULL;
 	int rc = 0;
 	if (overlay) {
 		al_config *def = NULL;
