@@ -25,7 +25,9 @@ REMOTE_PKGS = jansson libcrypto libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CORE_LIBS  := $(shell pkg-config --libs $(CORE_PKGS) 2>/dev/null) -lpthread -ldl
-NET_LIBS   := $(shell pkg-config --libs $(NET_PKGS) 2>/dev/null) -lpthread
+# libwslay (WebSocket framing, /api/v2/connect and /v1/connect) ships no
+# pkg-config file.
+NET_LIBS   := $(shell pkg-config --libs $(NET_PKGS) 2>/dev/null) -lwslay -lpthread
 REMOTE_LIBS := $(shell pkg-config --libs $(REMOTE_PKGS) 2>/dev/null) -lpthread
 # The CLI links the core libraries statically when their archives are
 # installed: loading and relocating five shared objects took each CLI
@@ -46,7 +48,7 @@ ifeq ($(AL_TEST_BUILD),1)
 CFLAGS  += -DAL_TEST_BUILD=1
 endif
 LDFLAGS += $(SANFLAGS)
-LDLIBS  += $(PKG_LIBS) -lpthread
+LDLIBS  += $(PKG_LIBS) -lwslay -lpthread
 
 LIB_DIRS = src/core src/json src/bundle src/proc src/lang src/providers src/sandbox src/host src/supervisor src/server
 LIB_SRC  = $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))

@@ -19,7 +19,8 @@
 typedef enum al_compat_kind {
 	AL_COMPAT_NONE = 0,
 	AL_COMPAT_PISTON,
-	AL_COMPAT_JUDGE0
+	AL_COMPAT_JUDGE0,
+	AL_COMPAT_V1 /* /v1/connect: airlock's own interactive mode */
 } al_compat_kind;
 
 /* One API's section: "piston" or "judge0". */
@@ -151,6 +152,13 @@ void al_compat_callbacks_stop(void);
 /* compat_judge0.c: a submission's callback body (default fields). */
 json_t *al_compat_judge0_body(al_service *svc, const char *tenant,
 			      const char *token, bool b64);
+
+/* compat_ws.c: the WebSocket session of /api/v2/connect (Piston's
+ * protocol) and /v1/connect; 426 unless the request is an upgrade. */
+enum MHD_Result al_compat_ws_answer(const al_compat_req *q,
+				    al_compat_kind kind);
+/* Waits for the sessions to end (they end once the service closes). */
+void al_compat_ws_stop(void);
 
 /* compat_piston.c / compat_judge0.c */
 enum MHD_Result al_compat_piston(const al_compat_req *q);

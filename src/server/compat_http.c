@@ -18,6 +18,8 @@ al_compat_kind al_compat_match(const char *url)
 		"/version",	"/config_info", "/system_info", NULL};
 	if (strncmp(url, "/api/v2/", 8) == 0)
 		return AL_COMPAT_PISTON;
+	if (strcmp(url, "/v1/connect") == 0)
+		return AL_COMPAT_V1;
 	for (size_t i = 0; judge0[i] != NULL; i++) {
 		size_t n = strlen(judge0[i]);
 		if (strncmp(url, judge0[i], n) == 0 &&
@@ -93,6 +95,14 @@ static enum MHD_Result api_error(al_service *svc, struct MHD_Connection *conn,
 				 const char *message, const char *hname,
 				 const char *hvalue)
 {
+	if (kind == AL_COMPAT_V1)
+		return send_json(svc, conn, status,
+				 json_pack("{s:s, s:s, s:i}", "error",
+					   status == 401 ? "unauthorized"
+							 : "invalid_request",
+					   "message", message, "status",
+					   (int)status),
+				 hname, hvalue);
 	json_t *j = json_pack("{s:s}",
 			      kind == AL_COMPAT_PISTON ? "message" : "error",
 			      message);
@@ -101,6 +111,10 @@ static enum MHD_Result api_error(al_service *svc, struct MHD_Connection *conn,
 
 static const al_compat_api *api_of(const al_srv_gen *gen, al_compat_kind kind)
 {
+	/* /v1/connect is airlock's own API: always on, tokens only. */
+	static const al_compat_api v1 = {.enabled = true};
+	if (kind == AL_COMPAT_V1)
+		return gen != NULL ? &v1 : NULL;
 	if (gen == NULL || gen->compat == NULL)
 		return NULL;
 	const al_compat_api *a = kind == AL_COMPAT_PISTON
@@ -163,9 +177,9 @@ static int authenticate(al_service *svc, struct MHD_Connection *conn,
 	}
 	if (t == NULL) {
 		*ret = api_error(svc, conn, kind, 401,
-				 kind == AL_COMPAT_PISTON
-					 ? "a valid bearer token is required"
-					 : "Authentication failed.",
+				 kind == AL_COMPAT_JUDGE0
+					 ? "Authentication failed."
+					 : "a valid bearer token is required",
 				 MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
 		return 1;
 	}
@@ -222,6 +236,8 @@ enum MHD_Result al_compat_answer(al_service *svc, struct MHD_Connection *conn,
 	if (oom)
 		return api_error(svc, conn, kind, 503, "out of memory", NULL,
 				 NULL);
+	if (kind == AL_COMPAT_V1)
+		return al_compat_ws_answer(&q, kind);
 	return kind == AL_COMPAT_PISTON ? al_compat_piston(&q)
 					: al_compat_judge0(&q);
 }

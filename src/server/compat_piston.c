@@ -13,6 +13,7 @@
 #include "json/base64.h"
 #include "server/compat.h"
 #include "server/compat_names.h"
+#include "server/compat_piston.h"
 
 static enum MHD_Result message(const al_compat_req *q, unsigned status,
 			       const char *msg)
@@ -189,7 +190,7 @@ static int limit(json_t *req, const char *key, json_t *limits,
 }
 
 /* The /v1 request of an execute body; NULL with *status and *why. */
-static json_t *translate(const al_compat_req *q, json_t *in,
+json_t *al_compat_piston_translate(const al_compat_req *q, json_t *in,
 			 const al_compat_lang **lang, const char **version,
 			 json_t *langs, unsigned *status, char *why,
 			 size_t why_len)
@@ -338,7 +339,8 @@ static json_t *uint_or_null(const json_t *v)
  * (internal error); TO, OL and EL carry SIGKILL as Piston's do.
  * interleaved: both streams in arrival order, or NULL (joined stdout
  * first). */
-static json_t *stage(const json_t *r, const unsigned char *interleaved,
+json_t *al_compat_piston_stage(const json_t *r,
+			       const unsigned char *interleaved,
 		     size_t il_len)
 {
 	const char *outcome = json_string_value(json_object_get(r, "outcome"));
@@ -450,7 +452,7 @@ static json_t *answer_body(const al_compat_lang *lang, const char *version,
 	if (body == NULL)
 		return NULL;
 	if (json_is_object(build)) {
-		json_t *c = stage(build, NULL, 0);
+		json_t *c = al_compat_piston_stage(build, NULL, 0);
 		if (c == NULL)
 			goto fail;
 		json_object_set_new(body, "compile", c);
@@ -460,7 +462,7 @@ static json_t *answer_body(const al_compat_lang *lang, const char *version,
 			json_object_set(body, "run", c);
 	}
 	if (reason == NULL || strcmp(reason, "build_failed") != 0) {
-		json_t *run = stage(o->result,
+		json_t *run = al_compat_piston_stage(o->result,
 				    o->output_whole ? (o->output ? o->output
 						      : (const unsigned char *)"")
 						    : NULL,
@@ -491,7 +493,8 @@ static enum MHD_Result execute(const al_compat_req *q)
 	const char *version = NULL;
 	unsigned status = 400;
 	char why[200];
-	json_t *req = translate(q, in, &lang, &version, langs, &status, why,
+	json_t *req = al_compat_piston_translate(q, in, &lang, &version, langs,
+						 &status, why,
 				sizeof(why));
 	json_decref(in);
 	if (req == NULL) {
@@ -538,6 +541,8 @@ enum MHD_Result al_compat_piston(const al_compat_req *q)
 		return list(q, true);
 	if (strcmp(p, "/execute") == 0 && strcmp(q->method, "POST") == 0)
 		return execute(q);
+	if (strcmp(p, "/connect") == 0)
+		return al_compat_ws_answer(q, AL_COMPAT_PISTON);
 	if (strcmp(p, "/packages") == 0)
 		return message(q, 501,
 			       "packages are the host's observed toolchains; "

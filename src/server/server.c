@@ -185,7 +185,7 @@ static struct MHD_Daemon *start_mhd(al_http *h, int fd)
 	const al_server_options *o = &h->svc->opts;
 	return MHD_start_daemon(
 		MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-			MHD_USE_ITC,
+			MHD_USE_ITC | MHD_ALLOW_UPGRADE,
 		0, NULL, NULL, al_http_handle, h, MHD_OPTION_LISTEN_SOCKET, fd,
 		MHD_OPTION_CONNECTION_LIMIT, h->max_connections,
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT,
