@@ -280,8 +280,9 @@ json_t *al_compat_text(const unsigned char *p, size_t n)
 			w += k;
 			i += k;
 		} else {
-			memcpy(buf + w, "\xef\xbf\xbd", 3);
-			w += 3;
+			static const unsigned char fffd[3] = {0xef, 0xbf, 0xbd};
+			memcpy(buf + w, fffd, sizeof(fffd));
+			w += sizeof(fffd);
 			i++;
 		}
 	}
