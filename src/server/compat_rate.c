@@ -11,7 +11,7 @@ static pthread_mutex_t rate_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct window {
 	int64_t start_s;
 	unsigned used;
-} windows[3];
+} windows[AL_COMPAT_V1 + 1];
 
 unsigned al_compat_rate_take(al_compat_kind kind, const al_compat_api *api)
 {

@@ -44,6 +44,7 @@
 #define MAX_MSG_BYTES (8u << 20)
 
 typedef struct ws_session {
+	struct ws_session *next_pending; /* until the upgrade takes it */
 	al_service *svc;
 	al_compat_kind kind;
 	char tenant[256], principal[24];
@@ -68,6 +69,19 @@ typedef struct ws_session {
 static pthread_mutex_t ws_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ws_cond = PTHREAD_COND_INITIALIZER;
 static unsigned ws_active;
+/* Sessions whose 101 is queued but whose upgrade has not happened: a
+ * peer gone before it never reaches the handler, so they are freed at
+ * teardown. */
+static ws_session *ws_pending;
+
+static void pending_take(ws_session *s)
+{
+	for (ws_session **p = &ws_pending; *p != NULL; p = &(*p)->next_pending)
+		if (*p == s) {
+			*p = s->next_pending;
+			break;
+		}
+}
 
 static int64_t now_ms(void)
 {
@@ -525,6 +539,7 @@ static void upgraded(void *cls, struct MHD_Connection *conn, void *con_cls,
 	pthread_t t;
 	bool started = false;
 	pthread_mutex_lock(&ws_lock);
+	pending_take(s);
 	ws_active++;
 	pthread_mutex_unlock(&ws_lock);
 	if (pthread_attr_init(&attr) == 0) {
@@ -609,11 +624,20 @@ enum MHD_Result al_compat_ws_answer(const al_compat_req *q,
 	MHD_add_response_header(resp, "Sec-WebSocket-Accept", accept);
 	free(accept);
 	al_http_answer(resp, 101, 0, true);
+	pthread_mutex_lock(&ws_lock);
+	s->next_pending = ws_pending;
+	ws_pending = s;
+	pthread_mutex_unlock(&ws_lock);
 	enum MHD_Result ret = MHD_queue_response(c, 101, resp);
 	MHD_destroy_response(resp);
 	al_srv_metrics_http(q->svc->metrics, 101);
-	if (ret != MHD_YES)
-		free(s); /* the handler is never called */
+	if (ret != MHD_YES) {
+		/* The handler is never called. */
+		pthread_mutex_lock(&ws_lock);
+		pending_take(s);
+		pthread_mutex_unlock(&ws_lock);
+		free(s);
+	}
 	return ret;
 }
 
@@ -622,5 +646,10 @@ void al_compat_ws_stop(void)
 	pthread_mutex_lock(&ws_lock);
 	while (ws_active > 0)
 		pthread_cond_wait(&ws_cond, &ws_lock);
+	while (ws_pending != NULL) {
+		ws_session *s = ws_pending;
+		ws_pending = s->next_pending;
+		free(s);
+	}
 	pthread_mutex_unlock(&ws_lock);
 }
