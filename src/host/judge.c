@@ -77,9 +77,10 @@ static int run_case(judge *j, size_t i, al_result **first)
 		al_result_free(cr);
 		return -ENOMEM;
 	}
-	/* a run id of its own (the provider names its directories and
-	 * cgroups after it): the run's, shortened, and the case's index */
-	snprintf(id, sizeof(id), "%.33s-t%02zx", j->ex->run_id, i);
+	/* a run id of its own, a UUID like every run id (the provider
+	 * names its directories and cgroups after it; a remote provider
+	 * forwards it) */
+	al_run_id_new(id);
 	snprintf(cr->run_id, sizeof(cr->run_id), "%s", id);
 	al_exec ex = *j->ex;
 	ex.run_id = id;

@@ -23,6 +23,7 @@ static int probe(const al_lang_row *row, char *const argv[],
 	char *path_var = NULL, *home_var = NULL;
 	int status = 0, rc;
 
+	*text = NULL;
 	if (asprintf(&path_var, "PATH=%s", path_env) < 0)
 		path_var = NULL;
 	if (asprintf(&home_var, "HOME=%s", home && home[0] == '/' ? home : "/") < 0)
@@ -30,28 +31,36 @@ static int probe(const al_lang_row *row, char *const argv[],
 	if (!path_var || !home_var) {
 		free(path_var);
 		free(home_var);
-		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL, "out of memory");
+		al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL, "out of memory");
+		return -ENOMEM;
 	}
 	char *envp[] = { path_var, home_var, (char *)"LC_ALL=C", NULL };
 	rc = al_probe_run(argv, envp, row->timeout_ms, PROBE_MAX_OUT, text, &status);
 	free(path_var);
 	free(home_var);
-	if (rc == -ETIMEDOUT)
-		return al_error_set(err, AL_ERR_UNAVAILABLE, ETIMEDOUT, "toolchain_probe",
-				    "%s: %s did not answer within %d ms", row->language,
-				    argv[0], row->timeout_ms);
-	if (rc == -ENOMEM)
-		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL, "out of memory");
-	if (rc)
-		return al_error_set(err, AL_ERR_UNAVAILABLE, ENOENT, "toolchain_absent",
-				    "%s: cannot run %s: %s", row->language, argv[0],
-				    strerror(-rc));
-	if (status != 0) {
+	if (rc == -ETIMEDOUT) {
+		al_error_set(err, AL_ERR_UNAVAILABLE, ETIMEDOUT, "toolchain_probe",
+			     "%s: %s did not answer within %d ms", row->language,
+			     argv[0], row->timeout_ms);
+		return -ETIMEDOUT;
+	}
+	if (rc == -ENOMEM) {
+		al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL, "out of memory");
+		return -ENOMEM;
+	}
+	if (rc) {
+		al_error_set(err, AL_ERR_UNAVAILABLE, ENOENT, "toolchain_absent",
+			     "%s: cannot run %s: %s", row->language, argv[0],
+			     strerror(-rc));
+		return -ENOENT;
+	}
+	if (status != 0 || *text == NULL) {
 		free(*text);
 		*text = NULL;
-		return al_error_set(err, AL_ERR_UNAVAILABLE, ENOENT, "toolchain_absent",
-				    "%s: %s exited with status %d when asked for its version",
-				    row->language, argv[0], status);
+		al_error_set(err, AL_ERR_UNAVAILABLE, ENOENT, "toolchain_absent",
+			     "%s: %s exited with status %d when asked for its version",
+			     row->language, argv[0], status);
+		return -ENOENT;
 	}
 	return 0;
 }
@@ -59,8 +68,9 @@ static int probe(const al_lang_row *row, char *const argv[],
 static int absent(const al_lang_row *row, al_error **err, const char *what,
 		  const char *path)
 {
-	return al_error_set(err, AL_ERR_UNAVAILABLE, ENOENT, "toolchain_absent",
-			    "%s: %s %s", row->language, path, what);
+	al_error_set(err, AL_ERR_UNAVAILABLE, ENOENT, "toolchain_absent",
+		     "%s: %s %s", row->language, path, what);
+	return -ENOENT;
 }
 
 /* The real binary a name on PATH resolves to; a script is refused. */
@@ -212,8 +222,8 @@ static int observe_java(const al_lang_row *row, const char *candidate,
 	char *text = NULL, *copy = NULL, *java = NULL;
 	int rc = resolve_binary(row, candidate, real, err);
 
-	if (rc)
-		return rc;
+	if (rc || *real == NULL)
+		return rc ? rc : -ENOENT;
 	char *argv[] = { *real, (char *)"-version", NULL };
 	rc = probe(row, argv, path_env, &text, err);
 	if (rc)
@@ -287,6 +297,8 @@ int al_observe_compiler(const al_lang_row *row, const char *candidate,
 		return al_error_set(err, AL_ERR_INTERNAL, EINVAL, NULL,
 				    "%s: not a compiler row", row->language);
 	}
+	if (rc == 0 && real == NULL)
+		rc = absent(row, err, "cannot be resolved", candidate);
 	if (rc)
 		goto out;
 	tc = calloc(1, sizeof(*tc));

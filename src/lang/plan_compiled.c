@@ -76,7 +76,10 @@ int al_plan_compiled(const al_lang_row *row, const al_toolchain *tc,
 		add(&env, "GOCACHE=/tmp/go-cache");
 		add(&env, "GOPATH=/tmp/go");
 		add(&env, "GOENV=off");
-		add(&env, "GOFLAGS=-mod=mod");
+		add(&env, "GOFLAGS=-mod=mod -p=2");
+		/* threads count against the build's pids limit: bounded
+		 * whatever the host's core count */
+		add(&env, "GOMAXPROCS=2");
 		add(&env, "GOPROXY=off");
 		add(&env, "GOTOOLCHAIN=local");
 		add(&env, "GOWORK=off");

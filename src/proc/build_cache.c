@@ -150,8 +150,8 @@ static void putf_header(buf *b, char kind, unsigned mode, unsigned long long siz
 
 static bool name_ok(const char *n)
 {
-	return n[0] && strcmp(n, ".") && strcmp(n, "..") && !strchr(n, '\n') && !strchr(n, ' ') &&
-	       strlen(n) < 256;
+	return n[0] != '\0' && strcmp(n, ".") != 0 && strcmp(n, "..") != 0 &&
+	       !strchr(n, '\n') && !strchr(n, ' ') && strlen(n) < 256;
 }
 
 /* Reads beneath dirfd without following links; anything but regular
@@ -303,6 +303,10 @@ static int unpack(const unsigned char *data, size_t len, int dest, uid_t uid, gi
 		pfd = open_parent(dest, path, &leaf);
 		if (pfd < 0)
 			return pfd;
+		if (leaf == NULL) {
+			close(pfd);
+			return -EINVAL;
+		}
 		if (kind == 'D') {
 			if (mkdirat(pfd, leaf, 0700) < 0)
 				rc = -errno;

@@ -31,12 +31,12 @@ int al_sb_build_env(char *const *envp, char *const *extra, char ***out)
 	/* the plan's variables win over the run's ones of the same name */
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
-		const char *eq = strchr(envp[i], '=');
-		size_t len = eq ? (size_t)(eq - envp[i]) + 1 : strlen(envp[i]);
+		size_t len = strcspn(envp[i], "=");
 		bool shadowed = false;
 
 		for (size_t j = 0; j < m && !shadowed; j++)
-			shadowed = strncmp(extra[j], envp[i], len) == 0;
+			shadowed = strcspn(extra[j], "=") == len &&
+				   memcmp(extra[j], envp[i], len) == 0;
 		if (!shadowed)
 			v[k++] = envp[i];
 	}
@@ -81,7 +81,7 @@ static int empty_dir(int dirfd)
 		return -EIO;
 	}
 	while ((e = readdir(d)) != NULL)
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
 		    al_remove_tree_at(dirfd, e->d_name) < 0)
 			rc = -EIO;
 	closedir(d);

@@ -68,8 +68,11 @@ static int run_inside(const al_sb_context *ctx, const al_toolchain *tc)
 		goto out;
 	/* a compiled language's trial builds a program that exits 0 */
 	const char *trial = al_language_trial_code(tc->language);
-	if (trial != NULL && al_bytes_set(&req->code, trial, strlen(trial)) < 0)
-		goto out;
+	if (trial != NULL) {
+		al_bytes_clear(&req->code); /* al_bytes_set does not free */
+		if (al_bytes_set(&req->code, trial, strlen(trial)) < 0)
+			goto out;
+	}
 	req->limits.wall_ms = 10000;
 	al_limits_apply_defaults(&req->limits);
 	req->grant.network = AL_NETWORK_NONE;

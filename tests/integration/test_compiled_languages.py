@@ -319,3 +319,36 @@ def test_cache_configuration_shared_and_off(tmp_path_factory):
         assert not (off.state / "build-cache").exists()
     finally:
         off.stop()
+
+
+def test_remote_forwards_builds_and_judged_cases(daemon, tmp_path):
+    """A front airlockd whose provider is `remote`, pointing at the
+    sandbox daemon: limits.build, build_flags and the build object travel
+    both ways, and a build failure keeps its typed shape."""
+    need_language("c")
+    from test_api_support import Daemon as Front
+    from test_remote_roundtrip import front_config
+    cfg = front_config("http://127.0.0.1:%d" % daemon.port,
+                       token_file=str(daemon.state / "token"),
+                       languages=("c",))
+    cfg["providers"][0]["config"]["timeout_ms"] = 60000
+    front = Front(tmp_path, cfg, name="front").start()
+    try:
+        res = run(front, req("c", PROGRAMS["c"], stdin="x\n",
+                             build_flags=["-O1"],
+                             limits={"build": {"wall_ms": 30000}}))
+        assert res["outcome"] == "completed", res
+        assert res["stdout"] == "hello from c\nx\n"
+        assert res["build"]["outcome"] == "completed"
+        bad = run(front, req("c", BROKEN["c"]))
+        assert bad["outcome"] == "failed" and bad["reason"] == "build_failed"
+        assert "undeclared_x" in bad["build"]["stderr"], bad
+        judged = run(front, {"language": "c", "code": PROGRAMS["c"],
+                             "tests": [{"stdin": "a\n",
+                                        "expected_stdout": "hello from c\na\n"},
+                                       {"stdin": "b\n",
+                                        "expected_stdout": "nope"}]})
+        assert [c["verdict"] for c in judged["tests"]] == ["accepted",
+                                                          "wrong_answer"]
+    finally:
+        front.stop()
