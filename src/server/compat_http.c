@@ -204,7 +204,8 @@ int al_compat_first(al_service *svc, struct MHD_Connection *conn,
 	al_compat_kind kind = al_compat_match(url);
 	if (authenticate(svc, conn, kind, tenant, principal, true, ret))
 		return 1;
-	bool body = strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0;
+	bool body = strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 ||
+		    strcmp(method, "DELETE") == 0;
 	const char *cl = MHD_lookup_connection_value(
 		conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	unsigned long long n = cl != NULL ? strtoull(cl, NULL, 10) : 0;

@@ -477,6 +477,48 @@ fail:
 	return NULL;
 }
 
+/* POST /api/v2/packages: the toolchains are the host's, observed, so a
+ * package that is there is "installed" already (Piston's answer, nothing
+ * done) and any other does not exist. */
+static enum MHD_Result install(const al_compat_req *q)
+{
+	json_t *in = json_loadb(q->body, q->len, 0, NULL);
+	const char *name = json_string_value(json_object_get(in, "language"));
+	const char *sel = json_string_value(json_object_get(in, "version"));
+	json_t *langs = al_compat_languages(q->svc, q->tenant);
+	enum MHD_Result ret;
+	if (langs == NULL) {
+		ret = message(q, 500, "cannot probe the providers");
+	} else {
+		runtime rt[32];
+		size_t n = runtimes(langs, rt, 32), i;
+		for (i = 0; name && sel && i < n; i++) {
+			const char *pkg = rt[i].lang->runtime
+						  ? rt[i].lang->runtime
+						  : rt[i].lang->piston;
+			if (strcmp(pkg, name) == 0 &&
+			    version_matches(sel, rt[i].version))
+				break;
+		}
+		if (name != NULL && sel != NULL && i < n) {
+			ret = al_compat_send(q, 200,
+					     json_pack("{s:s, s:s}", "language",
+						       name, "version",
+						       rt[i].version),
+					     NULL, NULL);
+		} else {
+			char why[200];
+			snprintf(why, sizeof(why),
+				 "Requested package %.64s-%.64s does not exist",
+				 name ? name : "", sel ? sel : "");
+			ret = message(q, 404, why);
+		}
+	}
+	json_decref(langs);
+	json_decref(in);
+	return ret;
+}
+
 static enum MHD_Result execute(const al_compat_req *q)
 {
 	json_t *in = json_loadb(q->body, q->len, 0, NULL);
@@ -543,10 +585,12 @@ enum MHD_Result al_compat_piston(const al_compat_req *q)
 		return execute(q);
 	if (strcmp(p, "/connect") == 0)
 		return al_compat_ws_answer(q, AL_COMPAT_PISTON);
+	if (strcmp(p, "/packages") == 0 && strcmp(q->method, "POST") == 0)
+		return install(q);
 	if (strcmp(p, "/packages") == 0)
 		return message(q, 501,
 			       "packages are the host's observed toolchains; "
-			       "they are not installed through the API");
+			       "airlock does not remove them through the API");
 	if (strcmp(p, "/runtimes") == 0 || strcmp(p, "/execute") == 0)
 		return message(q, 405, "method not allowed");
 	return message(q, 404, "Not found");

@@ -254,9 +254,10 @@ static bool method_allowed(enum route r, const char *method)
 /* The routes that read a body: its text is JSON. */
 static bool takes_body(enum route r, const char *method)
 {
-	if (r == R_COMPAT)
+	if (r == R_COMPAT) /* Piston's DELETE /api/v2/packages has one */
 		return strcmp(method, "POST") == 0 ||
-		       strcmp(method, "PUT") == 0;
+		       strcmp(method, "PUT") == 0 ||
+		       strcmp(method, "DELETE") == 0;
 	return (r == R_RUNS || r == R_RUN_INBOX) &&
 	       strcmp(method, "POST") == 0;
 }

@@ -74,6 +74,22 @@ def test_doc_packages_example_shape(d):
         assert p["installed"] is True
 
 
+def test_doc_packages_install_and_uninstall_examples(d):
+    st, _, out = d.request("POST", "/api/v2/packages",
+                           {"language": "bash", "version": "5.x"},
+                           token=TOKEN)
+    assert st == 200 and set(out) == {"language", "version"}
+    assert out["language"] == "bash" and out["version"].startswith("5.")
+    st, _, out = d.request("POST", "/api/v2/packages",
+                           {"language": "bash", "version": "1.x"},
+                           token=TOKEN)
+    assert st == 404 and set(out) == {"message"}
+    st, _, out = d.request("DELETE", "/api/v2/packages",
+                           {"language": "bash", "version": "5.x"},
+                           token=TOKEN)
+    assert st == 501 and set(out) == {"message"}
+
+
 def test_doc_execute_example(d):
     if observed_version(d, "javascript") is None:
         pytest.skip("no javascript toolchain observed")
@@ -341,3 +357,25 @@ def test_piston_client_compiled(d, tmp_path):
     out = json.loads(p.stdout)
     assert out["compile"]["code"] == 0
     assert out["run"]["stdout"] == "4\n"  # the program and the client's 1 2 3
+
+
+def test_lost_run_is_XX(d):
+    """A run whose supervisor is lost (killed here, a process this
+    test's daemon started) cannot be carried out: XX."""
+    import threading
+    from test_compat_judge0 import supervisor_running
+    from compat_support import poll
+    box = {}
+
+    def go():
+        box["r"] = execute(d, {"language": "bash", "version": "*",
+                               "files": [{"content": "exec sleep 17"}],
+                               "run_timeout": 20000})
+    t = threading.Thread(target=go)
+    t.start()
+    sup = poll(lambda: supervisor_running(d.proc.pid, b"sleep"))
+    os.kill(sup, 9)
+    t.join(60)
+    st, _, out = box["r"]
+    assert st == 200 and out["run"]["status"] == "XX", out
+    assert out["run"]["message"].startswith("unavailable")
