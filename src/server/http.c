@@ -408,6 +408,10 @@ static bool head_ok(al_service *svc, struct MHD_Connection *conn,
 	if (h.repeated_header)
 		return refuse(why, 400, "invalid_header",
 			      "a header that must appear once is repeated");
+	/* The compat routes read their query as Piston and Judge0 do
+	 * (compat_http.c); the header checks hold for them too. */
+	if (r == R_COMPAT)
+		h.repeated_query = h.unknown_query = h.no_value = false;
 	if (h.repeated_query)
 		return refuse(why, 400, "invalid_query",
 			      "a query parameter is repeated");
@@ -1222,7 +1226,7 @@ static enum MHD_Result first_call(const al_http *h, struct MHD_Connection *conn,
 					 "method not allowed on this endpoint",
 					 MHD_HTTP_HEADER_ALLOW,
 					 allowed_methods(r));
-	if (r != R_COMPAT && !head_ok(svc, conn, r, method, &why))
+	if (!head_ok(svc, conn, r, method, &why))
 		return why.message == NULL
 			       ? too_large(svc, conn, r)
 			       : al_http_error(svc, conn, why.status, why.code,

@@ -590,3 +590,21 @@ def test_callback_destination_must_be_allowed(callback_daemon):
                          "callback_url": url})
         assert st == 422 and "callback_url" in out, url
     assert listener.got == []
+
+
+def test_header_checks_hold_on_compat_routes(d):
+    """Compatibility loosens the query, not the framing: both
+    Content-Length and Transfer-Encoding is refused as on /v1."""
+    import socket
+    s = socket.create_connection(("127.0.0.1", d.port), timeout=10)
+    s.sendall(b"POST /submissions HTTP/1.1\r\nHost: x\r\n"
+              b"X-Auth-Token: " + TOKEN.encode() + b"\r\n"
+              b"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+              b"0\r\n\r\n")
+    head = s.recv(4096).split(b"\r\n", 1)[0]
+    s.close()
+    assert head.startswith(b"HTTP/1.1 400"), head
+    # An unknown query parameter is not an error here (Judge0 ignores
+    # what it does not know).
+    st, _, _ = j0(d, "GET", "/statuses?unknown=1&unknown=2")
+    assert st == 200
