@@ -457,13 +457,38 @@ static int parse_pin(json_t *p, const char *path, al_cfg_pin *pin,
 	return parse_grant(g, sub.buf, &pin->grant, err);
 }
 
+/* "request_rate": {"requests": N, "per_s": S} (airlockd: at most N
+ * requests per S seconds, src/server/rate.c). */
+static int parse_rate(json_t *v, const char *path, al_cfg_tenant *out,
+		      al_error **err)
+{
+	static const char *const keys[] = {"requests", "per_s", NULL};
+	kpath kp;
+	uint64_t n = 0, per = 0;
+	int rc;
+	kp_join(&kp, path, "request_rate");
+	if (!json_is_object(v))
+		return bad(err, kp.buf, "expected an object");
+	if ((rc = only_keys(v, kp.buf, keys, err)) < 0 ||
+	    (rc = get_uint(json_object_get(v, "requests"), kp.buf, 1, &n,
+			   err)) < 0 ||
+	    (rc = get_uint(json_object_get(v, "per_s"), kp.buf, 1, &per,
+			   err)) < 0)
+		return rc;
+	if (n > 1000000 || per > 86400)
+		return bad(err, kp.buf, "integer out of range");
+	out->rate_requests = (unsigned)n;
+	out->rate_per_s = (unsigned)per;
+	return 0;
+}
+
 static int parse_tenant(json_t *t, const char *path, al_cfg_tenant *out,
 			al_error **err)
 {
 	static const char *const keys[] = {"languages", "grant", "pins",
 					   "ceilings", "concurrency",
 					   "accept_forwarded_env", "env_allow",
-					   NULL};
+					   "request_rate", NULL};
 	kpath kp;
 	int rc;
 	json_t *v;
@@ -534,6 +559,9 @@ static int parse_tenant(json_t *t, const char *path, al_cfg_tenant *out,
 			return bad(err, kp.buf, "expected true or false");
 		out->accept_forwarded_env = json_is_true(v);
 	}
+	if ((v = json_object_get(t, "request_rate")) &&
+	    (rc = parse_rate(v, path, out, err)) < 0)
+		return rc;
 	return 0;
 }
 

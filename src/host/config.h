@@ -52,6 +52,9 @@ typedef struct al_cfg_tenant {
 	/* airlockd: may a caller's host forward the environment it resolved
 	 * (X-Airlock-Forwarded-Env, docs/api.md)? */
 	bool accept_forwarded_env;
+	/* airlockd: "request_rate", at most rate_requests requests every
+	 * rate_per_s seconds (0: no bound). */
+	unsigned rate_requests, rate_per_s;
 } al_cfg_tenant;
 
 typedef struct al_cfg_candidate {

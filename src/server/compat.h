@@ -118,10 +118,6 @@ uint64_t al_compat_ceiling(al_service *svc, const char *tenant,
 int al_compat_stream(const json_t *result, const char *name,
 		     unsigned char **out, size_t *len);
 
-/* compat_rate.c: the anonymous tenant's request rate.  0 allowed, else
- * the seconds to wait. */
-unsigned al_compat_rate_take(al_compat_kind kind, const al_compat_api *api);
-
 /* compat_store.c: a Judge0 submission's own fields by token (taken
  * with a reference; get returns a copy, NULL when unknown). */
 void al_compat_store_put(const char *tenant, const char *token, json_t *sub,

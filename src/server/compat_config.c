@@ -143,9 +143,16 @@ static int parse_api(json_t *v, const char *name, const al_config *cfg,
 	} else if (e != NULL) {
 		return bad(err, path, "callbacks: only Judge0 has callbacks");
 	}
-	if (api->anonymous_tenant != NULL && api->rate_requests == 0)
+	/* An open door needs a bound: its own rate, or the tenant's. */
+	const al_cfg_tenant *t =
+		api->anonymous_tenant && cfg
+			? al_config_tenant(cfg, api->anonymous_tenant)
+			: NULL;
+	if (api->anonymous_tenant != NULL && api->rate_requests == 0 &&
+	    (t == NULL || t->rate_requests == 0))
 		return bad(err, path,
-			   "anonymous_tenant needs an anonymous_rate");
+			   "anonymous_tenant needs an anonymous_rate or a "
+			   "tenant with a request_rate");
 	return 0;
 }
 

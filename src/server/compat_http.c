@@ -10,6 +10,7 @@
 
 #include "server/compat.h"
 #include "server/http.h"
+#include "server/rate.h"
 
 al_compat_kind al_compat_match(const char *url)
 {
@@ -152,8 +153,11 @@ static const char *caller(al_srv_gen *gen, struct MHD_Connection *conn,
 		return NULL;
 	snprintf(principal, 24, "anonymous:%s",
 		 kind == AL_COMPAT_PISTON ? "piston" : "judge0");
-	if (take)
-		*retry = al_compat_rate_take(kind, api);
+	if (take && api->rate_requests > 0)
+		*retry = al_srv_rate_take(kind == AL_COMPAT_PISTON
+						  ? "anonymous:piston"
+						  : "anonymous:judge0",
+					  api->rate_requests, api->rate_per_s);
 	return api->anonymous_tenant;
 }
 
@@ -170,6 +174,9 @@ static int authenticate(al_service *svc, struct MHD_Connection *conn,
 	if (t != NULL)
 		snprintf(tenant, 256, "%s", t);
 	al_service_gen_put(svc, gen);
+	/* The tenant's own request rate, as on every route. */
+	if (t != NULL && take && retry == 0)
+		retry = al_srv_tenant_rate(svc, tenant);
 	if (api == NULL) {
 		*ret = al_http_error(svc, conn, 404, "not_found",
 				     "no such endpoint");
@@ -188,7 +195,7 @@ static int authenticate(al_service *svc, struct MHD_Connection *conn,
 		snprintf(s, sizeof(s), "%u", retry);
 		al_srv_metrics_rate_limited(svc->metrics);
 		*ret = api_error(svc, conn, kind, 429,
-				 "too many requests: the anonymous rate is "
+				 "too many requests: the request rate is "
 				 "spent",
 				 "Retry-After", s);
 		return 1;

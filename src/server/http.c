@@ -25,6 +25,7 @@
 #include "server/compat.h"
 #include "server/conns.h"
 #include "server/http.h"
+#include "server/rate.h"
 #include "server/run_filter.h"
 #include "server/ui.h"
 
@@ -1236,6 +1237,15 @@ static enum MHD_Result first_call(const al_http *h, struct MHD_Connection *conn,
 		return unauthorized(svc, conn);
 	if (!public_route(r) && r != R_COMPAT)
 		memcpy(rc->tenant, tenant, sizeof(rc->tenant));
+	unsigned retry = public_route(r) ? 0 : al_srv_tenant_rate(svc, tenant);
+	if (retry > 0) {
+		char after[16];
+		snprintf(after, sizeof(after), "%u", retry);
+		al_srv_metrics_rate_limited(svc->metrics);
+		return error_with_header(svc, conn, 429, "rate_limited",
+					 "the tenant's request rate is spent",
+					 "Retry-After", after);
+	}
 	if (r != R_COMPAT && takes_body(r, method) &&
 	    !json_content_type(MHD_lookup_connection_value(
 		    conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE)))

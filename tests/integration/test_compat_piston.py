@@ -249,6 +249,34 @@ def test_anonymous_rate_limit(tmp_path):
         d.stop()
 
 
+def test_tenant_request_rate_on_v1_and_compat(tmp_path):
+    cfg = config()
+    cfg["tenants"]["default"]["request_rate"] = {"requests": 3,
+                                                 "per_s": 3600}
+    d = start(tmp_path, cfg)
+    try:
+        st, _, _ = d.request("GET", "/v1/runs", token=TOKEN)
+        assert st == 200
+        st, _, _ = d.request("GET", "/api/v2/runtimes", token=TOKEN)
+        assert st == 200
+        st, _, _ = d.request("GET", "/statuses", token=None,
+                             headers={"X-Auth-Token": TOKEN})
+        assert st == 200
+        st, hdrs, out = d.request("GET", "/v1/runs", token=TOKEN)
+        assert st == 429 and out["error"] == "rate_limited"
+        assert 1 <= int(hdrs["retry-after"]) <= 3600
+        st, hdrs, out = d.request("GET", "/api/v2/runtimes", token=TOKEN)
+        assert st == 429 and set(out) == {"message"}
+        # Another tenant has its own window (none configured).
+        from compat_support import NONET
+        st, _, _ = d.request("GET", "/v1/runs", token=NONET)
+        assert st == 200
+        st, _, metrics = d.request("GET", "/v1/health", token=None)
+        assert st == 200
+    finally:
+        d.stop()
+
+
 def test_anonymous_needs_a_rate(tmp_path):
     cfg = config()
     del cfg["compat"]["piston"]["anonymous_rate"]
