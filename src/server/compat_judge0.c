@@ -901,6 +901,30 @@ static enum MHD_Result utf8_refusal(const al_compat_req *q)
 	return j0_error(q, 400, UTF8_ERROR);
 }
 
+/* Judge0's defaults the caller did not ask for are brought down to the
+ * tenant's ceilings (a value the caller gave is checked as given: past
+ * a ceiling it is refused, as on /v1). */
+static void clamp_defaults(const al_compat_req *q, json_t *in, json_t *req)
+{
+	static const char *const map[][2] = {
+		{"cpu_time_limit", "cpu_ms"},
+		{"wall_time_limit", "wall_ms"},
+		{"memory_limit", "memory_bytes"},
+		{"max_processes_and_or_threads", "pids"},
+		{"max_file_size", "file_bytes"}};
+	json_t *limits = json_object_get(req, "limits");
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		json_t *given = json_object_get(in, map[i][0]);
+		json_t *v = json_object_get(limits, map[i][1]);
+		if ((given != NULL && !json_is_null(given)) || v == NULL)
+			continue;
+		uint64_t ceil = al_compat_ceiling(q->svc, q->tenant, map[i][1]);
+		if (ceil > 0 && (uint64_t)json_integer_value(v) > ceil)
+			json_object_set_new(limits, map[i][1],
+					    json_integer((json_int_t)ceil));
+	}
+}
+
 /* One submission: starts its run.  *token set, or *errs / *refusal. */
 static int submit(const al_compat_req *q, json_t *in, bool b64, bool wait,
 		  json_t *langs, json_t **errs, char token[40],
@@ -942,6 +966,7 @@ static int submit(const al_compat_req *q, json_t *in, bool b64, bool wait,
 		json_decref(stored);
 		return -EINVAL;
 	}
+	clamp_defaults(q, in, req);
 	int rc = al_compat_run(q->svc, q->tenant, q->principal, req, wait, o);
 	json_decref(req);
 	if (rc < 0) {

@@ -256,6 +256,10 @@ uint64_t al_compat_ceiling(al_service *svc, const char *tenant,
 			v = t->ceilings.wall_ms;
 		else if (strcmp(limit, "cpu_ms") == 0)
 			v = t->ceilings.cpu_ms;
+		else if (strcmp(limit, "pids") == 0)
+			v = t->ceilings.pids;
+		else if (strcmp(limit, "file_bytes") == 0)
+			v = t->ceilings.file_bytes;
 	}
 	al_service_gen_put(svc, gen);
 	return v;

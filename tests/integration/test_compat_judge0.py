@@ -608,3 +608,22 @@ def test_header_checks_hold_on_compat_routes(d):
     # what it does not know).
     st, _, _ = j0(d, "GET", "/statuses?unknown=1&unknown=2")
     assert st == 200
+
+
+def test_defaults_fit_a_smaller_ceiling(tmp_path):
+    """Judge0's default memory_limit (128000 KB) is brought down to a
+    tenant's lower ceiling; asked for explicitly, it is refused."""
+    from compat_support import config
+    cfg = config()
+    cfg["tenants"]["default"]["ceilings"] = {"memory_bytes": 100 << 20}
+    daemon = start(tmp_path, cfg)
+    try:
+        st, _, out = j0(daemon, "POST", "/submissions?wait=true",
+                        {"source_code": "print(1)", "language_id": 71})
+        assert st == 201 and out["status"]["id"] == 3, out
+        st, _, out = j0(daemon, "POST", "/submissions?wait=true",
+                        {"source_code": "print(1)", "language_id": 71,
+                         "memory_limit": 128000})
+        assert st == 422, out
+    finally:
+        daemon.stop()
