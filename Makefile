@@ -13,18 +13,21 @@ BUILD   ?= build
 SANFLAGS =
 endif
 
-PKGS      = jansson libseccomp libcap sqlite3 nettle libcrypto libmicrohttpd libcurl
+PKGS      = jansson libseccomp libcap sqlite3 nettle libcrypto libmicrohttpd libcurl libzip
 CORE_PKGS = jansson libseccomp libcap sqlite3 nettle
 # The runner service's module (libmicrohttpd; nettle for a constant-time
-# compare) and the remote provider's (libcurl, OpenSSL) are separate, so a
+# compare; libzip for Judge0's additional_files) and the remote
+# provider's (libcurl, OpenSSL) are separate, so a
 # daemon without a remote provider never maps libcurl and its ~20
 # dependencies (idle RSS).
-NET_PKGS  = jansson nettle libmicrohttpd
+NET_PKGS  = jansson nettle libmicrohttpd libzip
 REMOTE_PKGS = jansson libcrypto libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CORE_LIBS  := $(shell pkg-config --libs $(CORE_PKGS) 2>/dev/null) -lpthread -ldl
-NET_LIBS   := $(shell pkg-config --libs $(NET_PKGS) 2>/dev/null) -lpthread
+# libwslay (WebSocket framing, /api/v2/connect and /v1/connect) ships no
+# pkg-config file.
+NET_LIBS   := $(shell pkg-config --libs $(NET_PKGS) 2>/dev/null) -lwslay -lpthread
 REMOTE_LIBS := $(shell pkg-config --libs $(REMOTE_PKGS) 2>/dev/null) -lpthread
 # The CLI links the core libraries statically when their archives are
 # installed: each CLI process then loads and relocates five fewer shared
@@ -45,7 +48,7 @@ ifeq ($(AL_TEST_BUILD),1)
 CFLAGS  += -DAL_TEST_BUILD=1
 endif
 LDFLAGS += $(SANFLAGS)
-LDLIBS  += $(PKG_LIBS) -lpthread
+LDLIBS  += $(PKG_LIBS) -lwslay -lpthread
 
 LIB_DIRS = src/core src/json src/bundle src/cgroup src/proc src/lang src/providers src/sandbox src/container src/host src/supervisor src/server
 LIB_SRC  = $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))

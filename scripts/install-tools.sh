@@ -6,7 +6,9 @@
 # `tsc --noEmit`); @apidevtools/swagger-parser, which validates
 # docs/openapi.yaml (tests/integration/test_api_openapi.py); puppeteer-core,
 # which drives Debian's chromium in the web console's browser test
-# (tests/integration/test_console.py; no browser is downloaded).  esbuild ships its native binary inside an npm package,
+# (tests/integration/test_console.py; no browser is downloaded); piston-client,
+# the Piston API's npm client, driven against airlockd's Piston-compatible API
+# (tests/integration/test_compat_piston.py).  esbuild ships its native binary inside an npm package,
 # so running it needs no node.
 #
 # Also promtool (tools/bin/promtool), which checks the daemon's /metrics text
@@ -26,6 +28,7 @@ TYPESCRIPT_VERSION=5.9.3
 TYPES_NODE_VERSION=20.19.43
 SWAGGER_PARSER_VERSION=12.1.0
 PUPPETEER_CORE_VERSION=24.43.1
+PISTON_CLIENT_VERSION=1.0.2
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 tools=${AIRLOCK_TOOLS_DIR:-$repo/tools}
@@ -44,7 +47,8 @@ up_to_date() {
 	[ -x "$tools/node_modules/.bin/tsc" ] &&
 	[ "$(installed_version @types/node)" = "$TYPES_NODE_VERSION" ] &&
 	[ "$(installed_version @apidevtools/swagger-parser)" = "$SWAGGER_PARSER_VERSION" ] &&
-	[ "$(installed_version puppeteer-core)" = "$PUPPETEER_CORE_VERSION" ]
+	[ "$(installed_version puppeteer-core)" = "$PUPPETEER_CORE_VERSION" ] &&
+	[ "$(installed_version piston-client)" = "$PISTON_CLIENT_VERSION" ]
 }
 
 install_promtool() {
@@ -78,12 +82,13 @@ if ! command -v npm >/dev/null 2>&1; then
 fi
 
 mkdir -p "$tools"
-echo "install-tools: installing esbuild@$ESBUILD_VERSION typescript@$TYPESCRIPT_VERSION @types/node@$TYPES_NODE_VERSION @apidevtools/swagger-parser@$SWAGGER_PARSER_VERSION puppeteer-core@$PUPPETEER_CORE_VERSION into $tools" >&2
+echo "install-tools: installing esbuild@$ESBUILD_VERSION typescript@$TYPESCRIPT_VERSION @types/node@$TYPES_NODE_VERSION @apidevtools/swagger-parser@$SWAGGER_PARSER_VERSION puppeteer-core@$PUPPETEER_CORE_VERSION piston-client@$PISTON_CLIENT_VERSION into $tools" >&2
 npm install --prefix "$tools" --no-audit --no-fund --loglevel=error \
 	--no-save "esbuild@$ESBUILD_VERSION" "typescript@$TYPESCRIPT_VERSION" \
 	"@types/node@$TYPES_NODE_VERSION" \
 	"@apidevtools/swagger-parser@$SWAGGER_PARSER_VERSION" \
-	"puppeteer-core@$PUPPETEER_CORE_VERSION" >/dev/null
+	"puppeteer-core@$PUPPETEER_CORE_VERSION" \
+	"piston-client@$PISTON_CLIENT_VERSION" >/dev/null
 
 up_to_date || {
 	echo "install-tools: the pinned tools did not install" >&2

@@ -155,6 +155,9 @@ int al_host_audit_has(al_host *h, const char *run_id, const char *event);
  * or NULL); *head (caller frees): where the next search may begin. */
 int al_host_audit_open_starts(al_host *h, const char *from, json_t **starts,
 			      char **head, al_error **err);
+/* Appends a record the service made (e.g. "callback.delivered") to the
+ * audit chain; record gets seq and time.  0 or negative errno. */
+int al_host_audit_event(al_host *h, json_t *record, al_error **err);
 /* Closes one of them with a run.finished of this outcome and reason;
  * detail says why the daemon made it. */
 int al_host_audit_close_start(al_host *h, const json_t *start,

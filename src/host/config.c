@@ -499,6 +499,31 @@ static bool image_name_ok(const char *s)
 	return true;
 }
 
+/* "request_rate": {"requests": N, "per_s": S} (airlockd: at most N
+ * requests per S seconds, src/server/rate.c). */
+static int parse_rate(json_t *v, const char *path, al_cfg_tenant *out,
+		      al_error **err)
+{
+	static const char *const keys[] = {"requests", "per_s", NULL};
+	kpath kp;
+	uint64_t n = 0, per = 0;
+	int rc;
+	kp_join(&kp, path, "request_rate");
+	if (!json_is_object(v))
+		return bad(err, kp.buf, "expected an object");
+	if ((rc = only_keys(v, kp.buf, keys, err)) < 0 ||
+	    (rc = get_uint(json_object_get(v, "requests"), kp.buf, 1, &n,
+			   err)) < 0 ||
+	    (rc = get_uint(json_object_get(v, "per_s"), kp.buf, 1, &per,
+			   err)) < 0)
+		return rc;
+	if (n > 1000000 || per > 86400)
+		return bad(err, kp.buf, "integer out of range");
+	out->rate_requests = (unsigned)n;
+	out->rate_per_s = (unsigned)per;
+	return 0;
+}
+
 static int parse_tenant(json_t *t, const char *path, al_cfg_tenant *out,
 			al_error **err)
 {
@@ -506,7 +531,7 @@ static int parse_tenant(json_t *t, const char *path, al_cfg_tenant *out,
 					   "ceilings", "concurrency",
 					   "accept_forwarded_env", "env_allow",
 					   "operations", "pass_env", "secret_env",
-					   "images",
+					   "images", "request_rate",
 					   NULL};
 	kpath kp;
 	int rc;
@@ -600,6 +625,9 @@ static int parse_tenant(json_t *t, const char *path, al_cfg_tenant *out,
 						 out->operations_json, err)) < 0)
 			return rc;
 	}
+	if ((v = json_object_get(t, "request_rate")) &&
+	    (rc = parse_rate(v, path, out, err)) < 0)
+		return rc;
 	return al_cfg_env_parse(t, path, out, err);
 }
 
@@ -801,14 +829,14 @@ static int parse_build_cache(json_t *v, al_config *cfg, al_error **err)
 
 static int parse_root(json_t *root, al_config *cfg, al_error **err)
 {
-	/* "tokens" (sha256 hex -> tenant) belongs to the service and is
-	 * validated there (src/server/auth.c). */
+	/* "tokens" (sha256 hex -> tenant) and "compat" belong to the
+	 * service and are validated there (src/server/auth.c, compat_config.c). */
 	static const char *const keys[] = {
 		"execution_enabled", "trusted_provider_acknowledged",
 		"providers", "tenants", "concurrency", "slot_wait_ms",
 		"state_dir", "idempotency_retention_s", "audit", "secrets",
 		"grace_ms", "tokens", "retention", "idle_supervisors",
-		"acknowledged_providers", "require_provider", "build_cache",
+		"acknowledged_providers", "require_provider", "build_cache", "compat",
 		NULL};
 	int rc;
 	json_t *v;

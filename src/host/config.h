@@ -72,6 +72,9 @@ typedef struct al_cfg_tenant {
 		char *var;
 	} *secret_env;
 	size_t n_secret_env;
+	/* airlockd: "request_rate", at most rate_requests requests every
+	 * rate_per_s seconds (0: no bound). */
+	unsigned rate_requests, rate_per_s;
 } al_cfg_tenant;
 
 typedef struct al_cfg_candidate {

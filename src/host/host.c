@@ -1443,6 +1443,14 @@ int al_host_audit_open_starts(al_host *h, const char *from, json_t **starts,
 	return rc;
 }
 
+int al_host_audit_event(al_host *h, json_t *record, al_error **err)
+{
+	int rc = al_audit_append(h->db, record, false, err);
+	if (rc < 0)
+		al_metrics_audit_failure(h->metrics);
+	return rc;
+}
+
 int al_host_audit_close_start(al_host *h, const json_t *start,
 			      const char *outcome, const char *reason,
 			      const char *detail, al_error **err)

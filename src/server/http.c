@@ -22,8 +22,10 @@
 #include "core/util.h"
 #include "proc/artifacts.h"
 #include "server/audit_view.h"
+#include "server/compat.h"
 #include "server/conns.h"
 #include "server/http.h"
+#include "server/rate.h"
 #include "server/run_filter.h"
 #include "server/ui.h"
 
@@ -70,7 +72,8 @@ enum route {
 	R_RUN_INBOX,
 	R_RUN_ARTIFACT,
 	R_AUDIT,
-	R_UI /* the web console's static files: public, no token */
+	R_UI, /* the web console's static files: public, no token */
+	R_COMPAT /* Piston and Judge0 (compat.h): their own rules */
 };
 
 /* An inbox body: {"id", "event"} with the event's JSON at most 64 KiB. */
@@ -194,6 +197,8 @@ static enum route route_of(const char *url, char run_id[40], char artifact[33])
 		return R_AUDIT;
 	if (al_ui_route(url))
 		return R_UI;
+	if (al_compat_match(url) != AL_COMPAT_NONE)
+		return R_COMPAT;
 	if (strncmp(url, runs, sizeof(runs) - 1) != 0)
 		return R_NONE;
 	const char *id = url + sizeof(runs) - 1, *slash = strchr(id, '/');
@@ -250,6 +255,10 @@ static bool method_allowed(enum route r, const char *method)
 /* The routes that read a body: its text is JSON. */
 static bool takes_body(enum route r, const char *method)
 {
+	if (r == R_COMPAT) /* Piston's DELETE /api/v2/packages has one */
+		return strcmp(method, "POST") == 0 ||
+		       strcmp(method, "PUT") == 0 ||
+		       strcmp(method, "DELETE") == 0;
 	return (r == R_RUNS || r == R_RUN_INBOX) &&
 	       strcmp(method, "POST") == 0;
 }
@@ -400,6 +409,10 @@ static bool head_ok(al_service *svc, struct MHD_Connection *conn,
 	if (h.repeated_header)
 		return refuse(why, 400, "invalid_header",
 			      "a header that must appear once is repeated");
+	/* The compat routes read their query as Piston and Judge0 do
+	 * (compat_http.c); the header checks hold for them too. */
+	if (r == R_COMPAT)
+		h.repeated_query = h.unknown_query = h.no_value = false;
 	if (h.repeated_query)
 		return refuse(why, 400, "invalid_query",
 			      "a query parameter is repeated");
@@ -1104,7 +1117,7 @@ static const char *token_tenant(al_service *svc, struct MHD_Connection *conn,
  * files (the data it shows comes from the API with the user's token). */
 static bool public_route(enum route r)
 {
-	return r == R_HEALTH || r == R_UI;
+	return r == R_HEALTH || r == R_UI || r == R_COMPAT;
 }
 
 static enum MHD_Result unauthorized(al_service *svc,
@@ -1199,7 +1212,13 @@ static enum MHD_Result first_call(const al_http *h, struct MHD_Connection *conn,
 	if (r == R_NONE)
 		return al_http_error(svc, conn, 404, "not_found",
 				     "no such endpoint");
-	if (!method_allowed(r, method))
+	if (r == R_COMPAT) {
+		enum MHD_Result ret;
+		if (al_compat_first(svc, conn, rc->path ? rc->path : "", method,
+				    rc->tenant,
+				    &ret))
+			return ret;
+	} else if (!method_allowed(r, method))
 		return error_with_header(svc, conn, 405, "method_not_allowed",
 					 "method not allowed on this endpoint",
 					 MHD_HTTP_HEADER_ALLOW,
@@ -1212,9 +1231,18 @@ static enum MHD_Result first_call(const al_http *h, struct MHD_Connection *conn,
 	if (!public_route(r) && token_tenant(svc, conn, principal, tenant,
 					     sizeof(tenant)) == NULL)
 		return unauthorized(svc, conn);
-	if (!public_route(r))
+	if (!public_route(r) && r != R_COMPAT)
 		memcpy(rc->tenant, tenant, sizeof(rc->tenant));
-	if (takes_body(r, method) &&
+	unsigned retry = public_route(r) ? 0 : al_srv_tenant_rate(svc, tenant);
+	if (retry > 0) {
+		char after[16];
+		snprintf(after, sizeof(after), "%u", retry);
+		al_srv_metrics_rate_limited(svc->metrics);
+		return error_with_header(svc, conn, 429, "rate_limited",
+					 "the tenant's request rate is spent",
+					 "Retry-After", after);
+	}
+	if (r != R_COMPAT && takes_body(r, method) &&
 	    !json_content_type(MHD_lookup_connection_value(
 		    conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE)))
 		return al_http_error(svc, conn, 415, "unsupported_media_type",
@@ -1252,6 +1280,9 @@ static enum MHD_Result handle(const al_http *h, struct MHD_Connection *conn,
 		return rc->dropped > 2 * (uint64_t)max ? MHD_NO : MHD_YES;
 	}
 	al_conns_phase(h->conns, conn, AL_CONN_ANSWERING);
+	if (r == R_COMPAT)
+		return al_compat_answer(svc, conn, url, method, rc->body,
+					rc->len, rc->too_large, rc->oom);
 
 	/* The whole request is in.  The token is checked again: a reload
 	 * between the calls may have revoked it. */

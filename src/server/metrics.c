@@ -25,6 +25,7 @@ struct al_srv_metrics {
 	pthread_mutex_t lock;
 	uint64_t http[N_STATUS];
 	unsigned records_pending;
+	uint64_t rate_limited; /* compat anonymous requests refused (429) */
 };
 
 al_srv_metrics *al_srv_metrics_new(void)
@@ -158,6 +159,13 @@ void al_srv_metrics_pending(al_srv_metrics *m, int delta)
 	pthread_mutex_unlock(&m->lock);
 }
 
+void al_srv_metrics_rate_limited(al_srv_metrics *m)
+{
+	pthread_mutex_lock(&m->lock);
+	m->rate_limited++;
+	pthread_mutex_unlock(&m->lock);
+}
+
 unsigned al_srv_metrics_pending_count(al_srv_metrics *m)
 {
 	pthread_mutex_lock(&m->lock);
@@ -256,6 +264,11 @@ char *al_srv_metrics_text(al_srv_metrics *m, unsigned runs_active,
 		      "# TYPE airlock_records_pending gauge\n"
 		      "airlock_records_pending %u\n",
 		  m->records_pending);
+	tb_printf(&t, "# HELP airlock_rate_limited_total Requests refused "
+		      "by a request-rate limit (429).\n"
+		      "# TYPE airlock_rate_limited_total counter\n"
+		      "airlock_rate_limited_total %llu\n",
+		  (unsigned long long)m->rate_limited);
 	pthread_mutex_unlock(&m->lock);
 	if (idle != NULL)
 		tb_printf(&t,

@@ -12,6 +12,8 @@ typedef struct al_srv_metrics al_srv_metrics;
 al_srv_metrics *al_srv_metrics_new(void);
 void al_srv_metrics_free(al_srv_metrics *m);
 void al_srv_metrics_http(al_srv_metrics *m, unsigned status);
+/* A request refused by a request-rate limit. */
+void al_srv_metrics_rate_limited(al_srv_metrics *m);
 
 /* The daemon's descriptors and connections (docs/serve.md, "Metrics"). */
 typedef struct al_srv_process_stats {

@@ -21,6 +21,7 @@
 #include "host/config.h"
 #include "host/state_dir.h"
 #include "proc/artifacts.h"
+#include "server/compat.h"
 #include "server/http.h"
 #include "server/listen.h"
 #include "server/service.h"
@@ -114,9 +115,21 @@ static int load_gen(const al_server_options *o, al_srv_gen **out,
 	if (gen == NULL)
 		return -ENOMEM;
 	if (o->config_path != NULL) {
+		char *merged = NULL;
+		size_t mlen = 0;
 		if ((rc = read_file(o->config_path, &text, &len, err)) < 0 ||
-		    (rc = al_config_parse(text, len, &gen->cfg, err)) < 0 ||
+		    (rc = al_compat_overlay_defaults(text, len, &merged, &mlen,
+						     err)) < 0)
+			goto out;
+		if (merged != NULL) {
+			free(text);
+			text = merged;
+			len = mlen;
+		}
+		if ((rc = al_config_parse(text, len, &gen->cfg, err)) < 0 ||
 		    (rc = al_auth_from_config(text, len, gen->cfg, &gen->auth,
+					      err)) < 0 ||
+		    (rc = al_compat_cfg_parse(text, len, &gen->compat,
 					      err)) < 0)
 			goto out;
 	} else if ((rc = al_config_default(&gen->cfg, err)) < 0) {
@@ -147,7 +160,7 @@ static struct MHD_Daemon *start_mhd(al_http *h, int fd)
 	const al_server_options *o = &h->svc->opts;
 	return MHD_start_daemon(
 		MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-			MHD_USE_ITC,
+			MHD_USE_ITC | MHD_ALLOW_UPGRADE,
 		0, NULL, NULL, al_http_handle, h, MHD_OPTION_LISTEN_SOCKET, fd,
 		MHD_OPTION_CONNECTION_LIMIT, h->max_connections,
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT,

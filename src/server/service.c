@@ -16,6 +16,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
+#include "server/compat.h"
 #include "server/service.h"
 #include "supervisor/outlog.h"
 #include "supervisor/carry.h"
@@ -78,6 +79,7 @@ void al_srv_gen_free(al_srv_gen *gen)
 	al_host_free(gen->host);
 	al_config_free(gen->cfg);
 	al_auth_free(gen->auth);
+	al_compat_cfg_free(gen->compat);
 	free(gen);
 }
 
@@ -119,6 +121,9 @@ int al_service_idle_start(al_service *svc)
 
 void al_service_destroy(al_service *svc)
 {
+	al_compat_callbacks_stop();
+	al_compat_ws_stop();
+	al_compat_store_clear();
 	al_idle_pool_free(svc->idle_sups);
 	svc->idle_sups = NULL;
 	al_durable_close(svc->durable);

@@ -26,6 +26,7 @@ typedef struct al_srv_gen {
 	al_config *cfg;
 	al_host *host;
 	al_auth *auth;
+	struct al_compat_cfg *compat; /* NULL: the compat APIs are off */
 } al_srv_gen;
 
 typedef enum al_srv_run_state {

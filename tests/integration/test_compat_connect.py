@@ -1,0 +1,155 @@
+"""Interactive runs over a WebSocket (docs/compat.md, docs/api.md):
+Piston's /api/v2/connect protocol (init, stage, data, exit, signal, its
+close codes) and airlock's own /v1/connect.  The client is Debian's
+python3-websocket (installed by scripts/install-deps.sh; without it this
+test fails)."""
+import json
+
+import pytest
+import websocket
+
+from compat_support import TOKEN, start
+
+
+@pytest.fixture(scope="module")
+def d(tmp_path_factory):
+    daemon = start(tmp_path_factory.mktemp("connect"))
+    yield daemon
+    daemon.stop()
+
+
+def connect(d, path, token=TOKEN):
+    h = ["Authorization: Bearer " + token] if token else []
+    return websocket.create_connection(
+        "ws://127.0.0.1:%d%s" % (d.port, path), header=h, timeout=30)
+
+
+def messages(ws):
+    """Every message until the server closes: (list, close code)."""
+    got = []
+    while True:
+        op, data = ws.recv_data(control_frame=True)
+        if op == websocket.ABNF.OPCODE_CLOSE:
+            code = int.from_bytes(data[:2], "big") if len(data) >= 2 else None
+            return got, code
+        if op == websocket.ABNF.OPCODE_TEXT:
+            got.append(json.loads(data))
+
+
+def test_piston_interactive_run(d):
+    ws = connect(d, "/api/v2/connect")
+    ws.send(json.dumps({
+        "type": "init", "language": "python", "version": "*",
+        "files": [{"content": "import sys\nprint(sys.stdin.read().upper())\n"
+                              "sys.stderr.write('e\\n')\nsys.exit(3)"}],
+        "stdin": "hi"}))
+    got, code = messages(ws)
+    assert code == 4999
+    assert got[0]["type"] == "runtime" and got[0]["language"] == "python"
+    assert got[1] == {"type": "stage", "stage": "run"}
+    data = [m for m in got if m["type"] == "data"]
+    assert "".join(m["data"] for m in data if m["stream"] == "stdout") == \
+        "HI\n"
+    assert "".join(m["data"] for m in data if m["stream"] == "stderr") == \
+        "e\n"
+    assert got[-1] == {"type": "exit", "stage": "run", "code": 3,
+                       "signal": None}
+
+
+def test_piston_output_arrives_before_the_end(d):
+    ws = connect(d, "/api/v2/connect")
+    ws.send(json.dumps({
+        "type": "init", "language": "bash", "version": "*",
+        "files": [{"content": "echo first; sleep 30"}]}))
+    first = None
+    while first is None:
+        m = json.loads(ws.recv())
+        if m["type"] == "data":
+            first = m
+    assert first == {"type": "data", "stream": "stdout", "data": "first\n"}
+    # The run is still going: a signal ends it.
+    ws.send(json.dumps({"type": "signal", "signal": "SIGKILL"}))
+    got, code = messages(ws)
+    assert code == 4999
+    assert got[-1]["type"] == "exit" and got[-1]["code"] is None
+    assert got[-1]["signal"] is not None
+
+
+def test_piston_compiled_stages(d):
+    from sandbox_helpers import need
+    need(language="c")
+    ws = connect(d, "/api/v2/connect")
+    ws.send(json.dumps({
+        "type": "init", "language": "c", "version": "*",
+        "files": [{"content": "#include <stdio.h>\nint main(void)"
+                              "{puts(\"built\");return 0;}"}]}))
+    got, code = messages(ws)
+    assert code == 4999
+    kinds = [(m["type"], m.get("stage")) for m in got
+             if m["type"] in ("stage", "exit")]
+    assert kinds == [("stage", "compile"), ("exit", "compile"),
+                     ("stage", "run"), ("exit", "run")]
+    assert {"type": "data", "stream": "stdout", "data": "built\n"} in got
+
+
+@pytest.mark.parametrize("first,code", [
+    ({"type": "data", "stream": "stdin", "data": "x"}, 4003),
+    ({"type": "signal", "signal": "SIGKILL"}, 4003),
+    ({"type": "nonsense"}, 4002),
+])
+def test_piston_close_codes_before_init(d, first, code):
+    ws = connect(d, "/api/v2/connect")
+    ws.send(json.dumps(first))
+    _, got = messages(ws)
+    assert got == code
+
+
+def test_piston_close_codes_after_init(d):
+    init = {"type": "init", "language": "bash", "version": "*",
+            "files": [{"content": "sleep 30"}]}
+    for second, code in (
+            (init, 4000),
+            ({"type": "data", "stream": "stdout", "data": "x"}, 4004),
+            ({"type": "signal", "signal": "SIGNOPE"}, 4005),
+            ({"type": "data", "stream": "stdin", "data": "x"}, 4002)):
+        ws = connect(d, "/api/v2/connect")
+        ws.send(json.dumps(init))
+        json.loads(ws.recv())  # runtime
+        ws.send(json.dumps(second))
+        _, got = messages(ws)
+        assert got == code, second
+
+
+def test_piston_init_timeout_and_unknown_runtime(d):
+    ws = connect(d, "/api/v2/connect")
+    _, code = messages(ws)
+    assert code == 4001
+    ws = connect(d, "/api/v2/connect")
+    ws.send(json.dumps({"type": "init", "language": "cobol", "version": "*",
+                        "files": [{"content": "x"}]}))
+    got, code = messages(ws)
+    assert code == 4002 and got[0]["type"] == "error"
+    assert "runtime is unknown" in got[0]["message"]
+
+
+def test_connect_needs_an_upgrade_and_a_token(d):
+    st, _, out = d.request("GET", "/api/v2/connect", token=TOKEN)
+    assert st == 426 and set(out) == {"message"}
+    with pytest.raises(websocket.WebSocketBadStatusException):
+        connect(d, "/v1/connect", token="wrong")
+
+
+def test_v1_interactive_mode(d):
+    ws = connect(d, "/v1/connect")
+    ws.send(json.dumps({"type": "init", "request": {
+        "language": "python", "code": "print(input())", "stdin": "v1\n"}}))
+    got, code = messages(ws)
+    assert code == 1000
+    assert got[0]["type"] == "run"
+    assert {"type": "data", "stream": "stdout", "data": "v1\n"} in got
+    result = got[-1]
+    assert result["type"] == "result"
+    assert result["result"]["outcome"] == "completed"
+    assert result["result"]["run_id"] == got[0]["run_id"]
+    st, _, r = d.request("GET", "/v1/runs/" + got[0]["run_id"], token=TOKEN)
+    assert st == 200 and r["stdout"] == "v1\n"
