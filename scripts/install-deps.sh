@@ -7,7 +7,7 @@ set -eu
 
 PACKAGES="build-essential pkg-config
 libjansson-dev libseccomp-dev libcap-dev libsqlite3-dev nettle-dev libssl-dev
-libmicrohttpd-dev libcurl4-openssl-dev libcmocka-dev
+libmicrohttpd-dev libcurl4-openssl-dev libcmocka-dev libpq-dev postgresql-15
 python3 python3-pytest python3-yaml python3-jsonschema python3-mypy
 sqlite3 curl valgrind cppcheck clang-tidy
 ruby nodejs
