@@ -24,6 +24,7 @@
 #include "server/audit_view.h"
 #include "server/conns.h"
 #include "server/http.h"
+#include "server/fleet.h"
 #include "server/run_filter.h"
 #include "server/ui.h"
 
@@ -526,6 +527,10 @@ static enum MHD_Result post_run(al_service *svc, struct MHD_Connection *conn,
 	if (rc->oom)
 		return al_http_error(svc, conn, 503, "unavailable",
 				     "out of memory reading the body");
+	if (svc->fleet != NULL)
+		return al_fleet_post(svc, conn, tenant, principal,
+				     rc->body ? rc->body : "", rc->len,
+				     wait == 1);
 	/* The caller's run id and forwarded environment (the remote
 	 * provider's; docs/api.md) go to the admission, which checks them;
 	 * neither is ever echoed. */
@@ -965,6 +970,28 @@ static enum MHD_Result inbox(al_service *svc, struct MHD_Connection *conn,
 	return ret;
 }
 
+static enum MHD_Result fleet_inbox(al_service *svc,
+				   struct MHD_Connection *conn,
+				   const char *tenant, const char *run_id,
+				   const req_ctx *rc)
+{
+	char *id = NULL, *event = NULL;
+	if (rc->oom)
+		return al_http_error(svc, conn, 503, "unavailable",
+				     "out of memory reading the body");
+	const char *why = parse_event(rc, &id, &event);
+	if (why != NULL)
+		return why[0] ? al_http_error(svc, conn, 400, "invalid_event",
+					      why)
+			      : al_http_error(svc, conn, 503, "unavailable",
+					      "out of memory");
+	enum MHD_Result ret = al_fleet_inbox(svc, conn, tenant, run_id, id,
+					     event);
+	free(id);
+	free(event);
+	return ret;
+}
+
 /* One artifact of a run of this tenant (docs/workspaces.md), its bytes
  * as they are in the store: opened beneath the store without following a
  * link, and sent from that descriptor. */
@@ -1000,6 +1027,16 @@ static enum MHD_Result run_route(al_service *svc, struct MHD_Connection *conn,
 {
 	al_srv_run *run = al_service_find(svc, tenant, run_id);
 	enum MHD_Result ret;
+	/* A fleet node answers for a run it does not hold from the store
+	 * (docs/scale-out.md). */
+	if (svc->fleet != NULL && run == NULL && r != R_RUN_ARTIFACT)
+		return r == R_RUN_INBOX
+			       ? fleet_inbox(svc, conn, tenant, run_id, rc)
+			       : al_fleet_run(svc, conn,
+					      r == R_RUN	  ? 'g'
+					      : r == R_RUN_EVENTS ? 'e'
+								  : 'i',
+					      tenant, run_id);
 	/* What a run left is read as long as it is on disk, the table or
 	 * not, and only by the tenant its durable record names; another
 	 * tenant's run answers exactly like an unknown one. */

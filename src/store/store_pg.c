@@ -160,6 +160,18 @@ static int cmd(PGconn *c, const char *sql)
 	return 0;
 }
 
+/* A script of several statements (a migration): PQexec, no parameters. */
+static int script(PGconn *c, const char *sql)
+{
+	PGresult *r = PQexec(c, sql);
+	int rc = PQresultStatus(r) == PGRES_COMMAND_OK ||
+				 PQresultStatus(r) == PGRES_TUPLES_OK
+			 ? 0
+			 : -EIO;
+	PQclear(r);
+	return rc;
+}
+
 static int fail(PGconn *c)
 {
 	return PQstatus(c) == CONNECTION_OK ? -EIO : -EAGAIN;
@@ -952,7 +964,7 @@ static int migrate(PGconn *c, al_error **err)
 		snprintf(vs, sizeof(vs), "%d", m->version);
 		const char *v[] = {vs, m->name};
 		PGresult *x = NULL;
-		if (cmd(c, "BEGIN") < 0 || cmd(c, m->sql) < 0 ||
+		if (cmd(c, "BEGIN") < 0 || script(c, m->sql) < 0 ||
 		    (x = q(c,
 			   "INSERT INTO schema_migrations (version, name) "
 			   "VALUES ($1, $2)",

@@ -1,0 +1,31 @@
+/* Internal: the fleet node's state, shared by fleet.c (claiming,
+ * following runs, leases) and fleet_http.c (the routes). */
+#ifndef AL_SERVER_FLEET_INTERNAL_H
+#define AL_SERVER_FLEET_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "server/fleet.h"
+#include "store/store.h"
+
+struct al_fleet {
+	al_service *svc;
+	al_store *st;
+	char node[64];
+	char host[256];
+	char *facts; /* published selection facts (JSON) */
+	uint64_t lease_ms, heartbeat_ms;
+	unsigned slots; /* runs this node executes at once */
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* executing dropped, stopping */
+	unsigned executing;  /* claimed runs not yet recorded */
+	bool stopping, abandon, claiming, beating;
+	pthread_t claimer, beater;
+};
+
+/* The HTTP status a stored result answers with (its outcome's). */
+unsigned al_fleet_status_of(const char *result);
+
+#endif
