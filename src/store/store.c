@@ -26,3 +26,14 @@ int al_store_open(const char *url, al_store **out, al_error **err)
 				    "URL");
 	return al_store_pg_open(url, out, err);
 }
+
+int al_store_audit_verify(const char *url, uint64_t *records, al_error **err)
+{
+	al_store *st = NULL;
+	int rc = al_store_open(url, &st, err);
+	if (rc < 0)
+		return rc;
+	rc = st->ops->audit_verify(st, records, err);
+	st->ops->close(st);
+	return rc;
+}

@@ -117,4 +117,8 @@ bool al_store_url_ok(const char *url);
 /* Opens the store (connects, applies the migrations under a lock). */
 int al_store_open(const char *url, al_store **out, al_error **err);
 
+/* `airlock audit verify --store URL`: opens, verifies the fleet's audit
+ * chain, closes. */
+int al_store_audit_verify(const char *url, uint64_t *records, al_error **err);
+
 #endif
