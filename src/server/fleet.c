@@ -43,6 +43,39 @@ static void sleep_ms(unsigned ms)
 	nanosleep(&ts, NULL);
 }
 
+/* The claimed runs' ids; under f->lock.  Adding grows f->executing. */
+static int ids_add_locked(al_fleet *f, const char *id)
+{
+	if (f->executing == f->cap_ids) {
+		size_t cap = f->cap_ids ? f->cap_ids * 2 : 16;
+		char(*v)[40] = realloc(f->ids, cap * sizeof(*v));
+		if (v == NULL)
+			return -ENOMEM;
+		f->ids = v;
+		f->cap_ids = cap;
+	}
+	snprintf(f->ids[f->executing++], 40, "%s", id);
+	return 0;
+}
+
+static void ids_del_locked(al_fleet *f, const char *id)
+{
+	for (unsigned i = 0; i < f->executing; i++)
+		if (strcmp(f->ids[i], id) == 0) {
+			memcpy(f->ids[i], f->ids[f->executing - 1], 40);
+			break;
+		}
+	f->executing--;
+}
+
+static bool ids_has_locked(const al_fleet *f, const char *id)
+{
+	for (unsigned i = 0; i < f->executing; i++)
+		if (strcmp(f->ids[i], id) == 0)
+			return true;
+	return false;
+}
+
 static bool abandoned(al_fleet *f)
 {
 	pthread_mutex_lock(&f->lock);
@@ -302,7 +335,7 @@ static void *exec_main(void *arg)
 		al_service_run_put(svc, run);
 	}
 	pthread_mutex_lock(&f->lock);
-	f->executing--;
+	ids_del_locked(f, id);
 	pthread_cond_broadcast(&f->cond);
 	pthread_mutex_unlock(&f->lock);
 	al_store_run_clear(&j->r);
@@ -332,6 +365,8 @@ static bool stopping(al_fleet *f)
 	return s;
 }
 
+static bool reconcile(al_fleet *f);
+
 static void *claim_main(void *arg)
 {
 	al_fleet *f = arg;
@@ -355,12 +390,13 @@ static void *claim_main(void *arg)
 		if (rc == 1) {
 			told = false;
 			pthread_mutex_lock(&f->lock);
-			f->executing++;
+			int added = ids_add_locked(f, j->r.run_id);
 			pthread_mutex_unlock(&f->lock);
-			if (spawn(j) < 0) {
+			if (added < 0 || spawn(j) < 0) {
 				record_lost(f, j->r.run_id, "no_thread");
 				pthread_mutex_lock(&f->lock);
-				f->executing--;
+				if (added == 0)
+					ids_del_locked(f, j->r.run_id);
 				pthread_mutex_unlock(&f->lock);
 				al_store_run_clear(&j->r);
 				free(j);
@@ -368,6 +404,11 @@ static void *claim_main(void *arg)
 			continue;
 		}
 		free(j);
+		/* A claim whose answer was lost may have committed. */
+		if (rc < 0)
+			f->reconcile = true;
+		else if (f->reconcile)
+			f->reconcile = !reconcile(f);
 		if (rc < 0 && !told) {
 			al_logf(AL_LOG_WARN, NULL,
 				"fleet: cannot claim from the store: %s",
@@ -478,11 +519,12 @@ static void settle_orphans(al_fleet *f)
 				continue;
 			}
 			pthread_mutex_lock(&f->lock);
-			f->executing++;
+			int added = ids_add_locked(f, id);
 			pthread_mutex_unlock(&f->lock);
-			if (spawn(j) < 0) {
+			if (added < 0 || spawn(j) < 0) {
 				pthread_mutex_lock(&f->lock);
-				f->executing--;
+				if (added == 0)
+					ids_del_locked(f, id);
 				pthread_mutex_unlock(&f->lock);
 				al_service_run_put(f->svc, run);
 				al_store_run_clear(&j->r);
@@ -513,6 +555,37 @@ static void settle_orphans(al_fleet *f)
 	for (size_t i = 0; i < o.n; i++)
 		free(o.v[i].tenant);
 	free(o.v);
+}
+
+/* Runs the store has as ours that this node is not following: a claim
+ * whose commit went through while its answer was lost.  This node never
+ * started them (the claimer, which runs this, is the only one that
+ * starts claimed runs), so they are given back to the queue.  true when
+ * the store could be asked. */
+static bool reconcile(al_fleet *f)
+{
+	orphans o = {0};
+	bool ok = f->st->ops->orphans(f->st, f->node, collect, &o) == 0;
+	for (size_t i = 0; ok && i < o.n; i++) {
+		pthread_mutex_lock(&f->lock);
+		bool known = ids_has_locked(f, o.v[i].run_id);
+		pthread_mutex_unlock(&f->lock);
+		al_srv_run *run = known ? NULL
+					: al_service_find(f->svc, o.v[i].tenant,
+							  o.v[i].run_id);
+		if (run != NULL)
+			al_service_run_put(f->svc, run);
+		else if (!known &&
+			 f->st->ops->requeue(f->st, f->node, o.v[i].run_id) ==
+				 1)
+			al_logf(AL_LOG_WARN, o.v[i].run_id,
+				"fleet: a claim's answer was lost; the run "
+				"never started here and is queued again");
+	}
+	for (size_t i = 0; i < o.n; i++)
+		free(o.v[i].tenant);
+	free(o.v);
+	return ok;
 }
 
 static int parse_fleet(al_fleet *f, json_t *fl, al_error **err)
@@ -695,6 +768,7 @@ bool al_fleet_free(al_service *svc)
 	if (f->st != NULL)
 		f->st->ops->close(f->st);
 	free(f->facts);
+	free(f->ids);
 	pthread_mutex_destroy(&f->lock);
 	pthread_cond_destroy(&f->cond);
 	free(f);

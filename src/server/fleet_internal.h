@@ -21,7 +21,10 @@ struct al_fleet {
 	pthread_mutex_t lock;
 	pthread_cond_t cond; /* executing dropped, stopping */
 	unsigned executing;  /* claimed runs not yet recorded */
+	char (*ids)[40];     /* their ids (executing of them) */
+	size_t cap_ids;
 	bool stopping, abandon, claiming, beating;
+	bool reconcile; /* claimer: a claim's answer was lost */
 	pthread_t claimer, beater;
 };
 

@@ -99,6 +99,10 @@ typedef struct al_store_ops {
 	/* This node's runs the store has as running (a restart). */
 	int (*orphans)(al_store *st, const char *node, al_store_orphan_fn fn,
 		       void *ctx);
+	/* Gives back a run this node's claim took but whose answer was lost
+	 * (the connection broke at the commit): only for a run this node
+	 * has certainly not started.  1 given back, 0 not ours. */
+	int (*requeue)(al_store *st, const char *node, const char *run_id);
 	/* Waits for a change notice (a run queued, finished, an event) past
 	 * *seen, at most timeout_ms; updates *seen. */
 	void (*wait)(al_store *st, uint64_t *seen, unsigned timeout_ms);

@@ -276,12 +276,33 @@ static int enq_body(PGconn *c, void *a_)
 			"INSERT INTO runs (id, tenant, principal, body, "
 			"request_sha256, idem_key, tenant_max, state) VALUES "
 			"($1, $2, $3, $4, $5, $6, $7, 'queued') ON CONFLICT "
-			"(tenant, idem_key) DO NOTHING RETURNING id",
+			"DO NOTHING RETURNING id",
 			7, v);
 	if (r == NULL)
 		return fail(c);
 	int added = PQntuples(r);
 	PQclear(r);
+	if (added == 0) {
+		/* This very run, committed by an attempt whose answer was
+		 * lost with its connection: queued once, as asked. */
+		const char *u[] = {s->run_id, s->tenant, s->request_sha256};
+		r = q(c,
+		      "SELECT 1 FROM runs WHERE id = $1 AND tenant = $2 AND "
+		      "request_sha256 = $3",
+		      3, u);
+		if (r == NULL)
+			return fail(c);
+		int mine = PQntuples(r);
+		PQclear(r);
+		if (mine == 1) {
+			rc = commit(c);
+			return rc < 0 ? rc : 0;
+		}
+	}
+	if (added == 0 && s->idem_key == NULL) {
+		int crc = commit(c);
+		return crc < 0 ? crc : -EIO;
+	}
 	if (added == 0) {
 		const char *w[] = {s->tenant, s->idem_key};
 		r = q(c,
@@ -717,6 +738,29 @@ static int pg_reap(al_store *st, const char *self, uint64_t lease_ms)
 	return with_conn((pg_store *)st, reap_body, &a);
 }
 
+static int requeue_body(PGconn *c, void *a_)
+{
+	const char *const *v = a_;
+	PGresult *r = q(c,
+			"UPDATE runs SET state = 'queued', node = NULL, "
+			"claimed_at = NULL WHERE id = $2 AND node = $1 AND "
+			"state = 'running'",
+			2, v);
+	if (r == NULL)
+		return fail(c);
+	int n = atoi(PQcmdTuples(r));
+	PQclear(r);
+	if (n == 1)
+		(void)notify(c, "queued");
+	return n;
+}
+
+static int pg_requeue(al_store *st, const char *node, const char *run_id)
+{
+	const char *v[] = {node, run_id};
+	return with_conn((pg_store *)st, requeue_body, (void *)v);
+}
+
 struct orphan_args {
 	const char *node;
 	al_store_orphan_fn fn;
@@ -1001,6 +1045,7 @@ static const al_store_ops pg_ops = {
 	.heartbeat = pg_heartbeat,
 	.reap = pg_reap,
 	.orphans = pg_orphans,
+	.requeue = pg_requeue,
 	.wait = pg_wait,
 	.audit_verify = pg_audit_verify,
 };

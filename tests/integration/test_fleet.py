@@ -248,7 +248,10 @@ def test_fleet_wide_tenant_concurrency(fleet, pg, tmp_path):
 
 def test_postgres_restart_under_load(fleet, pg, tmp_path):
     marker = tmp_path / "marker"
-    bodies = [sh(marker_code(marker, "p%d" % i, "sleep 0.2; "))
+    # A client retrying a 503 sends its idempotency key: the store may
+    # have queued the run whose answer was lost with the connection.
+    bodies = [sh(marker_code(marker, "p%d" % i, "sleep 0.2; "),
+                 idempotency_key="p%d-%s" % (i, tmp_path.name))
               for i in range(40)]
     accepted = {}
 
