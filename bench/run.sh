@@ -41,7 +41,7 @@ if [ -n "$missing" ]; then
 fi
 
 # ---- the in-process helper (same flags as the Makefile) ------------------
-pkgs="jansson libseccomp libcap sqlite3 nettle libcrypto libmicrohttpd libcurl"
+pkgs="jansson libseccomp libcap sqlite3 nettle libcrypto libmicrohttpd libcurl libpq"
 mkdir -p "$build/bench"
 # shellcheck disable=SC2046,SC2086 # flags and package names are words
 ${CC:-cc} -std=c17 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Wshadow \
@@ -49,5 +49,8 @@ ${CC:-cc} -std=c17 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Wshadow \
 	$(pkg-config --cflags $pkgs) -o "$build/bench/inproc" bench/inproc.c \
 	"$build/libairlock.a" $(pkg-config --libs $pkgs) -lpthread
 
-exec /usr/bin/python3 bench/driver.py --airlock "$airlock" \
+/usr/bin/python3 bench/driver.py --airlock "$airlock" \
 	--inproc "$build/bench/inproc" --out bench/results/latest.md "$@"
+# The fleet rows (docs/scale-out.md): nodes on one PostgreSQL 15.
+exec /usr/bin/python3 bench/fleet.py --airlock "$airlock" \
+	--out bench/results/fleet-latest.md
