@@ -31,8 +31,8 @@ int al_store_audit_verify(const char *url, uint64_t *records, al_error **err)
 {
 	al_store *st = NULL;
 	int rc = al_store_open(url, &st, err);
-	if (rc < 0)
-		return rc;
+	if (rc < 0 || st == NULL)
+		return rc < 0 ? rc : -EIO;
 	rc = st->ops->audit_verify(st, records, err);
 	st->ops->close(st);
 	return rc;

@@ -906,8 +906,9 @@ static int verify_body(PGconn *c, void *a_)
 				rc = -ENOMEM;
 				break;
 			}
-			memset(cat, '0', 64);
-			memcpy(cat, ph, strlen(ph) == 64 ? 64 : 0);
+			/* A malformed prev_hash fails the comparison below. */
+			const char *pp = strlen(ph) == 64 ? ph : zero_hash;
+			memcpy(cat, pp, 64);
 			memcpy(cat + 64, rec, rl + 1);
 			al_sha256_hex(cat, 64 + rl, hash);
 			free(cat);
