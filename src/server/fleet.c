@@ -12,11 +12,14 @@
  * run again. */
 #include "server/fleet.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -243,7 +246,7 @@ static bool follow(al_fleet *f, al_srv_run *run, const char *run_id)
 		}
 		free(evs);
 		uint64_t before = seen;
-		f->st->ops->wait(f->st, &seen, 0);
+		f->st->ops->wait(f->st, false, &seen, 0);
 		if (seen != before)
 			(void)f->st->ops->control_take(f->st, run_id,
 						       apply_control, &cc);
@@ -273,6 +276,96 @@ static char *read_all(int fd, uint64_t size)
 	return buf;
 }
 
+static int copy_fd(int in, int out)
+{
+	char buf[65536];
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return fsync(out) < 0 ? -errno : 0;
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(out, buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0)
+				return -errno;
+			off += w;
+		}
+	}
+}
+
+/* Copies the run's artifacts (STATE_DIR/artifacts/<run>/) to the shared
+ * root, each file whole (a temp name, synced, renamed), before the result
+ * is recorded: once a result is visible its artifacts are readable from
+ * every node.  Links and anything not a regular file are skipped. */
+static void share_artifacts(al_fleet *f, const char *run_id)
+{
+	char path[4200];
+	if (f->artifacts_root == NULL || strchr(run_id, '/') != NULL)
+		return;
+	snprintf(path, sizeof(path), "%s/artifacts/%s",
+		 f->svc->opts.state_dir, run_id);
+	int src = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (src < 0)
+		return; /* no artifacts */
+	snprintf(path, sizeof(path), "%s/artifacts/%s", f->artifacts_root,
+		 run_id);
+	int dst = -1;
+	if (mkdir(path, 0700) == 0 || errno == EEXIST)
+		dst = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					 O_CLOEXEC);
+	int dup_src = dst >= 0 ? dup(src) : -1;
+	DIR *d = dup_src >= 0 ? fdopendir(dup_src) : NULL;
+	if (d == NULL && dup_src >= 0)
+		close(dup_src);
+	bool ok = d != NULL;
+	struct dirent *e;
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		int in = openat(src, e->d_name,
+				O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		struct stat st;
+		if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {
+			if (in >= 0)
+				close(in);
+			continue;
+		}
+		char tmp[300];
+		snprintf(tmp, sizeof(tmp), ".%s.tmp", e->d_name);
+		(void)unlinkat(dst, tmp, 0);
+		int out = openat(dst, tmp,
+				 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+					 O_CLOEXEC,
+				 0600);
+		int rc = out < 0 ? -errno : copy_fd(in, out);
+		close(in);
+		if (out >= 0)
+			close(out);
+		if (rc == 0 && renameat(dst, tmp, dst, e->d_name) < 0)
+			rc = -errno;
+		if (rc < 0) {
+			(void)unlinkat(dst, tmp, 0);
+			ok = false;
+		}
+	}
+	if (d != NULL)
+		closedir(d);
+	if (dst >= 0) {
+		(void)fsync(dst);
+		close(dst);
+	}
+	close(src);
+	if (!ok)
+		al_logf(AL_LOG_WARN, run_id,
+			"fleet: cannot copy the run's artifacts to the shared "
+			"directory");
+}
+
 /* Records a run of the local table that is done. */
 static void record_local(al_fleet *f, al_srv_run *run, const char *run_id,
 			 const char *tenant)
@@ -297,6 +390,7 @@ static void record_local(al_fleet *f, al_srv_run *run, const char *run_id,
 		record_lost(f, run_id, "result_unreadable");
 		return;
 	}
+	share_artifacts(f, run_id);
 	record(f, run_id, status, al_outcome_name(outcome), text);
 	free(text);
 }
@@ -415,7 +509,7 @@ static void *claim_main(void *arg)
 				strerror(-rc));
 			told = true;
 		}
-		f->st->ops->wait(f->st, &seen, rc < 0 ? 500 : 1000);
+		f->st->ops->wait(f->st, true, &seen, rc < 0 ? 500 : 1000);
 	}
 	return NULL;
 }
@@ -590,7 +684,8 @@ static bool reconcile(al_fleet *f)
 
 static int parse_fleet(al_fleet *f, json_t *fl, al_error **err)
 {
-	static const char *const keys[] = {"node_id", "lease_ms", NULL};
+	static const char *const keys[] = {"node_id", "lease_ms",
+					   "artifacts_dir", NULL};
 	const char *key;
 	json_t *v;
 	if (fl == NULL)
@@ -621,6 +716,32 @@ static int parse_fleet(al_fleet *f, json_t *fl, al_error **err)
 					    "fleet.node_id",
 					    "expected [A-Za-z0-9._-]{1,63}");
 		snprintf(f->node, sizeof(f->node), "%s", s);
+	}
+	if ((v = json_object_get(fl, "artifacts_dir")) != NULL) {
+		const char *dir = json_string_value(v);
+		if (dir == NULL || dir[0] != '/' || strlen(dir) > 4000)
+			return al_error_set(err, AL_ERR_INVALID_CONFIG, EINVAL,
+					    "fleet.artifacts_dir",
+					    "expected an absolute path");
+		char *base = al_strdup_printf("%s/artifacts", dir);
+		struct stat st;
+		/* The same trust as a state directory's store: ours, not
+		 * writable by others (al_artifact_open checks it again). */
+		if (base == NULL ||
+		    ((mkdir(dir, 0700) < 0 && errno != EEXIST) ||
+		     (mkdir(base, 0700) < 0 && errno != EEXIST) ||
+		     lstat(base, &st) < 0 || !S_ISDIR(st.st_mode) ||
+		     st.st_uid != geteuid() || (st.st_mode & 022) != 0)) {
+			free(base);
+			return al_error_set(err, AL_ERR_INVALID_CONFIG, EINVAL,
+					    "fleet.artifacts_dir",
+					    "cannot use the directory (it must "
+					    "be ours, not writable by others)");
+		}
+		free(base);
+		if ((f->artifacts_root = strdup(dir)) == NULL)
+			return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+					    "out of memory");
 	}
 	if ((v = json_object_get(fl, "lease_ms")) != NULL) {
 		if (!json_is_integer(v) || json_integer_value(v) < 500 ||
@@ -769,6 +890,7 @@ bool al_fleet_free(al_service *svc)
 		f->st->ops->close(f->st);
 	free(f->facts);
 	free(f->ids);
+	free(f->artifacts_root);
 	pthread_mutex_destroy(&f->lock);
 	pthread_cond_destroy(&f->cond);
 	free(f);

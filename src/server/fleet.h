@@ -43,4 +43,9 @@ enum MHD_Result al_fleet_inbox(al_service *svc, struct MHD_Connection *conn,
 			       const char *tenant, const char *run_id,
 			       const char *id, const char *event);
 
+/* The shared artifact root (fleet.artifacts_dir) when the store has the
+ * run as this tenant's, else NULL: a run another node executed. */
+const char *al_fleet_artifacts_root(al_service *svc, const char *tenant,
+				    const char *run_id);
+
 #endif

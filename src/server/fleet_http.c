@@ -77,7 +77,7 @@ static enum MHD_Result wait_result(al_service *svc,
 					     "run ended");
 		/* A store that is away (restarting) is waited for too: the
 		 * run was accepted. */
-		f->st->ops->wait(f->st, &seen, 1000);
+		f->st->ops->wait(f->st, false, &seen, 1000);
 	}
 }
 
@@ -218,7 +218,7 @@ static bool fill(fsse *s)
 			s->pend_len = s->pend ? strlen(s->pend) : 0;
 			return s->pend != NULL;
 		}
-		f->st->ops->wait(f->st, &s->seen, 1000);
+		f->st->ops->wait(f->st, false, &s->seen, 1000);
 	}
 }
 
@@ -408,4 +408,16 @@ enum MHD_Result al_fleet_inbox(al_service *svc, struct MHD_Connection *conn,
 	default:
 		return unreachable(svc, conn);
 	}
+}
+
+const char *al_fleet_artifacts_root(al_service *svc, const char *tenant,
+				    const char *run_id)
+{
+	al_fleet *f = svc->fleet;
+	if (f->artifacts_root == NULL)
+		return NULL;
+	al_store_run r;
+	int rc = f->st->ops->get(f->st, tenant, run_id, &r);
+	al_store_run_clear(&r);
+	return rc == 0 ? f->artifacts_root : NULL;
 }

@@ -16,6 +16,9 @@ struct al_fleet {
 	char node[64];
 	char host[256];
 	char *facts; /* published selection facts (JSON) */
+	/* fleet.artifacts_dir: shared storage; artifacts are copied to
+	 * ROOT/artifacts/<run>/ before the result is recorded.  NULL: none. */
+	char *artifacts_root;
 	uint64_t lease_ms, heartbeat_ms;
 	unsigned slots; /* runs this node executes at once */
 	pthread_mutex_t lock;

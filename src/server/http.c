@@ -996,9 +996,10 @@ static enum MHD_Result fleet_inbox(al_service *svc,
  * as they are in the store: opened beneath the store without following a
  * link, and sent from that descriptor. */
 static enum MHD_Result artifact(al_service *svc, struct MHD_Connection *conn,
-				const char *run_id, const char *id)
+				const char *root, const char *run_id,
+				const char *id)
 {
-	int fd = al_artifact_open(svc->opts.state_dir, run_id, id);
+	int fd = al_artifact_open(root, run_id, id);
 	if (fd < 0)
 		return al_http_error(svc, conn, 404, "not_found",
 				     "no such artifact");
@@ -1046,8 +1047,13 @@ static enum MHD_Result run_route(al_service *svc, struct MHD_Connection *conn,
 		return ret;
 	}
 	if (r == R_RUN_ARTIFACT) {
+		const char *root = NULL;
 		if (al_service_owns(svc, tenant, run_id, run) == 0)
-			ret = artifact(svc, conn, run_id, artifact_id);
+			root = svc->opts.state_dir;
+		else if (svc->fleet != NULL)
+			root = al_fleet_artifacts_root(svc, tenant, run_id);
+		if (root != NULL)
+			ret = artifact(svc, conn, root, run_id, artifact_id);
 		else
 			ret = al_http_error(svc, conn, 404, "not_found",
 					    "no such artifact");

@@ -103,9 +103,11 @@ typedef struct al_store_ops {
 	 * (the connection broke at the commit): only for a run this node
 	 * has certainly not started.  1 given back, 0 not ours. */
 	int (*requeue)(al_store *st, const char *node, const char *run_id);
-	/* Waits for a change notice (a run queued, finished, an event) past
-	 * *seen, at most timeout_ms; updates *seen. */
-	void (*wait)(al_store *st, uint64_t *seen, unsigned timeout_ms);
+	/* Waits for a change notice (a run queued, finished, an event,
+	 * a control; queue: only a run queued) past *seen, at most
+	 * timeout_ms (0: does not wait); updates *seen. */
+	void (*wait)(al_store *st, bool queue, uint64_t *seen,
+		     unsigned timeout_ms);
 	/* Checks the audit chain: 0 with *records, or -EBADMSG with *err
 	 * naming the first bad record. */
 	int (*audit_verify)(al_store *st, uint64_t *records, al_error **err);

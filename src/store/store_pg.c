@@ -50,7 +50,7 @@ typedef struct pg_store {
 	/* LISTEN */
 	pthread_t listener;
 	bool listening, closing;
-	uint64_t notices;
+	uint64_t notices, queued; /* any notice; runs queued */
 	pthread_cond_t notice;
 } pg_store;
 
@@ -440,6 +440,18 @@ static int fin_body(PGconn *c, void *a_)
 	if (rec == NULL)
 		return -ENOMEM;
 	rc = notify(c, a->run_id);
+	/* A slot of the tenant is free: claimers waiting for queued runs
+	 * held back by the tenant's limit look again. */
+	const char *w[] = {json_string_value(json_object_get(rec, "tenant"))};
+	PGresult *x = rc == 0 ? q(c,
+				  "SELECT pg_notify('" CHANNEL "', 'queued') "
+				  "WHERE EXISTS (SELECT 1 FROM runs WHERE "
+				  "state = 'queued' AND tenant = $1)",
+				  1, w)
+			      : NULL;
+	if (rc == 0 && x == NULL)
+		rc = fail(c);
+	PQclear(x);
 	if (rc == 0)
 		rc = audit_append(c, rec);
 	json_decref(rec);
@@ -792,10 +804,12 @@ static int pg_orphans(al_store *st, const char *node, al_store_orphan_fn fn,
 
 /* ---- notices --------------------------------------------------------- */
 
-static void bump(pg_store *s)
+static void bump(pg_store *s, bool queued)
 {
 	pthread_mutex_lock(&s->lock);
 	s->notices++;
+	if (queued)
+		s->queued++;
 	pthread_cond_broadcast(&s->notice);
 	pthread_mutex_unlock(&s->lock);
 }
@@ -825,7 +839,7 @@ static void *listen_main(void *arg)
 			}
 			/* Notices sent while no one listened are gone:
 			 * wake every waiter to look again. */
-			bump(s);
+			bump(s, true);
 		}
 		struct pollfd p = {.fd = PQsocket(c), .events = POLLIN};
 		int n = poll(&p, 1, 250);
@@ -836,21 +850,23 @@ static void *listen_main(void *arg)
 			c = NULL;
 			continue;
 		}
-		bool any = false;
+		bool any = false, queued = false;
 		PGnotify *nt;
 		while ((nt = PQnotifies(c)) != NULL) {
 			any = true;
+			queued = queued || strcmp(nt->extra, "queued") == 0;
 			PQfreemem(nt);
 		}
 		if (any)
-			bump(s);
+			bump(s, queued);
 	}
 	if (c != NULL)
 		PQfinish(c);
 	return NULL;
 }
 
-static void pg_wait(al_store *st, uint64_t *seen, unsigned timeout_ms)
+static void pg_wait(al_store *st, bool queue, uint64_t *seen,
+		    unsigned timeout_ms)
 {
 	pg_store *s = (pg_store *)st;
 	struct timespec dl;
@@ -862,11 +878,12 @@ static void pg_wait(al_store *st, uint64_t *seen, unsigned timeout_ms)
 		dl.tv_nsec -= 1000000000L;
 	}
 	pthread_mutex_lock(&s->lock);
-	while (s->notices == *seen && !s->closing)
+	const uint64_t *counter = queue ? &s->queued : &s->notices;
+	while (*counter == *seen && !s->closing && timeout_ms > 0)
 		if (pthread_cond_timedwait(&s->notice, &s->lock, &dl) ==
 		    ETIMEDOUT)
 			break;
-	*seen = s->notices;
+	*seen = *counter;
 	pthread_mutex_unlock(&s->lock);
 }
 

@@ -100,7 +100,7 @@ class Postgres:
 
 
 def fleet_config(url, concurrency=4, tenant_max=0, lease_ms=2000,
-                 node_id=None):
+                 node_id=None, artifacts_dir=None):
     cfg = local_config(tenants=("default", "other"), concurrency=concurrency)
     if tenant_max:
         cfg["tenants"]["default"]["concurrency"] = tenant_max
@@ -110,6 +110,8 @@ def fleet_config(url, concurrency=4, tenant_max=0, lease_ms=2000,
     cfg["fleet"] = {"lease_ms": lease_ms}
     if node_id:
         cfg["fleet"]["node_id"] = node_id
+    if artifacts_dir:
+        cfg["fleet"]["artifacts_dir"] = str(artifacts_dir)
     cfg["idle_supervisors"] = 0
     return cfg
 
@@ -124,8 +126,9 @@ class Node(DurableDaemon):
 def start_nodes(tmp_path, pg, n=3, **cfg_kw):
     nodes = []
     for i in range(n):
-        node = Node(tmp_path, fleet_config(pg.url, node_id="node%d" % i,
-                                           **cfg_kw), name="node%d" % i)
+        node = Node(tmp_path, fleet_config(
+            pg.url, node_id="node%d" % i,
+            artifacts_dir=tmp_path / "shared", **cfg_kw), name="node%d" % i)
         node.start(timeout=30)
         nodes.append(node)
     return nodes

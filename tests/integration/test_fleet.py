@@ -157,6 +157,21 @@ def test_200_runs_once_and_read_anywhere(fleet, pg, tmp_path):
     st, _, _ = others[1].request("GET", "/v1/runs/" + rid, token=TOKEN2)
     assert st == 404
 
+    # Artifacts: copied to the shared directory before the result is
+    # recorded, read from every node.
+    st, _, res = fleet[2].request("POST", "/v1/runs",
+                                  sh("printf art > out.txt",
+                                     outputs=["out.txt"]))
+    assert st == 200 and res["outputs"][0]["artifact"], res
+    aid = res["outputs"][0]["artifact"]
+    for n in fleet:
+        st, _, body = n.request("GET", "/v1/runs/%s/artifacts/%s"
+                                % (res["run_id"], aid))
+        assert st == 200 and body == "art", (st, body)
+        st, _, _ = n.request("GET", "/v1/runs/%s/artifacts/%s"
+                             % (res["run_id"], aid), token=TOKEN2)
+        assert st == 404
+
 
 def test_kill9_node_mid_burst(fleet, pg, tmp_path):
     marker = tmp_path / "marker"
