@@ -46,9 +46,12 @@ def main():
                 rows.append(one_row(fs, pg, workload, n, args.runs))
                 print("fleet: %-10s nodes=%d %7.1f runs/s  %.1f commits/run"
                       "  %.0f WAL bytes/run" % rows[-1][:5], flush=True)
+        chain = audit_rate(fs, pg)
+        print("fleet: audit serial %.0f/s, plain %.0f/s, chainer %.0f/s"
+              % chain, flush=True)
     finally:
         pg.close()
-    text = report(rows, args.runs)
+    text = report(rows, args.runs) + report_chain(chain)
     print(text)
     if args.out:
         pathlib.Path(args.out).write_text(text)
@@ -118,6 +121,71 @@ def one_row(fs, pg, workload, n, runs):
     finally:
         for node in nodes:
             node.stop()
+
+
+CHAINED = """BEGIN;
+SELECT pg_advisory_xact_lock(7401);
+WITH h AS (SELECT seq, hash FROM bench_audit ORDER BY seq DESC LIMIT 1)
+INSERT INTO bench_audit SELECT coalesce((SELECT seq FROM h), 0) + 1,
+  coalesce((SELECT hash FROM h), '0'),
+  encode(sha256(convert_to(coalesce((SELECT hash FROM h), '0')
+    || '{"event":"run.finished","run_id":"x"}', 'UTF8')), 'hex'),
+  '{"event":"run.finished","run_id":"x"}';
+END;
+"""
+UNCHAINED = """INSERT INTO bench_plain (record) VALUES
+  ('{"event":"run.finished","run_id":"x"}');
+"""
+
+
+def pgbench(fs, pg, script):
+    path = pg.root / "script.sql"
+    path.write_text(script)
+    os.chmod(path, 0o644)
+    out = pg._run([str(fs.PG_BIN / "pgbench"), "-n", "-c", "8", "-j", "2",
+                   "-T", "5", "-f", str(path), "-h", str(pg.sock), "-p",
+                   str(pg.port), "-U", "airlock", "postgres"])
+    for line in out.stdout.decode().splitlines():
+        if line.startswith("tps = "):
+            return float(line.split()[2])
+    raise AssertionError(out.stdout.decode())
+
+
+def audit_rate(fs, pg):
+    """What the chain costs.  (1) A chain appended record by record
+    (advisory lock, read the head, hash, insert, commit: a first design)
+    from 8 clients, against (2) a plain insert, which is what a run's
+    transaction does now (audit_pending), and (3) the rate one node's
+    chainer moves pending records into the chain (20000 inserted at once,
+    timed until none is pending)."""
+    pg.psql("CREATE TABLE bench_audit (seq bigint PRIMARY KEY, prev_hash "
+            "text, hash text, record text)")
+    pg.psql("CREATE TABLE bench_plain (seq bigserial PRIMARY KEY, record "
+            "text)")
+    serial, plain = pgbench(fs, pg, CHAINED), pgbench(fs, pg, UNCHAINED)
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="airlock-fleet-chain-"))
+    node = fs.Node(tmp, fs.fleet_config(pg.url, node_id="chain0"),
+                   name="chain0")
+    node.start(timeout=30)
+    try:
+        t0 = time.monotonic()
+        pg.psql("INSERT INTO audit_pending (record) SELECT "
+                "'{\"event\":\"bench\",\"n\":' || g || '}' FROM "
+                "generate_series(1, 20000) g")
+        while pg.psql("SELECT count(*) FROM audit_pending")[0][0] != "0":
+            time.sleep(0.05)
+        batched = 20000 / (time.monotonic() - t0)
+    finally:
+        node.stop()
+    return serial, plain, batched
+
+
+def report_chain(chain):
+    return ("\nAudit chain (8 clients, 5 s, pgbench): appended record by "
+            "record under the chain's lock %.0f records/s; a plain insert "
+            "(what a run's transaction does) %.0f/s; one node's chainer "
+            "moves %.0f records/s into the chain (batches of 1000).\n"
+            % chain)
 
 
 def report(rows, runs):

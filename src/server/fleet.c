@@ -554,6 +554,24 @@ static void *beat_main(void *arg)
 	return NULL;
 }
 
+/* Moves committed audit records into the fleet's chain shortly after
+ * they commit.  Every node runs this; the chain's lock lets one at a
+ * time do it, in batches. */
+static void *chain_main(void *arg)
+{
+	al_fleet *f = arg;
+	uint64_t seen = 0;
+	while (!stopping(f)) {
+		int n = f->st->ops->audit_chain(f->st);
+		if (n < 1000)
+			f->st->ops->wait(f->st, false, &seen, n < 0 ? 500 : 200);
+	}
+	/* What this node committed last is chained before it goes. */
+	for (int i = 0; i < 10 && f->st->ops->audit_chain(f->st) > 0; i++)
+		;
+	return NULL;
+}
+
 /* ---- start: configuration, orphans ----------------------------------- */
 
 typedef struct orphan {
@@ -765,6 +783,10 @@ static int start_threads(al_fleet *f, al_error **err)
 		return al_error_set(err, AL_ERR_INTERNAL, EAGAIN, NULL,
 				    "cannot start the fleet's threads");
 	f->claiming = true;
+	if (pthread_create(&f->chainer, NULL, chain_main, f) != 0)
+		return al_error_set(err, AL_ERR_INTERNAL, EAGAIN, NULL,
+				    "cannot start the fleet's threads");
+	f->chaining = true;
 	return 0;
 }
 
@@ -856,7 +878,9 @@ void al_fleet_stop(al_service *svc)
 		pthread_join(f->claimer, NULL);
 	if (f->beating)
 		pthread_join(f->beater, NULL);
-	f->claiming = f->beating = false;
+	if (f->chaining)
+		pthread_join(f->chainer, NULL);
+	f->claiming = f->beating = f->chaining = false;
 }
 
 bool al_fleet_free(al_service *svc)
@@ -886,6 +910,11 @@ bool al_fleet_free(al_service *svc)
 	if (!all)
 		return false;
 	svc->fleet = NULL;
+	/* The records of the runs recorded during the drain. */
+	for (int i = 0; f->st != NULL && i < 10 &&
+			f->st->ops->audit_chain(f->st) > 0;
+	     i++)
+		;
 	if (f->st != NULL)
 		f->st->ops->close(f->st);
 	free(f->facts);

@@ -26,9 +26,9 @@ struct al_fleet {
 	unsigned executing;  /* claimed runs not yet recorded */
 	char (*ids)[40];     /* their ids (executing of them) */
 	size_t cap_ids;
-	bool stopping, abandon, claiming, beating;
+	bool stopping, abandon, claiming, beating, chaining;
 	bool reconcile; /* claimer: a claim's answer was lost */
-	pthread_t claimer, beater;
+	pthread_t claimer, beater, chainer;
 };
 
 /* The HTTP status a stored result answers with (its outcome's). */

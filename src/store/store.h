@@ -111,6 +111,10 @@ typedef struct al_store_ops {
 	/* Checks the audit chain: 0 with *records, or -EBADMSG with *err
 	 * naming the first bad record. */
 	int (*audit_verify)(al_store *st, uint64_t *records, al_error **err);
+	/* Moves a batch of records committed with their changes into the
+	 * chain (one node at a time): the number chained, 0 when none (or
+	 * another node holds the chain). */
+	int (*audit_chain)(al_store *st);
 } al_store_ops;
 
 struct al_store {

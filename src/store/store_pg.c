@@ -182,61 +182,173 @@ static char *dup_or_null(PGresult *r, int row, int col)
 	return PQgetisnull(r, row, col) ? NULL : strdup(PQgetvalue(r, row, col));
 }
 
-/* Appends one record to the fleet's chain inside the caller's
- * transaction: hash = sha256(prev_hash || record), record the canonical
- * JSON text with seq and time added.  The chain's head is locked from here
- * to the commit, so appends are serialised and the chain cannot fork; the
- * callers append last, keeping that window short. */
-static int audit_append(PGconn *c, json_t *rec)
+static int commit(PGconn *c)
 {
-	char prev[65], hash[65], seqs[24], when[96];
-	int64_t seq = 1;
-	if (cmd(c, "SELECT pg_advisory_xact_lock(7401)") < 0)
-		return fail(c);
-	PGresult *r = q(c, "SELECT seq, hash FROM audit ORDER BY seq DESC "
-			   "LIMIT 1",
-			0, NULL);
-	if (r == NULL)
-		return fail(c);
-	memcpy(prev, zero_hash, sizeof(prev));
-	if (PQntuples(r) == 1) {
-		seq = strtoll(PQgetvalue(r, 0, 0), NULL, 10) + 1;
-		snprintf(prev, sizeof(prev), "%s", PQgetvalue(r, 0, 1));
-	}
-	PQclear(r);
+	return cmd(c, "COMMIT");
+}
+
+static void now_text(char *when, size_t len)
+{
 	struct timespec ts;
 	struct tm tm;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
-	snprintf(when, sizeof(when), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
+	snprintf(when, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
 		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 		 tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
-	if (json_object_set_new(rec, "seq", json_integer(seq)) < 0 ||
-	    json_object_set_new(rec, "time", json_string(when)) < 0)
+}
+
+/* Adds one audit record inside the caller's transaction, so the record
+ * commits exactly when the change it describes does.  It goes to
+ * audit_pending without any lock; chain_body moves it into the chain
+ * (seq, hash) shortly after. */
+static int audit_append(PGconn *c, json_t *rec)
+{
+	char when[96];
+	now_text(when, sizeof(when));
+	if (json_object_set_new(rec, "time", json_string(when)) < 0)
 		return -ENOMEM;
 	char *text = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
 	if (text == NULL)
 		return -ENOMEM;
-	size_t tl = strlen(text);
-	char *cat = malloc(64 + tl + 1);
-	if (cat == NULL) {
-		free(text);
-		return -ENOMEM;
-	}
-	memcpy(cat, prev, 64);
-	memcpy(cat + 64, text, tl + 1);
-	al_sha256_hex(cat, 64 + tl, hash);
-	free(cat);
-	snprintf(seqs, sizeof(seqs), "%" PRId64, seq);
-	const char *v[] = {seqs, prev, hash, text};
-	r = q(c, "INSERT INTO audit (seq, prev_hash, hash, record) VALUES "
-		 "($1, $2, $3, $4)",
-	      4, v);
+	const char *v[] = {text};
+	PGresult *r = q(c, "INSERT INTO audit_pending (record) VALUES ($1)", 1,
+			v);
 	free(text);
 	if (r == NULL)
 		return fail(c);
 	PQclear(r);
 	return 0;
+}
+
+/* hash = sha256(prev_hash || record), both as text. */
+static int chain_hash(const char *prev, const char *text, char hash[65])
+{
+	size_t tl = strlen(text);
+	char *cat = malloc(64 + tl + 1);
+	if (cat == NULL)
+		return -ENOMEM;
+	memcpy(cat, prev, 64);
+	memcpy(cat + 64, text, tl + 1);
+	al_sha256_hex(cat, 64 + tl, hash);
+	free(cat);
+	return 0;
+}
+
+/* Moves up to a batch of pending records into the chain, in one
+ * transaction under the chain's lock (tried, not waited for: another node
+ * chaining is as good): each gets the next seq, the record canonical
+ * JSON with seq added, hash = sha256(prev_hash || record).  The rows
+ * moved are exactly the rows read (a record committed meanwhile waits
+ * for the next batch).  Returns the number chained. */
+static int chain_body(PGconn *c, void *a_)
+{
+	(void)a_;
+	int rc;
+	if ((rc = cmd(c, "BEGIN")) < 0)
+		return rc;
+	PGresult *r = q(c, "SELECT pg_try_advisory_xact_lock(7401)", 0, NULL);
+	if (r == NULL)
+		return fail(c);
+	bool locked = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+	PQclear(r);
+	if (!locked) {
+		rc = commit(c);
+		return rc < 0 ? rc : 0;
+	}
+	PGresult *p = q(c,
+			"SELECT id, record FROM audit_pending ORDER BY id "
+			"LIMIT 1000",
+			0, NULL);
+	if (p == NULL)
+		return fail(c);
+	int n = PQntuples(p);
+	char prev[65];
+	int64_t seq = 1;
+	memcpy(prev, zero_hash, sizeof(prev));
+	r = n > 0 ? q(c, "SELECT seq, hash FROM audit ORDER BY seq DESC "
+			 "LIMIT 1",
+		      0, NULL)
+		  : NULL;
+	if (n > 0 && r == NULL) {
+		PQclear(p);
+		return fail(c);
+	}
+	if (r != NULL && PQntuples(r) == 1) {
+		seq = strtoll(PQgetvalue(r, 0, 0), NULL, 10) + 1;
+		snprintf(prev, sizeof(prev), "%s", PQgetvalue(r, 0, 1));
+	}
+	PQclear(r);
+	/* Rows as arrays: one INSERT and one DELETE for the batch. */
+	json_t *seqs = json_array(), *prevs = json_array(),
+	       *hashes = json_array(), *recs = json_array(),
+	       *ids = json_array();
+	rc = seqs && prevs && hashes && recs && ids ? 0 : -ENOMEM;
+	for (int i = 0; i < n && rc == 0; i++, seq++) {
+		json_t *rec = json_loads(PQgetvalue(p, i, 1), 0, NULL);
+		char *text = NULL, hash[65];
+		if (rec == NULL ||
+		    json_object_set_new(rec, "seq", json_integer(seq)) < 0 ||
+		    (text = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS)) ==
+			    NULL ||
+		    chain_hash(prev, text, hash) < 0)
+			rc = -ENOMEM;
+		if (rc == 0 &&
+		    (json_array_append_new(seqs, json_integer(seq)) < 0 ||
+		     json_array_append_new(prevs, json_string(prev)) < 0 ||
+		     json_array_append_new(hashes, json_string(hash)) < 0 ||
+		     json_array_append_new(recs, json_string(text)) < 0 ||
+		     json_array_append_new(
+			     ids, json_integer(strtoll(PQgetvalue(p, i, 0),
+						       NULL, 10))) < 0))
+			rc = -ENOMEM;
+		memcpy(prev, hash, sizeof(prev));
+		free(text);
+		json_decref(rec);
+	}
+	PQclear(p);
+	char *t[5] = {NULL};
+	json_t *arrs[5] = {seqs, prevs, hashes, recs, ids};
+	for (int i = 0; i < 5 && rc == 0; i++)
+		if ((t[i] = json_dumps(arrs[i], JSON_COMPACT)) == NULL)
+			rc = -ENOMEM;
+	if (rc == 0 && n > 0) {
+		const char *v[] = {t[0], t[1], t[2], t[3]};
+		PGresult *x = q(c,
+				"INSERT INTO audit (seq, prev_hash, hash, "
+				"record) SELECT * FROM unnest("
+				"ARRAY(SELECT json_array_elements_text($1::json)"
+				"::bigint), ARRAY(SELECT "
+				"json_array_elements_text($2::json)), ARRAY("
+				"SELECT json_array_elements_text($3::json)), "
+				"ARRAY(SELECT json_array_elements_text("
+				"$4::json)))",
+				4, v);
+		const char *w[] = {t[4]};
+		PGresult *y = x != NULL
+				      ? q(c,
+					  "DELETE FROM audit_pending WHERE id "
+					  "IN (SELECT json_array_elements_text("
+					  "$1::json)::bigint)",
+					  1, w)
+				      : NULL;
+		if (x == NULL || y == NULL)
+			rc = fail(c);
+		PQclear(x);
+		PQclear(y);
+	}
+	for (int i = 0; i < 5; i++) {
+		free(t[i]);
+		json_decref(arrs[i]);
+	}
+	if (rc == 0)
+		rc = commit(c);
+	return rc < 0 ? rc : n;
+}
+
+static int pg_audit_chain(al_store *st)
+{
+	return with_conn((pg_store *)st, chain_body, NULL);
 }
 
 static int notify(PGconn *c, const char *what)
@@ -249,10 +361,6 @@ static int notify(PGconn *c, const char *what)
 	return 0;
 }
 
-static int commit(PGconn *c)
-{
-	return cmd(c, "COMMIT");
-}
 
 /* ---- enqueue --------------------------------------------------------- */
 
@@ -1066,6 +1174,7 @@ static const al_store_ops pg_ops = {
 	.requeue = pg_requeue,
 	.wait = pg_wait,
 	.audit_verify = pg_audit_verify,
+	.audit_chain = pg_audit_chain,
 };
 
 int al_store_pg_open(const char *url, al_store **out, al_error **err);

@@ -88,7 +88,15 @@ def all_finished(pg, ids):
                                       for v in s.values())
 
 
+def chained(pg):
+    """The nodes move committed records into the chain shortly after
+    they commit: waits until none is pending."""
+    assert wait_until(lambda: pg.psql(
+        "SELECT count(*) FROM audit_pending")[0][0] == "0", 30, 0.1)
+
+
 def audit_counts(pg, event):
+    chained(pg)
     rows = pg.psql("SELECT record FROM audit")
     c = collections.Counter()
     for (rec,) in rows:
@@ -99,6 +107,7 @@ def audit_counts(pg, event):
 
 
 def verify_chain(pg):
+    chained(pg)
     out = subprocess.run([AIRLOCK_BIN, "audit", "verify", "--store",
                           pg.url], capture_output=True, text=True,
                          timeout=60)
@@ -296,3 +305,16 @@ def test_postgres_restart_under_load(fleet, pg, tmp_path):
     for n in fleet:
         st, _, b = n.request("POST", "/v1/runs", sh("echo back"))
         assert st == 200 and b["stdout"] == "back\n"
+
+
+def test_zz_tampered_chain_fails_verify(pg):
+    """Last in the file: it breaks the module's chain on purpose."""
+    chained(pg)
+    pg.psql("ALTER TABLE audit DISABLE TRIGGER audit_no_change")
+    pg.psql("UPDATE audit SET record = replace(record, 'run.queued', "
+            "'run.qveued') WHERE seq = 1")
+    out = subprocess.run([AIRLOCK_BIN, "audit", "verify", "--store",
+                          pg.url], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 1
+    assert "record 1: record hash mismatch" in out.stderr
