@@ -99,7 +99,7 @@ class Postgres:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def fleet_config(url, concurrency=4, tenant_max=0, lease_ms=2000,
+def fleet_config(url, concurrency=4, tenant_max=0, lease_ms=3000,
                  node_id=None, artifacts_dir=None):
     cfg = local_config(tenants=("default", "other"), concurrency=concurrency)
     if tenant_max:

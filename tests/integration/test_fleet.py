@@ -203,7 +203,7 @@ def test_kill9_node_mid_burst(fleet, pg, tmp_path):
     t.join(timeout=200)
     ids = [b["run_id"] for st, b in accepted.values() if st == 202]
     assert len(ids) >= 30
-    # The lease (2 s) runs out; a surviving node settles node1's runs.
+    # The lease (3 s) runs out; a surviving node settles node1's runs.
     assert wait_until(lambda: all_finished(pg, ids), 90, 0.5)
     s = states(pg, ids)
     lost = [i for i, v in s.items() if v[2] == "unavailable"]
