@@ -11,9 +11,10 @@ import time
 
 import pytest
 
-from fleet_support import TOKEN2, Postgres, start_nodes, wait_until
-from test_api_support import AIRLOCK_BIN, sh
-from test_durable_support import cleanup_state
+from fleet_support import (TOKEN2, Postgres, free_port, start_nodes,
+                           wait_until)
+from test_api_support import AIRLOCK_BIN, local_config, sh
+from test_durable_support import DurableDaemon, cleanup_state
 
 
 @pytest.fixture(scope="module")
@@ -308,7 +309,7 @@ def test_postgres_restart_under_load(fleet, pg, tmp_path):
 
 
 def test_zz_tampered_chain_fails_verify(pg):
-    """Last in the file: it breaks the module's chain on purpose."""
+    """The last test on the shared store: it breaks its chain on purpose."""
     chained(pg)
     pg.psql("ALTER TABLE audit DISABLE TRIGGER audit_no_change")
     pg.psql("UPDATE audit SET record = replace(record, 'run.queued', "
@@ -318,3 +319,40 @@ def test_zz_tampered_chain_fails_verify(pg):
                          timeout=60)
     assert out.returncode == 1
     assert "record 1: record hash mismatch" in out.stderr
+
+
+@pytest.mark.parametrize("extra, reason", [
+    ({"store": "mysql://x"}, "store"),
+    ({"store": 5}, "store"),
+    ({"fleet": []}, "fleet"),
+])
+def test_bad_store_configuration_is_refused(tmp_path, extra, reason):
+    cfg = local_config()
+    cfg.update(extra)
+    d = DurableDaemon(tmp_path, cfg)
+    d.start(expect_ok=False)
+    assert d.proc.wait(timeout=20) != 0
+    assert reason in d.log()
+
+
+def test_unreachable_store_never_echoes_the_password(tmp_path):
+    port = free_port()  # nothing listens there
+    cfg = local_config()
+    cfg["store"] = ("postgresql://airlock:s3cret-pw@127.0.0.1:%d/x"
+                    "?connect_timeout=2" % port)
+    cfg["fleet"] = {"node_id": "bad node"}
+    d = DurableDaemon(tmp_path, cfg, name="a")
+    d.start(expect_ok=False)
+    assert d.proc.wait(timeout=20) != 0
+    assert "fleet.node_id" in d.log()
+    cfg["fleet"] = {}
+    d = DurableDaemon(tmp_path, cfg, name="b")
+    d.start(expect_ok=False)
+    assert d.proc.wait(timeout=20) != 0
+    log = d.log()
+    assert "cannot connect to the store" in log
+    assert "s3cret-pw" not in log
+    out = subprocess.run([AIRLOCK_BIN, "audit", "verify", "--store",
+                          cfg["store"]], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 1 and "s3cret-pw" not in out.stderr + out.stdout
