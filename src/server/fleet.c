@@ -480,7 +480,7 @@ static void *claim_main(void *arg)
 			continue;
 		}
 		j->f = f;
-		int rc = f->st->ops->claim(f->st, f->node, &j->r);
+		int rc = f->st->ops->claim(f->st, f->node, f->langs, &j->r);
 		if (rc == 1) {
 			told = false;
 			pthread_mutex_lock(&f->lock);
@@ -790,15 +790,54 @@ static int start_threads(al_fleet *f, al_error **err)
 	return 0;
 }
 
-static char *facts_json(const al_config *cfg, unsigned slots)
+/* The languages some available provider of this node runs for some
+ * tenant (probed, as GET /v1/capabilities reports them): the node claims
+ * only runs in these (or runs no live node published a language for). */
+static json_t *node_languages(al_host *host, const al_config *cfg)
+{
+	json_t *langs = json_array();
+	for (size_t t = 0; langs != NULL && t < cfg->n_tenants; t++) {
+		al_host_context hc = {.tenant = cfg->tenants[t].name};
+		al_facts **facts = NULL;
+		size_t n = 0;
+		al_error *err = NULL;
+		if (al_host_capabilities(host, &hc, &facts, &n, &err) < 0) {
+			al_error_free(err);
+			continue;
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (!facts[i]->available)
+				continue;
+			for (size_t l = 0; l < facts[i]->n_languages; l++) {
+				const char *name =
+					facts[i]->languages[l].language;
+				bool have = false;
+				size_t k;
+				json_t *v;
+				json_array_foreach(langs, k, v) have =
+					have ||
+					strcmp(json_string_value(v), name) == 0;
+				if (!have)
+					json_array_append_new(langs,
+							      json_string(name));
+			}
+		}
+		al_facts_array_free(facts, n);
+	}
+	return langs;
+}
+
+static char *facts_json(const al_config *cfg, unsigned slots,
+			json_t *langs)
 {
 	json_t *o = json_object(), *p = json_array();
 	for (size_t i = 0; p != NULL && i < cfg->n_candidates; i++)
 		json_array_append_new(p,
 				      json_string(cfg->candidates[i].provider));
 	char *text = NULL;
-	if (o != NULL && p != NULL &&
+	if (o != NULL && p != NULL && langs != NULL &&
 	    json_object_set_new(o, "providers", p) == 0 &&
+	    json_object_set(o, "languages", langs) == 0 &&
 	    json_object_set_new(o, "concurrency", json_integer(slots)) == 0)
 		text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 	else
@@ -841,7 +880,11 @@ int al_fleet_start(al_service *svc, al_error **err)
 	if ((rc = parse_fleet(f, json_object_get(root, "fleet"), err)) < 0)
 		goto out;
 	f->heartbeat_ms = f->lease_ms / 5 ? f->lease_ms / 5 : 100;
-	if ((f->facts = facts_json(cfg, f->slots)) == NULL) {
+	json_t *langs = node_languages(gen->host, cfg);
+	f->facts = facts_json(cfg, f->slots, langs);
+	f->langs = langs ? json_dumps(langs, JSON_COMPACT) : NULL;
+	json_decref(langs);
+	if (f->facts == NULL || f->langs == NULL) {
 		rc = al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
 				  "out of memory");
 		goto out;
@@ -918,6 +961,7 @@ bool al_fleet_free(al_service *svc)
 	if (f->st != NULL)
 		f->st->ops->close(f->st);
 	free(f->facts);
+	free(f->langs);
 	free(f->ids);
 	free(f->artifacts_root);
 	pthread_mutex_destroy(&f->lock);

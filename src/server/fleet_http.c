@@ -121,7 +121,10 @@ enum MHD_Result al_fleet_post(al_service *svc, struct MHD_Connection *conn,
 			     .body = text,
 			     .request_sha256 = sha,
 			     .idem_key = key,
-			     .tenant_max = tmax};
+			     .tenant_max = tmax,
+			     .language = json_string_value(
+				     json_object_get(req, "language")),
+			     .lease_ms = f->lease_ms};
 	int rc = text != NULL ? f->st->ops->enqueue(f->st, &s, existing)
 			      : -ENOMEM;
 	free(text);

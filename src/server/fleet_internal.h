@@ -16,6 +16,7 @@ struct al_fleet {
 	char node[64];
 	char host[256];
 	char *facts; /* published selection facts (JSON) */
+	char *langs; /* the languages it runs: a JSON array (claims) */
 	/* fleet.artifacts_dir: shared storage; artifacts are copied to
 	 * ROOT/artifacts/<run>/ before the result is recorded.  NULL: none. */
 	char *artifacts_root;

@@ -26,6 +26,8 @@ typedef struct al_store_submit {
 	const char *request_sha256; /* of body */
 	const char *idem_key;	    /* NULL: none */
 	unsigned tenant_max;	    /* the tenant's concurrency; 0: none */
+	const char *language;	    /* the request's, or NULL */
+	uint64_t lease_ms;	    /* a node heard from within this is live */
 } al_store_submit;
 
 /* A run as the store has it.  Strings are owned (al_store_run_clear). */
@@ -67,8 +69,11 @@ typedef struct al_store_ops {
 	int (*enqueue)(al_store *st, const al_store_submit *s,
 		       char existing[40]);
 	/* Claims the oldest queued run of a tenant under its fleet-wide
-	 * concurrency, FIFO per tenant: 1 claimed (*out filled), 0 none. */
-	int (*claim)(al_store *st, const char *node, al_store_run *out);
+	 * concurrency, FIFO per tenant, whose language is one of languages
+	 * (a JSON array of strings) or was published by no live node:
+	 * 1 claimed (*out filled), 0 none. */
+	int (*claim)(al_store *st, const char *node, const char *languages,
+		     al_store_run *out);
 	/* Records the run's one terminal outcome: 1 recorded, 0 the run was
 	 * no longer this node's running run (already settled). */
 	int (*finish)(al_store *st, const char *node, const char *run_id,

@@ -373,19 +373,27 @@ static int enq_body(PGconn *c, void *a_)
 {
 	struct enq_args *a = a_;
 	const al_store_submit *s = a->s;
-	char maxs[16];
+	char maxs[16], lease[32];
 	int rc;
 	snprintf(maxs, sizeof(maxs), "%u", s->tenant_max);
+	snprintf(lease, sizeof(lease), "%" PRIu64 " milliseconds",
+		 s->lease_ms);
 	if ((rc = cmd(c, "BEGIN")) < 0)
 		return rc;
-	const char *v[] = {s->run_id, s->tenant, s->principal, s->body,
-			   s->request_sha256, s->idem_key, maxs};
+	const char *v[] = {s->run_id,	    s->tenant,	 s->principal,
+			   s->body,	    s->request_sha256, s->idem_key,
+			   maxs,	    s->language, lease};
+	/* The language routes the run only when a live node can run it;
+	 * otherwise any node takes it and its admission answers. */
 	PGresult *r = q(c,
 			"INSERT INTO runs (id, tenant, principal, body, "
-			"request_sha256, idem_key, tenant_max, state) VALUES "
-			"($1, $2, $3, $4, $5, $6, $7, 'queued') ON CONFLICT "
-			"DO NOTHING RETURNING id",
-			7, v);
+			"request_sha256, idem_key, tenant_max, state, "
+			"language) VALUES ($1, $2, $3, $4, $5, $6, $7, "
+			"'queued', CASE WHEN EXISTS (SELECT 1 FROM nodes "
+			"WHERE heartbeat_at > now() - $9::interval AND "
+			"(facts::jsonb -> 'languages') ? $8::text) THEN "
+			"$8::text END) ON CONFLICT DO NOTHING RETURNING id",
+			9, v);
 	if (r == NULL)
 		return fail(c);
 	int added = PQntuples(r);
@@ -454,7 +462,7 @@ static int pg_enqueue(al_store *st, const al_store_submit *s,
 /* ---- claim ----------------------------------------------------------- */
 
 struct claim_args {
-	const char *node;
+	const char *node, *languages;
 	al_store_run *out;
 };
 
@@ -468,18 +476,22 @@ static int claim_body(PGconn *c, void *a_)
 	 * here are the truth when the claim commits. */
 	if ((rc = cmd(c, "SELECT pg_advisory_xact_lock(7402)")) < 0)
 		return rc;
-	const char *v[] = {a->node};
+	const char *v[] = {a->node, a->languages};
+	/* A tenant whose oldest queued run is in a language this node does
+	 * not run is left to a node that does: FIFO per tenant holds. */
 	PGresult *r = q(
 		c,
 		"WITH heads AS (SELECT DISTINCT ON (tenant) id, tenant, "
-		"tenant_max, qseq FROM runs WHERE state = 'queued' ORDER BY "
-		"tenant, qseq), elig AS (SELECT h.id FROM heads h WHERE "
-		"h.tenant_max = 0 OR (SELECT count(*) FROM runs x WHERE "
-		"x.tenant = h.tenant AND x.state = 'running') < h.tenant_max "
-		"ORDER BY h.qseq LIMIT 1) UPDATE runs SET state = 'running', "
-		"node = $1, claimed_at = now() WHERE id = (SELECT id FROM elig) "
-		"AND state = 'queued' RETURNING id, tenant, principal, body",
-		1, v);
+		"tenant_max, qseq, language FROM runs WHERE state = 'queued' "
+		"ORDER BY tenant, qseq), elig AS (SELECT h.id FROM heads h "
+		"WHERE (h.language IS NULL OR h.language IN (SELECT "
+		"json_array_elements_text($2::json))) AND (h.tenant_max = 0 "
+		"OR (SELECT count(*) FROM runs x WHERE x.tenant = h.tenant AND "
+		"x.state = 'running') < h.tenant_max) ORDER BY h.qseq LIMIT 1) "
+		"UPDATE runs SET state = 'running', node = $1, claimed_at = "
+		"now() WHERE id = (SELECT id FROM elig) AND state = 'queued' "
+		"RETURNING id, tenant, principal, body",
+		2, v);
 	if (r == NULL)
 		return fail(c);
 	int n = PQntuples(r);
@@ -504,9 +516,10 @@ static int claim_body(PGconn *c, void *a_)
 	return n;
 }
 
-static int pg_claim(al_store *st, const char *node, al_store_run *out)
+static int pg_claim(al_store *st, const char *node, const char *languages,
+		    al_store_run *out)
 {
-	struct claim_args a = {node, out};
+	struct claim_args a = {node, languages, out};
 	memset(out, 0, sizeof(*out));
 	return with_conn((pg_store *)st, claim_body, &a);
 }

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from fleet_support import (TOKEN2, Postgres, free_port, start_nodes,
-                           wait_until)
+from fleet_support import (TOKEN2, Node, Postgres, fleet_config, free_port,
+                           start_nodes, wait_until)
 from test_api_support import AIRLOCK_BIN, local_config, sh
 from test_durable_support import DurableDaemon, cleanup_state
 
@@ -306,6 +306,38 @@ def test_postgres_restart_under_load(fleet, pg, tmp_path):
     for n in fleet:
         st, _, b = n.request("POST", "/v1/runs", sh("echo back"))
         assert st == 200 and b["stdout"] == "back\n"
+
+
+def test_node_without_a_capable_provider_leaves_the_run(pg, tmp_path):
+    """A node whose only provider is `disabled` publishes no language and
+    claims nothing in one: runs submitted to it run on the capable
+    node."""
+    cfg_a = fleet_config(pg.url, node_id="incapable")
+    cfg_a["providers"] = [{"provider": "disabled"}]
+    a = Node(tmp_path, cfg_a, name="incapable")
+    b = Node(tmp_path, fleet_config(pg.url, node_id="capable"),
+             name="capable")
+    try:
+        a.start(timeout=30)
+        b.start(timeout=30)
+        facts = json.loads(pg.psql("SELECT facts FROM nodes WHERE id = "
+                                   "'incapable'")[0][0])
+        assert facts["languages"] == [] and facts["providers"] == \
+            ["disabled"]
+        assert "sh" in json.loads(pg.psql(
+            "SELECT facts FROM nodes WHERE id = 'capable'")[0][0])[
+                "languages"]
+        answers = submit_all([a], [sh("echo cap") for _ in range(8)])
+        ids = [b_["run_id"] for st, b_ in answers.values()]
+        assert wait_until(lambda: all_finished(pg, ids), 60, 0.2)
+        s = states(pg, ids)
+        assert all(v[1] == "capable" and v[2] == "completed"
+                   for v in s.values()), s
+    finally:
+        for n in (a, b):
+            if n.proc is not None:
+                n.stop()
+            cleanup_state(n)
 
 
 def test_zz_tampered_chain_fails_verify(pg):
