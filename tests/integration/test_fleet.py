@@ -163,6 +163,11 @@ def test_200_runs_once_and_read_anywhere(fleet, pg, tmp_path):
                                              first_id[4:]})
     assert st == 200 and "event: result" in rest
     assert first_id not in rest
+    # The remote provider's headers do not travel through the queue.
+    st, _, b = others[0].request("POST", "/v1/runs", sh("true"),
+                                 headers={"X-Airlock-Forwarded-Env":
+                                          "e30="})
+    assert st == 400 and b["error"] == "unsupported_header"
     # Another tenant's run answers like an unknown one, everywhere.
     st, _, _ = others[1].request("GET", "/v1/runs/" + rid, token=TOKEN2)
     assert st == 404
