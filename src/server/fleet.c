@@ -31,6 +31,9 @@
 #include "core/util.h"
 #include "server/fleet_internal.h"
 #include "server/service.h"
+#include "supervisor/dfile.h"
+#include "supervisor/identity.h"
+#include "supervisor/runrec.h"
 
 #define DEFAULT_LEASE_MS 5000u
 
@@ -38,6 +41,9 @@ typedef struct job {
 	al_fleet *f;
 	al_store_run r;
 	al_srv_run *run; /* attached at a restart, else NULL */
+	/* An adopted run: the dead node's state directory, whose
+	 * supervisor is watched; else NULL. */
+	char *adopted_dir;
 } job;
 
 static void sleep_ms(unsigned ms)
@@ -395,6 +401,91 @@ static void record_local(al_fleet *f, al_srv_run *run, const char *run_id,
 	free(text);
 }
 
+static bool stopping(al_fleet *f);
+static int spawn(job *j);
+
+/* Records a result text, its outcome and status read from it. */
+static void record_text(al_fleet *f, const char *run_id, const char *text)
+{
+	json_t *r = json_loads(text, 0, NULL);
+	const char *oc = json_string_value(json_object_get(r, "outcome"));
+	record(f, run_id, al_fleet_status_of(text), oc ? oc : "unavailable",
+	       text);
+	json_decref(r);
+}
+
+/* A run adopted from a dead node on this host: its supervisor does not
+ * die with its daemon, so it is watched in that node's state directory
+ * (read only) until it records its result — final.json when the dead
+ * node got to finish it, else the supervisor's own result.json — or is
+ * verified gone without one (lost).  Only the owning node's restart
+ * finishes it there (step 11, its own audit trail).  false: the node is
+ * stopping, the run is left for its next start (the store keeps the
+ * directory). */
+static bool watch_adopted(al_fleet *f, const char *run_id, const char *dir)
+{
+	int runs = -1, d = -1;
+	al_recovery rec = {0};
+	bool done = true;
+	if (dir[0] == '\0' || al_runs_dir_open(dir, &runs) < 0 ||
+	    al_run_dir_open(runs, run_id, false, &d) < 0) {
+		record_lost(f, run_id, "adoption_failed");
+		goto out;
+	}
+	bool have_rec = al_recovery_read(d, run_id, &rec) == 0;
+	for (bool last = false;;) {
+		char *text = NULL;
+		size_t len = 0;
+		if (al_dfile_read(d, AL_RF_FINAL, AL_RF_MAX_RECORD, &text,
+				  &len) == 0) {
+			record_text(f, run_id, text);
+			free(text);
+			break;
+		}
+		if (al_dfile_read(d, AL_RF_RESULT, AL_RF_MAX_RECORD, &text,
+				  &len) == 0) {
+			al_result *res = NULL;
+			char *canon = NULL;
+			if (al_result_from_json(text, len, &res, NULL) == 0)
+				canon = al_result_to_json(res, 0);
+			al_result_free(res);
+			if (canon != NULL)
+				record_text(f, run_id, canon);
+			else
+				record_lost(f, run_id, "result_unreadable");
+			free(canon);
+			free(text);
+			break;
+		}
+		if (last) {
+			record_lost(f, run_id, "supervisor_gone");
+			break;
+		}
+		bool alive = al_dfile_exists(d, AL_RF_PENDING);
+		if (!alive && have_rec) {
+			al_identity id;
+			alive = (al_identity_read(d, &id) == 0 &&
+				 al_identity_verify(&id, rec.nonce) == 0) ||
+				al_identity_scan(rec.nonce, &id) == 0;
+		}
+		/* Gone: one more look, its result may have just landed. */
+		last = !alive;
+		if (alive && stopping(f)) {
+			done = false;
+			break;
+		}
+		if (alive)
+			sleep_ms(200);
+	}
+out:
+	al_recovery_clear(&rec);
+	if (d >= 0)
+		close(d);
+	if (runs >= 0)
+		close(runs);
+	return done;
+}
+
 static void *exec_main(void *arg)
 {
 	job *j = arg;
@@ -403,7 +494,9 @@ static void *exec_main(void *arg)
 	al_srv_run *run = j->run;
 	const char *id = j->r.run_id;
 	int rc = 0;
-	if (run == NULL) {
+	if (j->adopted_dir != NULL) {
+		(void)watch_adopted(f, id, j->adopted_dir);
+	} else if (run == NULL) {
 		al_srv_gen *gen = al_service_gen_get(svc);
 		al_srv_submit_headers h = {.run_id = id};
 		rc = gen != NULL ? al_service_submit(svc, gen, j->r.tenant,
@@ -413,7 +506,9 @@ static void *exec_main(void *arg)
 				 : -ESHUTDOWN;
 		al_service_gen_put(svc, gen);
 	}
-	if (rc < 0) {
+	if (j->adopted_dir != NULL) {
+		/* watched above */
+	} else if (rc < 0) {
 		json_t *o = json_pack("{s:s, s:s, s:s}", "run_id", id,
 				      "outcome", "unavailable", "reason",
 				      rc == -ESHUTDOWN ? "shutting_down"
@@ -433,8 +528,51 @@ static void *exec_main(void *arg)
 	pthread_cond_broadcast(&f->cond);
 	pthread_mutex_unlock(&f->lock);
 	al_store_run_clear(&j->r);
+	free(j->adopted_dir);
 	free(j);
 	return NULL;
+}
+
+/* Starts watching an adopted run (counted like a claimed one, so that
+ * reconcile knows it is followed). */
+static void watch_start(al_fleet *f, const char *run_id, const char *tenant,
+			const char *dir)
+{
+	job *j = calloc(1, sizeof(*j));
+	if (j == NULL || (j->adopted_dir = strdup(dir)) == NULL ||
+	    (j->r.tenant = strdup(tenant)) == NULL) {
+		if (j != NULL) {
+			free(j->adopted_dir);
+			free(j);
+		}
+		return; /* the next start or reconcile looks again */
+	}
+	j->f = f;
+	snprintf(j->r.run_id, sizeof(j->r.run_id), "%s", run_id);
+	pthread_mutex_lock(&f->lock);
+	bool known = ids_has_locked(f, run_id);
+	int added = known ? -EEXIST : ids_add_locked(f, run_id);
+	pthread_mutex_unlock(&f->lock);
+	if (added < 0 || spawn(j) < 0) {
+		if (added == 0) {
+			pthread_mutex_lock(&f->lock);
+			ids_del_locked(f, run_id);
+			pthread_mutex_unlock(&f->lock);
+		}
+		al_store_run_clear(&j->r);
+		free(j->adopted_dir);
+		free(j);
+	}
+}
+
+static void on_adopt(void *ctx, const char *run_id, const char *tenant,
+		     const char *dir)
+{
+	al_fleet *f = ctx;
+	al_logf(AL_LOG_WARN, run_id,
+		"fleet: adopted from a dead node on this host; watching its "
+		"supervisor");
+	watch_start(f, run_id, tenant, dir);
 }
 
 /* Starts a job's thread; counted in f->executing by the caller. */
@@ -525,7 +663,12 @@ static void *beat_main(void *arg)
 		al_store_node n = {f->node, f->host, f->slots, in_use,
 				   f->facts};
 		int rc = f->st->ops->heartbeat(f->st, &n);
-		int lost = rc == 0 ? f->st->ops->reap(f->st, f->node,
+		/* Same host first: a dead node's supervisors outlive it. */
+		if (rc == 0 && f->adopt)
+			rc = f->st->ops->adopt(f->st, f->node, f->host,
+					       f->boot_id, f->lease_ms,
+					       on_adopt, f);
+		int lost = rc >= 0 ? f->st->ops->reap(f->st, f->node,
 						      f->lease_ms)
 				   : rc;
 		if (lost > 0)
@@ -577,6 +720,7 @@ static void *chain_main(void *arg)
 typedef struct orphan {
 	char run_id[40];
 	char *tenant;
+	char *dir; /* adopted: the dead node's state directory */
 } orphan;
 
 typedef struct orphans {
@@ -584,7 +728,8 @@ typedef struct orphans {
 	size_t n, cap;
 } orphans;
 
-static void collect(void *ctx, const char *run_id, const char *tenant)
+static void collect(void *ctx, const char *run_id, const char *tenant,
+		    const char *dir)
 {
 	orphans *o = ctx;
 	if (o->n == o->cap) {
@@ -595,10 +740,16 @@ static void collect(void *ctx, const char *run_id, const char *tenant)
 		o->v = v;
 		o->cap = cap;
 	}
-	snprintf(o->v[o->n].run_id, sizeof(o->v[o->n].run_id), "%s", run_id);
-	o->v[o->n].tenant = strdup(tenant);
-	if (o->v[o->n].tenant != NULL)
+	orphan *e = &o->v[o->n];
+	snprintf(e->run_id, sizeof(e->run_id), "%s", run_id);
+	e->tenant = strdup(tenant);
+	e->dir = dir != NULL ? strdup(dir) : NULL;
+	if (e->tenant != NULL && (dir == NULL || e->dir != NULL))
 		o->n++;
+	else {
+		free(e->tenant);
+		free(e->dir);
+	}
 }
 
 /* What the store has as running on this node after a restart: a run this
@@ -613,6 +764,10 @@ static void settle_orphans(al_fleet *f)
 			"fleet: cannot list this node's runs in the store");
 	for (size_t i = 0; i < o.n; i++) {
 		const char *id = o.v[i].run_id, *tenant = o.v[i].tenant;
+		if (o.v[i].dir != NULL) {
+			watch_start(f, id, tenant, o.v[i].dir);
+			continue;
+		}
 		al_srv_run *run = al_service_find(f->svc, tenant, id);
 		al_srv_stored st;
 		if (run != NULL) {
@@ -664,8 +819,10 @@ static void settle_orphans(al_fleet *f)
 			record_lost(f, id, "node_restarted");
 		}
 	}
-	for (size_t i = 0; i < o.n; i++)
+	for (size_t i = 0; i < o.n; i++) {
 		free(o.v[i].tenant);
+		free(o.v[i].dir);
+	}
 	free(o.v);
 }
 
@@ -682,6 +839,11 @@ static bool reconcile(al_fleet *f)
 		pthread_mutex_lock(&f->lock);
 		bool known = ids_has_locked(f, o.v[i].run_id);
 		pthread_mutex_unlock(&f->lock);
+		if (!known && o.v[i].dir != NULL) {
+			watch_start(f, o.v[i].run_id, o.v[i].tenant,
+				    o.v[i].dir);
+			continue;
+		}
 		al_srv_run *run = known ? NULL
 					: al_service_find(f->svc, o.v[i].tenant,
 							  o.v[i].run_id);
@@ -694,16 +856,34 @@ static bool reconcile(al_fleet *f)
 				"fleet: a claim's answer was lost; the run "
 				"never started here and is queued again");
 	}
-	for (size_t i = 0; i < o.n; i++)
+	for (size_t i = 0; i < o.n; i++) {
 		free(o.v[i].tenant);
+		free(o.v[i].dir);
+	}
 	free(o.v);
 	return ok;
+}
+
+/* This boot of this machine: supervisors of a dead node are adoptable
+ * only by a node of the same boot ("" when unknown: never adopts). */
+static void read_boot_id(char *out, size_t len)
+{
+	out[0] = '\0';
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, out, len - 1);
+	close(fd);
+	out[n > 0 ? n : 0] = '\0';
+	char *nl = strchr(out, '\n');
+	if (nl != NULL)
+		*nl = '\0';
 }
 
 static int parse_fleet(al_fleet *f, json_t *fl, al_error **err)
 {
 	static const char *const keys[] = {"node_id", "lease_ms",
-					   "artifacts_dir", NULL};
+					   "artifacts_dir", "adopt", NULL};
 	const char *key;
 	json_t *v;
 	if (fl == NULL)
@@ -760,6 +940,12 @@ static int parse_fleet(al_fleet *f, json_t *fl, al_error **err)
 		if ((f->artifacts_root = strdup(dir)) == NULL)
 			return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
 					    "out of memory");
+	}
+	if ((v = json_object_get(fl, "adopt")) != NULL) {
+		if (!json_is_boolean(v))
+			return al_error_set(err, AL_ERR_INVALID_CONFIG, EINVAL,
+					    "fleet.adopt", "expected a boolean");
+		f->adopt = json_is_true(v);
 	}
 	if ((v = json_object_get(fl, "lease_ms")) != NULL) {
 		if (!json_is_integer(v) || json_integer_value(v) < 500 ||
@@ -827,10 +1013,18 @@ static json_t *node_languages(al_host *host, const al_config *cfg)
 	return langs;
 }
 
-static char *facts_json(const al_config *cfg, unsigned slots,
-			json_t *langs)
+static char *facts_json(const al_fleet *f, const al_config *cfg,
+			unsigned slots, json_t *langs)
 {
 	json_t *o = json_object(), *p = json_array();
+	if (o != NULL && f->adopt && f->boot_id[0] != '\0' &&
+	    (json_object_set_new(o, "boot_id", json_string(f->boot_id)) < 0 ||
+	     json_object_set_new(o, "state_dir",
+				 json_string(f->svc->opts.state_dir)) < 0)) {
+		json_decref(o);
+		json_decref(p);
+		return NULL;
+	}
 	for (size_t i = 0; p != NULL && i < cfg->n_candidates; i++)
 		json_array_append_new(p,
 				      json_string(cfg->candidates[i].provider));
@@ -870,6 +1064,8 @@ int al_fleet_start(al_service *svc, al_error **err)
 	pthread_cond_init(&f->cond, NULL);
 	f->svc = svc;
 	f->lease_ms = DEFAULT_LEASE_MS;
+	f->adopt = true;
+	read_boot_id(f->boot_id, sizeof(f->boot_id));
 	f->slots = cfg->concurrency > 0 ? cfg->concurrency : 1;
 	gethostname(f->host, sizeof(f->host) - 1);
 	/* The default node id: this host and state directory, so a restart
@@ -881,7 +1077,7 @@ int al_fleet_start(al_service *svc, al_error **err)
 		goto out;
 	f->heartbeat_ms = f->lease_ms / 5 ? f->lease_ms / 5 : 100;
 	json_t *langs = node_languages(gen->host, cfg);
-	f->facts = facts_json(cfg, f->slots, langs);
+	f->facts = facts_json(f, cfg, f->slots, langs);
 	f->langs = langs ? json_dumps(langs, JSON_COMPACT) : NULL;
 	json_decref(langs);
 	if (f->facts == NULL || f->langs == NULL) {

@@ -17,6 +17,8 @@ struct al_fleet {
 	char host[256];
 	char *facts; /* published selection facts (JSON) */
 	char *langs; /* the languages it runs: a JSON array (claims) */
+	char boot_id[64]; /* this boot of this host ("" unknown) */
+	bool adopt;	  /* fleet.adopt: take over same-host dead nodes' runs */
 	/* fleet.artifacts_dir: shared storage; artifacts are copied to
 	 * ROOT/artifacts/<run>/ before the result is recorded.  NULL: none. */
 	char *artifacts_root;

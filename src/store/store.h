@@ -57,8 +57,13 @@ typedef int (*al_store_event_fn)(void *ctx, uint64_t seq, int stream,
 				 const unsigned char *data, size_t len);
 typedef void (*al_store_control_fn)(void *ctx, const char *kind,
 				    const char *event_id, const char *event);
+/* adopted_dir: the state directory of the dead node whose supervisor
+ * this node watches (an adopted run), else NULL. */
 typedef void (*al_store_orphan_fn)(void *ctx, const char *run_id,
-				   const char *tenant);
+				   const char *tenant,
+				   const char *adopted_dir);
+typedef void (*al_store_adopt_fn)(void *ctx, const char *run_id,
+				  const char *tenant, const char *state_dir);
 
 typedef struct al_store_ops {
 	const char *name;
@@ -101,6 +106,13 @@ typedef struct al_store_ops {
 	/* Settles the running runs of nodes whose lease ran out (lease_ms
 	 * without a heartbeat) as lost, each once: the number settled. */
 	int (*reap)(al_store *st, const char *self, uint64_t lease_ms);
+	/* Takes over the running runs of dead nodes (lease_ms without a
+	 * heartbeat) that published this host and boot id: they become
+	 * self's, each with a run.adopted record, and fn gets each with the
+	 * dead node's published state directory.  The number taken. */
+	int (*adopt)(al_store *st, const char *self, const char *host,
+		     const char *boot_id, uint64_t lease_ms,
+		     al_store_adopt_fn fn, void *ctx);
 	/* This node's runs the store has as running (a restart). */
 	int (*orphans)(al_store *st, const char *node, al_store_orphan_fn fn,
 		       void *ctx);

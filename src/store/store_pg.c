@@ -833,16 +833,21 @@ static int reap_body(PGconn *c, void *a_)
 		return rc;
 	const char *v[] = {a->self, lease};
 	/* One UPDATE settles each run at most once: a run is 'running'
-	 * until some transaction moves it, and only one can. */
+	 * until some transaction moves it, and only one can.  A dead node
+	 * with a live node of its host and boot is left to that node's
+	 * adoption. */
 	PGresult *r = q(
 		c,
 		"UPDATE runs SET state = 'finished', status = 503, outcome = "
 		"'unavailable', finished_at = now(), result = "
 		"json_build_object('run_id', id, 'outcome', 'unavailable', "
 		"'reason', 'lost', 'detail', 'node_lost')::text WHERE state = "
-		"'running' AND node IN (SELECT id FROM nodes WHERE id <> $1 AND "
-		"heartbeat_at < now() - $2::interval) RETURNING id, tenant, "
-		"node",
+		"'running' AND node IN (SELECT d.id FROM nodes d WHERE d.id <> $1 "
+		"AND d.heartbeat_at < now() - $2::interval AND NOT EXISTS "
+		"(SELECT 1 FROM nodes l WHERE l.heartbeat_at >= now() - "
+		"$2::interval AND l.host = d.host AND (l.facts::jsonb ->> "
+		"'boot_id') = (d.facts::jsonb ->> 'boot_id'))) RETURNING id, "
+		"tenant, node",
 		2, v);
 	if (r == NULL)
 		return fail(c);
@@ -865,6 +870,63 @@ static int reap_body(PGconn *c, void *a_)
 	return rc < 0 ? rc : n;
 }
 
+struct adopt_args {
+	const char *self, *host, *boot_id;
+	uint64_t lease_ms;
+	al_store_adopt_fn fn;
+	void *ctx;
+};
+
+static int adopt_body(PGconn *c, void *a_)
+{
+	struct adopt_args *a = a_;
+	char lease[32];
+	int rc;
+	snprintf(lease, sizeof(lease), "%" PRIu64 " milliseconds",
+		 a->lease_ms);
+	if ((rc = cmd(c, "BEGIN")) < 0)
+		return rc;
+	const char *v[] = {a->self, a->host, a->boot_id, lease};
+	PGresult *r = q(
+		c,
+		"WITH dead AS (SELECT id, facts::jsonb ->> 'state_dir' AS sd "
+		"FROM nodes WHERE id <> $1 AND host = $2 AND facts::jsonb ->> "
+		"'boot_id' = $3 AND heartbeat_at < now() - $4::interval), "
+		"moved AS (UPDATE runs r SET node = $1, adopted_dir = "
+		"coalesce(r.adopted_dir, dead.sd, '') FROM dead WHERE r.node = "
+		"dead.id AND r.state = 'running' RETURNING r.id, r.tenant, "
+		"dead.id AS was, r.adopted_dir) SELECT id, tenant, was, "
+		"adopted_dir FROM moved",
+		4, v);
+	if (r == NULL)
+		return fail(c);
+	int n = PQntuples(r);
+	for (int i = 0; i < n && rc == 0; i++) {
+		json_t *rec = json_pack("{s:s, s:s, s:s, s:s, s:s}", "event",
+					"run.adopted", "run_id",
+					PQgetvalue(r, i, 0), "tenant",
+					PQgetvalue(r, i, 1), "node", a->self,
+					"from", PQgetvalue(r, i, 2));
+		rc = rec == NULL ? -ENOMEM : audit_append(c, rec);
+		json_decref(rec);
+	}
+	if (rc == 0)
+		rc = commit(c);
+	for (int i = 0; i < n && rc == 0; i++)
+		a->fn(a->ctx, PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
+		      PQgetisnull(r, i, 3) ? "" : PQgetvalue(r, i, 3));
+	PQclear(r);
+	return rc < 0 ? rc : n;
+}
+
+static int pg_adopt(al_store *st, const char *self, const char *host,
+		    const char *boot_id, uint64_t lease_ms,
+		    al_store_adopt_fn fn, void *ctx)
+{
+	struct adopt_args a = {self, host, boot_id, lease_ms, fn, ctx};
+	return with_conn((pg_store *)st, adopt_body, &a);
+}
+
 static int pg_reap(al_store *st, const char *self, uint64_t lease_ms)
 {
 	struct reap_args a = {self, lease_ms};
@@ -877,7 +939,7 @@ static int requeue_body(PGconn *c, void *a_)
 	PGresult *r = q(c,
 			"UPDATE runs SET state = 'queued', node = NULL, "
 			"claimed_at = NULL WHERE id = $2 AND node = $1 AND "
-			"state = 'running'",
+			"state = 'running' AND adopted_dir IS NULL",
 			2, v);
 	if (r == NULL)
 		return fail(c);
@@ -905,13 +967,14 @@ static int orphan_body(PGconn *c, void *a_)
 	struct orphan_args *a = a_;
 	const char *v[] = {a->node};
 	PGresult *r = q(c,
-			"SELECT id, tenant FROM runs WHERE node = $1 AND "
-			"state = 'running' ORDER BY qseq",
+			"SELECT id, tenant, adopted_dir FROM runs WHERE node = "
+			"$1 AND state = 'running' ORDER BY qseq",
 			1, v);
 	if (r == NULL)
 		return fail(c);
 	for (int i = 0; i < PQntuples(r); i++)
-		a->fn(a->ctx, PQgetvalue(r, i, 0), PQgetvalue(r, i, 1));
+		a->fn(a->ctx, PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
+		      PQgetisnull(r, i, 2) ? NULL : PQgetvalue(r, i, 2));
 	PQclear(r);
 	return 0;
 }
@@ -1184,6 +1247,7 @@ static const al_store_ops pg_ops = {
 	.heartbeat = pg_heartbeat,
 	.reap = pg_reap,
 	.orphans = pg_orphans,
+	.adopt = pg_adopt,
 	.requeue = pg_requeue,
 	.wait = pg_wait,
 	.audit_verify = pg_audit_verify,

@@ -100,14 +100,14 @@ class Postgres:
 
 
 def fleet_config(url, concurrency=4, tenant_max=0, lease_ms=3000,
-                 node_id=None, artifacts_dir=None):
+                 node_id=None, artifacts_dir=None, adopt=True):
     cfg = local_config(tenants=("default", "other"), concurrency=concurrency)
     if tenant_max:
         cfg["tenants"]["default"]["concurrency"] = tenant_max
     cfg["tokens"] = {hashlib.sha256(TOKEN.encode()).hexdigest(): "default",
                      hashlib.sha256(TOKEN2.encode()).hexdigest(): "other"}
     cfg["store"] = url
-    cfg["fleet"] = {"lease_ms": lease_ms}
+    cfg["fleet"] = {"lease_ms": lease_ms, "adopt": adopt}
     if node_id:
         cfg["fleet"]["node_id"] = node_id
     if artifacts_dir:

@@ -188,7 +188,13 @@ def test_200_runs_once_and_read_anywhere(fleet, pg, tmp_path):
         assert st == 404
 
 
-def test_kill9_node_mid_burst(fleet, pg, tmp_path):
+@pytest.mark.parametrize("fleet", [{"adopt": True}, {"adopt": False}],
+                         indirect=True, ids=["same_host", "host_lost"])
+def test_kill9_node_mid_burst(fleet, pg, tmp_path, request):
+    """All nodes share this host: with adoption a surviving node watches
+    the dead node's supervisors and records their results; without it
+    (as for a dead host) the runs end lost."""
+    adopt = request.node.callspec.params["fleet"]["adopt"]
     marker = tmp_path / "marker"
     bodies = [sh(marker_code(marker, "k%d" % i, "sleep 0.3; "))
               for i in range(45)]
@@ -202,10 +208,12 @@ def test_kill9_node_mid_burst(fleet, pg, tmp_path):
     t = threading.Thread(target=submit)
     t.start()
     victim = fleet[1]
-    assert wait_until(lambda: pg.psql(
-        "SELECT count(*) FROM runs WHERE node = 'node1' AND state = "
-        "'running'")[0][0] != "0", 60, 0.05)
+    # Killed once a run of its own is launched (its supervisor recorded).
+    launched = wait_until(lambda: sorted(
+        (victim.state / "runs").glob("*/identity.json")), 60, 0.02)
+    assert launched
     victim.kill9()
+    launched = {p.parent.name for p in launched}
     t.join(timeout=200)
     ids = [b["run_id"] for st, b in accepted.values() if st == 202]
     assert len(ids) >= 30
@@ -213,8 +221,24 @@ def test_kill9_node_mid_burst(fleet, pg, tmp_path):
     assert wait_until(lambda: all_finished(pg, ids), 90, 0.5)
     s = states(pg, ids)
     lost = [i for i, v in s.items() if v[2] == "unavailable"]
-    assert lost, "node1 had runs in flight"
-    assert all(s[i][1] == "node1" for i in lost)
+    adopted = {i: c for i, c in audit_counts(pg, "run.adopted").items()
+               if i in s}
+    if adopt:
+        # node1's runs in flight were adopted, each once, and finished.
+        assert adopted, "node1 had runs in flight"
+        assert all(c == 1 for c in adopted.values())
+        assert all(s[i][1] != "node1" for i in adopted)
+        # A launched run's supervisor outlived its daemon: its result
+        # was recorded by the adopter.  Only runs claimed and not yet
+        # launched end lost.
+        for i in launched & set(ids):
+            if s[i][1] != "node1":
+                assert s[i][2] == "completed", (i, s[i])
+        assert any(s[i][2] == "completed" for i in adopted)
+    else:
+        assert lost, "node1 had runs in flight"
+        assert not adopted
+        assert all(s[i][1] == "node1" for i in lost)
     # Nothing ran twice; every completed run ran.
     lines = collections.Counter(marker.read_text().split())
     assert all(c == 1 for c in lines.values()), lines
