@@ -13,14 +13,16 @@ BUILD   ?= build
 SANFLAGS =
 endif
 
-PKGS      = jansson libseccomp libcap sqlite3 nettle libcrypto libmicrohttpd libcurl libzip
+PKGS      = jansson libseccomp libcap sqlite3 nettle libcrypto libmicrohttpd libcurl libzip libpq
 CORE_PKGS = jansson libseccomp libcap sqlite3 nettle
 # The runner service's module (libmicrohttpd; nettle for a constant-time
 # compare; libzip for Judge0's additional_files) and the remote
 # provider's (libcurl, OpenSSL) are separate, so a
 # daemon without a remote provider never maps libcurl and its ~20
 # dependencies (idle RSS).
-NET_PKGS  = jansson nettle libmicrohttpd libzip
+# The fleet store (libpq, docs/scale-out.md) lives in the network module
+# too: `airlock run` never maps it.
+NET_PKGS  = jansson nettle libmicrohttpd libzip libpq
 REMOTE_PKGS = jansson libcrypto libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -50,12 +52,12 @@ endif
 LDFLAGS += $(SANFLAGS)
 LDLIBS  += $(PKG_LIBS) -lwslay -lpthread
 
-LIB_DIRS = src/core src/json src/bundle src/cgroup src/proc src/lang src/providers src/sandbox src/container src/host src/supervisor src/server
+LIB_DIRS = src/core src/json src/bundle src/cgroup src/proc src/lang src/providers src/sandbox src/container src/host src/supervisor src/server src/store
 LIB_SRC  = $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 # The network parts: in libairlock for embedders, but the CLI loads them
 # from libairlock-net.so only when a command needs them (fast start-up).
-SERVER_SRC = $(wildcard src/server/*.c)
+SERVER_SRC = $(wildcard src/server/*.c) $(wildcard src/store/*.c)
 REMOTE_SRC = src/providers/remote.c src/supervisor/webhook.c src/container/docker.c
 NET_SRC  = $(SERVER_SRC) $(REMOTE_SRC)
 NET_OBJ  = $(NET_SRC:%.c=$(BUILD)/obj/%.o)
@@ -158,6 +160,15 @@ $(UI_INC): $(UI_FILES) scripts/embed-ui.sh
 	@scripts/embed-ui.sh $@ $(UI_FILES)
 $(BUILD)/obj/src/server/ui.o $(BUILD)/obj-netmod/src/server/ui.o: $(UI_INC)
 $(BUILD)/obj/src/server/ui.o $(BUILD)/obj-netmod/src/server/ui.o: CFLAGS += -I$(BUILD)/gen
+# The store's schema migrations compiled into src/store/store_pg.c.
+SQL_FILES = $(sort $(wildcard src/store/migrations/*.sql))
+SQL_INC   = $(BUILD)/gen/store_migrations.inc
+$(SQL_INC): $(SQL_FILES) scripts/embed-sql.sh
+	@mkdir -p $(dir $@)
+	@echo "  GEN     $@"
+	@scripts/embed-sql.sh $@ $(SQL_FILES)
+$(BUILD)/obj/src/store/store_pg.o $(BUILD)/obj-netmod/src/store/store_pg.o: $(SQL_INC)
+$(BUILD)/obj/src/store/store_pg.o $(BUILD)/obj-netmod/src/store/store_pg.o: CFLAGS += -I$(BUILD)/gen
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(KITA) $(LIBA)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"

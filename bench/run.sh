@@ -41,7 +41,7 @@ if [ -n "$missing" ]; then
 fi
 
 # ---- the in-process helper (same flags as the Makefile) ------------------
-pkgs="jansson libseccomp libcap sqlite3 nettle libcrypto libmicrohttpd libcurl"
+pkgs="jansson libseccomp libcap sqlite3 nettle libcrypto libmicrohttpd libcurl libpq"
 mkdir -p "$build/bench"
 # shellcheck disable=SC2046,SC2086 # flags and package names are words
 ${CC:-cc} -std=c17 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Wshadow \
@@ -59,6 +59,9 @@ if command -v gcc >/dev/null 2>&1; then
 	/usr/bin/python3 bench/compiled.py --airlock "$airlock" \
 		--out bench/results/compiled-latest.md
 fi
+# The fleet rows (docs/scale-out.md): nodes on one PostgreSQL 15.
+/usr/bin/python3 bench/fleet.py --airlock "$airlock" \
+	--out bench/results/fleet-latest.md
 
 # The kernel's floor beside bwrap (bench/README.md, "The floor").
 echo

@@ -60,6 +60,7 @@ _airlock()
 	contract) opts="-p --provider --all --json --only --help" ;;
 	audit)
 		if [[ -z $sub ]]; then opts="tail verify --help"
+		elif [[ $sub == verify ]]; then opts="--store"
 		else opts="-n --json"; fi ;;
 	runs)
 		if [[ -z $sub ]]; then opts="forget artifact --help"

@@ -41,6 +41,10 @@ int cli_read_file(const char *path, char **data, size_t *len);
 /* Loads the configuration named by the globals, or the defaults. */
 struct al_config;
 int cli_load_config(const cli_globals *g, struct al_config **out);
+/* The fleet store's audit chain (network module; docs/scale-out.md). */
+struct al_error;
+int cli_store_audit_verify(const char *url, uint64_t *records,
+			   struct al_error **err);
 /* The configuration's candidate config for provider `id`, or NULL. */
 const char *cli_candidate_config(const struct al_config *cfg, const char *id);
 /* The configuration's provider module `id`, loaded (cli/module_provider.c):

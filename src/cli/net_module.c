@@ -202,3 +202,17 @@ int al_tool_webhook_post(const char *url, const char *body,
 	return post != NULL ? post(url, body, timeout_ms, max, status, out)
 			    : -ENOSYS;
 }
+
+int cli_store_audit_verify(const char *url, uint64_t *records, al_error **err)
+{
+	int (*verify)(const char *, uint64_t *, al_error **);
+	*(void **)&verify = module_symbol(&server_module, load_server,
+					  "al_store_audit_verify");
+	if (verify == NULL)
+		return al_error_set(err, AL_ERR_UNAVAILABLE, ENOENT,
+				    "module_missing",
+				    "the network module is not available: %s",
+				    server_module.error[0] ? server_module.error
+							   : "symbol missing");
+	return verify(url, records, err);
+}

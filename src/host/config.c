@@ -837,13 +837,23 @@ static int parse_root(json_t *root, al_config *cfg, al_error **err)
 		"state_dir", "idempotency_retention_s", "audit", "secrets",
 		"grace_ms", "tokens", "retention", "idle_supervisors",
 		"acknowledged_providers", "require_provider", "build_cache", "compat",
-		NULL};
+		"store", "fleet", NULL};
 	int rc;
 	json_t *v;
 	if (!json_is_object(root))
 		return bad(err, "$", "expected a JSON object");
 	if ((rc = only_keys(root, "", keys, err)) < 0)
 		return rc;
+	/* The fleet's store (docs/scale-out.md); airlockd reads it. */
+	if ((v = json_object_get(root, "store")) &&
+	    (!json_is_string(v) ||
+	     (strcmp(json_string_value(v), "sqlite") != 0 &&
+	      strncmp(json_string_value(v), "postgresql://", 13) != 0 &&
+	      strncmp(json_string_value(v), "postgres://", 11) != 0)))
+		return bad(err, "store",
+			   "expected \"sqlite\" or a postgresql:// URL");
+	if ((v = json_object_get(root, "fleet")) && !json_is_object(v))
+		return bad(err, "fleet", "expected an object");
 	if ((v = json_object_get(root, "execution_enabled")) &&
 	    (rc = get_bool(v, "execution_enabled", &cfg->execution_enabled,
 			   err)) < 0)

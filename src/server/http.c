@@ -26,6 +26,7 @@
 #include "server/conns.h"
 #include "server/http.h"
 #include "server/rate.h"
+#include "server/fleet.h"
 #include "server/run_filter.h"
 #include "server/ui.h"
 
@@ -549,6 +550,17 @@ static enum MHD_Result post_run(al_service *svc, struct MHD_Connection *conn,
 			conn, MHD_HEADER_KIND, "X-Airlock-Forwarded-Env"),
 		.traceparent = rc->traceparent[0] ? rc->traceparent : NULL,
 	};
+	/* A fleet node queues the run in the store (docs/scale-out.md);
+	 * the remote provider's headers do not travel through the queue. */
+	if (svc->fleet != NULL && (hdrs.run_id || hdrs.forwarded_env))
+		return al_http_error(svc, conn, 400, "unsupported_header",
+				     "X-Airlock-Run-Id and "
+				     "X-Airlock-Forwarded-Env are not "
+				     "accepted by a fleet node");
+	if (svc->fleet != NULL)
+		return al_fleet_post(svc, conn, tenant, principal,
+				     rc->body ? rc->body : "", rc->len,
+				     wait == 1);
 	al_srv_gen *gen = al_service_gen_get(svc);
 	int err = gen ? al_service_submit(svc, gen, tenant, principal,
 					  rc->body ? rc->body : "", rc->len,
@@ -978,13 +990,36 @@ static enum MHD_Result inbox(al_service *svc, struct MHD_Connection *conn,
 	return ret;
 }
 
+static enum MHD_Result fleet_inbox(al_service *svc,
+				   struct MHD_Connection *conn,
+				   const char *tenant, const char *run_id,
+				   const req_ctx *rc)
+{
+	char *id = NULL, *event = NULL;
+	if (rc->oom)
+		return al_http_error(svc, conn, 503, "unavailable",
+				     "out of memory reading the body");
+	const char *why = parse_event(rc, &id, &event);
+	if (why != NULL)
+		return why[0] ? al_http_error(svc, conn, 400, "invalid_event",
+					      why)
+			      : al_http_error(svc, conn, 503, "unavailable",
+					      "out of memory");
+	enum MHD_Result ret = al_fleet_inbox(svc, conn, tenant, run_id, id,
+					     event);
+	free(id);
+	free(event);
+	return ret;
+}
+
 /* One artifact of a run of this tenant (docs/workspaces.md), its bytes
  * as they are in the store: opened beneath the store without following a
  * link, and sent from that descriptor. */
 static enum MHD_Result artifact(al_service *svc, struct MHD_Connection *conn,
-				const char *run_id, const char *id)
+				const char *root, const char *run_id,
+				const char *id)
 {
-	int fd = al_artifact_open(svc->opts.state_dir, run_id, id);
+	int fd = al_artifact_open(root, run_id, id);
 	if (fd < 0)
 		return al_http_error(svc, conn, 404, "not_found",
 				     "no such artifact");
@@ -1016,6 +1051,16 @@ static enum MHD_Result run_route(al_service *svc, struct MHD_Connection *conn,
 {
 	al_srv_run *run = al_service_find(svc, tenant, run_id);
 	enum MHD_Result ret;
+	/* A fleet node answers for a run it does not hold from the store
+	 * (docs/scale-out.md). */
+	if (svc->fleet != NULL && run == NULL && r != R_RUN_ARTIFACT)
+		return r == R_RUN_INBOX
+			       ? fleet_inbox(svc, conn, tenant, run_id, rc)
+			       : al_fleet_run(svc, conn,
+					      r == R_RUN	  ? 'g'
+					      : r == R_RUN_EVENTS ? 'e'
+								  : 'i',
+					      tenant, run_id);
 	/* What a run left is read as long as it is on disk, the table or
 	 * not, and only by the tenant its durable record names; another
 	 * tenant's run answers exactly like an unknown one. */
@@ -1025,8 +1070,13 @@ static enum MHD_Result run_route(al_service *svc, struct MHD_Connection *conn,
 		return ret;
 	}
 	if (r == R_RUN_ARTIFACT) {
+		const char *root = NULL;
 		if (al_service_owns(svc, tenant, run_id, run) == 0)
-			ret = artifact(svc, conn, run_id, artifact_id);
+			root = svc->opts.state_dir;
+		else if (svc->fleet != NULL)
+			root = al_fleet_artifacts_root(svc, tenant, run_id);
+		if (root != NULL)
+			ret = artifact(svc, conn, root, run_id, artifact_id);
 		else
 			ret = al_http_error(svc, conn, 404, "not_found",
 					    "no such artifact");

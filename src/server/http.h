@@ -48,6 +48,10 @@ enum MHD_Result al_http_error(al_service *svc, struct MHD_Connection *conn,
 			      unsigned status, const char *code,
 			      const char *message);
 
+/* One output event of a stream: "event: stdout|stderr", its id, and
+ * {"data": text} (UTF-8) or {"data_b64": ...}.  Caller frees. */
+char *al_sse_format_output(uint64_t seq, int stream, const unsigned char *d,
+			   size_t len);
 /* GET /v1/runs/{id}/events for a referenced run (taken over). */
 enum MHD_Result al_http_events(al_service *svc, struct MHD_Connection *conn,
 			       al_srv_run *run);

@@ -23,6 +23,7 @@
 #include "proc/artifacts.h"
 #include "server/compat.h"
 #include "server/http.h"
+#include "server/fleet.h"
 #include "server/listen.h"
 #include "server/service.h"
 #include "supervisor/retention.h"
@@ -347,7 +348,8 @@ int al_server_run(const al_server_options *opts, al_error **err)
 	 * an earlier daemon left (docs/durability.md) before serving. */
 	if ((rc = al_durable_open(o.state_dir, &svc->durable, err)) < 0 ||
 	    (rc = al_service_recover(svc)) < 0 ||
-	    (rc = al_service_idle_start(svc)) < 0) {
+	    (rc = al_service_idle_start(svc)) < 0 ||
+	    (rc = al_fleet_start(svc, err)) < 0) {
 		if (rc != 0 && err != NULL && *err == NULL)
 			rc = al_error_set(err, AL_ERR_IO, -rc, "state_dir",
 					  "cannot recover the runs: %s",
@@ -423,6 +425,7 @@ int al_server_run(const al_server_options *opts, al_error **err)
 			sig == SIGTERM ? "SIGTERM" : "SIGINT");
 		break;
 	}
+	al_fleet_stop(svc);
 	clean = drain(svc, d, fds, n);
 	rc = 0;
 out:
@@ -444,6 +447,9 @@ out:
 			sig_pipe[i] = -1;
 		}
 	free(token_path);
+	/* The fleet's claimed runs record their results first. */
+	if (svc_ok && !al_fleet_free(svc))
+		clean = false;
 	if (svc_ok && clean) {
 		al_service_destroy(svc);
 		free(svc);

@@ -103,6 +103,7 @@ struct al_service {
 	bool closing;	  /* wake and end every waiter */
 	al_durable *durable; /* run directories, epoch, supervisors */
 	al_idle_pool *idle_sups; /* idle supervisors; NULL until started */
+	struct al_fleet *fleet;	 /* a fleet node (docs/scale-out.md); NULL */
 };
 
 /* Bounds of the in-memory table and event buffers. */

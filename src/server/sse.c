@@ -37,7 +37,7 @@ typedef struct sse {
 
 /* "event: NAME\nid: SEQ\ndata: JSON\n\n" with {"data": text} for UTF-8
  * and {"data_b64": ...} otherwise. */
-static char *format_output(uint64_t seq, int stream, const unsigned char *d,
+char *al_sse_format_output(uint64_t seq, int stream, const unsigned char *d,
 			   size_t len)
 {
 	json_t *o = NULL;
@@ -90,7 +90,7 @@ static bool next_chunk_locked(sse *s)
 		}
 		if (s->next < run->next_seq) {
 			const al_srv_event *ev = &run->events[s->next - first];
-			s->pend = format_output(ev->seq, ev->stream, ev->data,
+			s->pend = al_sse_format_output(ev->seq, ev->stream, ev->data,
 						ev->len);
 			s->next++;
 			return s->pend != NULL;

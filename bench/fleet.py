@@ -1,0 +1,206 @@
+"""`make bench`'s fleet rows (docs/scale-out.md): runs/s with 1, 2 and 3
+airlockd nodes on one PostgreSQL, and the store's cost per run.
+
+A private PostgreSQL 15 (tests/integration/fleet_support.py: initdb into a
+temporary directory as an unprivileged user, fsync on, defaults otherwise)
+and N nodes with the trusted local provider, concurrency 4 each.  Clients
+(8 threads) POST ?wait=false round robin to the nodes; a row's time runs
+from the first POST to the moment the store has every run finished.
+
+- "sh true": each run executes `true` (a supervisor process per run).
+- "store path": execution_enabled false, so each run is queued, claimed,
+  refused by the claiming node's admission and finished: the store's own
+  ceiling (enqueue + claim + finish, three transactions and two audit
+  records per run).
+
+Cost per run: PostgreSQL's commits (pg_stat_database.xact_commit) and WAL
+bytes (pg_current_wal_lsn) over the row, divided by the runs.
+
+usage: fleet.py --airlock ABS_PATH [--runs N] [--out FILE]"""
+import argparse
+import os
+import pathlib
+import sys
+import tempfile
+import threading
+import time
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "integration"))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--airlock", required=True)
+    ap.add_argument("--runs", type=int, default=150)
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    os.environ["AIRLOCK_BIN"] = args.airlock
+    import fleet_support as fs  # needs AIRLOCK_BIN set first
+
+    pg = fs.Postgres()
+    rows = []
+    try:
+        for workload in ("sh true", "store path"):
+            for n in (1, 2, 3):
+                rows.append(one_row(fs, pg, workload, n, args.runs))
+                print("fleet: %-10s nodes=%d %7.1f runs/s  %.1f commits/run"
+                      "  %.0f WAL bytes/run" % rows[-1][:5], flush=True)
+        chain = audit_rate(fs, pg)
+        print("fleet: audit serial %.0f/s, plain %.0f/s, chainer %.0f/s"
+              % chain, flush=True)
+    finally:
+        pg.close()
+    text = report(rows, args.runs) + report_chain(chain)
+    print(text)
+    if args.out:
+        pathlib.Path(args.out).write_text(text)
+
+
+def stat(pg):
+    commits = int(pg.psql("SELECT sum(xact_commit) FROM pg_stat_database")
+                  [0][0])
+    lsn = int(pg.psql("SELECT pg_current_wal_lsn() - '0/0'::pg_lsn")[0][0])
+    return commits, lsn
+
+
+def one_row(fs, pg, workload, n, runs):
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="airlock-fleet-bench-"))
+    nodes = []
+    for i in range(n):
+        cfg = fs.fleet_config(pg.url, node_id="bench%d" % i)
+        if workload == "store path":
+            cfg["execution_enabled"] = False
+        node = fs.Node(tmp, cfg, name="bench%d" % i)
+        node.start(timeout=30)
+        nodes.append(node)
+    try:
+        body = {"language": "sh", "code": "true",
+                "grant": {"network": "host", "workspace": "rw"}}
+        ids, lock, todo = [], threading.Lock(), list(range(runs))
+        # pg_stat_database is updated when a backend reports: let the
+        # previous row's settle, then read.
+        time.sleep(1.0)
+        c0, w0 = stat(pg)
+        t0 = time.monotonic()
+
+        def client():
+            while True:
+                with lock:
+                    if not todo:
+                        return
+                    i = todo.pop()
+                st, _, b = nodes[i % n].request("POST", "/v1/runs?wait=false",
+                                                body, timeout=120)
+                assert st == 202, (st, b)
+                with lock:
+                    ids.append(b["run_id"])
+
+        ts = [threading.Thread(target=client) for _ in range(8)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        quoted = ",".join("'%s'" % i for i in ids)
+        polls = 0
+        while True:
+            polls += 1
+            if int(pg.psql("SELECT count(*) FROM runs WHERE state = "
+                           "'finished' AND id IN (%s)" % quoted)
+                   [0][0]) >= runs:
+                break
+            time.sleep(0.05)
+        elapsed = time.monotonic() - t0
+        c1, w1 = stat(pg)
+        # Each psql call here is one (read-only) commit: the polls and
+        # the first stat's second query are left out; the nodes'
+        # heartbeats and idle claims over the row are in.
+        commits = (c1 - c0 - polls - 1) / runs
+        return (workload, n, runs / elapsed, commits, (w1 - w0) / runs,
+                elapsed)
+    finally:
+        for node in nodes:
+            node.stop()
+
+
+CHAINED = """BEGIN;
+SELECT pg_advisory_xact_lock(7401);
+WITH h AS (SELECT seq, hash FROM bench_audit ORDER BY seq DESC LIMIT 1)
+INSERT INTO bench_audit SELECT coalesce((SELECT seq FROM h), 0) + 1,
+  coalesce((SELECT hash FROM h), '0'),
+  encode(sha256(convert_to(coalesce((SELECT hash FROM h), '0')
+    || '{"event":"run.finished","run_id":"x"}', 'UTF8')), 'hex'),
+  '{"event":"run.finished","run_id":"x"}';
+END;
+"""
+UNCHAINED = """INSERT INTO bench_plain (record) VALUES
+  ('{"event":"run.finished","run_id":"x"}');
+"""
+
+
+def pgbench(fs, pg, script):
+    path = pg.root / "script.sql"
+    path.write_text(script)
+    os.chmod(path, 0o644)
+    out = pg._run([str(fs.PG_BIN / "pgbench"), "-n", "-c", "8", "-j", "2",
+                   "-T", "5", "-f", str(path), "-h", str(pg.sock), "-p",
+                   str(pg.port), "-U", "airlock", "postgres"])
+    for line in out.stdout.decode().splitlines():
+        if line.startswith("tps = "):
+            return float(line.split()[2])
+    raise AssertionError(out.stdout.decode())
+
+
+def audit_rate(fs, pg):
+    """What the chain costs.  (1) A chain appended record by record
+    (advisory lock, read the head, hash, insert, commit: a first design)
+    from 8 clients, against (2) a plain insert, which is what a run's
+    transaction does now (audit_pending), and (3) the rate one node's
+    chainer moves pending records into the chain (20000 inserted at once,
+    timed until none is pending)."""
+    pg.psql("CREATE TABLE bench_audit (seq bigint PRIMARY KEY, prev_hash "
+            "text, hash text, record text)")
+    pg.psql("CREATE TABLE bench_plain (seq bigserial PRIMARY KEY, record "
+            "text)")
+    serial, plain = pgbench(fs, pg, CHAINED), pgbench(fs, pg, UNCHAINED)
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="airlock-fleet-chain-"))
+    node = fs.Node(tmp, fs.fleet_config(pg.url, node_id="chain0"),
+                   name="chain0")
+    node.start(timeout=30)
+    try:
+        t0 = time.monotonic()
+        pg.psql("INSERT INTO audit_pending (record) SELECT "
+                "'{\"event\":\"bench\",\"n\":' || g || '}' FROM "
+                "generate_series(1, 20000) g")
+        while pg.psql("SELECT count(*) FROM audit_pending")[0][0] != "0":
+            time.sleep(0.05)
+        batched = 20000 / (time.monotonic() - t0)
+    finally:
+        node.stop()
+    return serial, plain, batched
+
+
+def report_chain(chain):
+    return ("\nAudit chain (8 clients, 5 s, pgbench): appended record by "
+            "record under the chain's lock %.0f records/s; a plain insert "
+            "(what a run's transaction does) %.0f/s; one node's chainer "
+            "moves %.0f records/s into the chain (batches of 1000).\n"
+            % chain)
+
+
+def report(rows, runs):
+    out = ["## Fleet: airlockd nodes on one PostgreSQL", "",
+           "%d runs per row, 8 client threads, concurrency 4 per node, "
+           "PostgreSQL 15 with fsync on, all on this machine "
+           "(bench/fleet.py)." % runs, "",
+           "| workload | nodes | runs/s | PostgreSQL commits per run | "
+           "WAL bytes per run | seconds |",
+           "|---|---|---|---|---|---|"]
+    for w, n, rps, commits, wal, secs in rows:
+        out.append("| %s | %d | %.1f | %.1f | %.0f | %.1f |"
+                   % (w, n, rps, commits, wal, secs))
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,426 @@
+/* The HTTP routes of a fleet node (docs/scale-out.md): a submission is
+ * queued in the store (and waited for there when the caller waits); a run
+ * this node's table does not hold is read, streamed, interrupted and sent
+ * inbox events through the store, whichever node runs it. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include <airlock/contract.h>
+#include <airlock/json.h>
+
+#include "core/util.h"
+#include "server/fleet_internal.h"
+#include "server/http.h"
+#include "server/service.h"
+
+#define KEEPALIVE_WAITS 15 /* one-second waits between keepalives */
+
+static bool svc_closing(al_service *svc)
+{
+	pthread_mutex_lock(&svc->lock);
+	bool c = svc->closing;
+	pthread_mutex_unlock(&svc->lock);
+	return c;
+}
+
+static enum MHD_Result state_answer(al_service *svc,
+				    struct MHD_Connection *conn,
+				    unsigned status, const char *run_id,
+				    const char *state, const char *event)
+{
+	json_t *o = json_pack("{s:s, s:s}", "run_id", run_id, "state", state);
+	if (o != NULL && event != NULL)
+		json_object_set_new(o, "id", json_string(event));
+	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	return al_http_json(svc, conn, status, text);
+}
+
+static enum MHD_Result unreachable(al_service *svc,
+				   struct MHD_Connection *conn)
+{
+	return al_http_error(svc, conn, 503, "store_unavailable",
+			     "the fleet's store cannot be reached");
+}
+
+/* Waits until the run is finished and answers its result (with the
+ * outcome's status, or 200 for a read). */
+static enum MHD_Result wait_result(al_service *svc,
+				   struct MHD_Connection *conn,
+				   const char *tenant, const char *run_id,
+				   bool as_stored)
+{
+	al_fleet *f = svc->fleet;
+	uint64_t seen = 0;
+	for (;;) {
+		al_store_run r;
+		int rc = f->st->ops->get(f->st, tenant, run_id, &r);
+		if (rc == 0 && strcmp(r.state, "finished") == 0 &&
+		    r.result != NULL) {
+			char *text = r.result;
+			unsigned st = as_stored ? 200 : r.status;
+			r.result = NULL;
+			al_store_run_clear(&r);
+			return al_http_json(svc, conn, st ? st : 200, text);
+		}
+		al_store_run_clear(&r);
+		if (rc == -ENOENT)
+			return al_http_error(svc, conn, 404, "not_found",
+					     "no such run");
+		if (svc_closing(svc))
+			return al_http_error(svc, conn, 503, "shutting_down",
+					     "the service closed before the "
+					     "run ended");
+		/* A store that is away (restarting) is waited for too: the
+		 * run was accepted. */
+		f->st->ops->wait(f->st, false, &seen, 1000);
+	}
+}
+
+static unsigned tenant_max(const al_config *cfg, const char *tenant)
+{
+	for (size_t i = 0; i < cfg->n_tenants; i++)
+		if (strcmp(cfg->tenants[i].name, tenant) == 0)
+			return cfg->tenants[i].concurrency;
+	return 0;
+}
+
+enum MHD_Result al_fleet_post(al_service *svc, struct MHD_Connection *conn,
+			      const char *tenant, const char *principal,
+			      const char *body, size_t len, bool wait)
+{
+	al_fleet *f = svc->fleet;
+	pthread_mutex_lock(&svc->lock);
+	bool draining = svc->draining;
+	pthread_mutex_unlock(&svc->lock);
+	if (draining)
+		return al_http_error(svc, conn, 503, "shutting_down",
+				     "the service is shutting down");
+	/* The store keeps the request as text; the executing node's
+	 * admission validates it (its refusal is the run's result). */
+	if (memchr(body, '\0', len) != NULL)
+		return al_http_error(svc, conn, 400, "invalid_request",
+				     "body: not valid JSON");
+	char id[40], sha[65], existing[40];
+	al_run_id_new(id);
+	al_sha256_hex(body, len, sha);
+	json_t *req = json_loadb(body, len, 0, NULL);
+	const char *key =
+		json_string_value(json_object_get(req, "idempotency_key"));
+	al_srv_gen *gen = al_service_gen_get(svc);
+	unsigned tmax = gen != NULL ? tenant_max(gen->cfg, tenant) : 0;
+	al_service_gen_put(svc, gen);
+	char *text = strndup(body, len);
+	al_store_submit s = {.run_id = id,
+			     .tenant = tenant,
+			     .principal = principal ? principal : "",
+			     .body = text,
+			     .request_sha256 = sha,
+			     .idem_key = key,
+			     .tenant_max = tmax,
+			     .language = json_string_value(
+				     json_object_get(req, "language")),
+			     .lease_ms = f->lease_ms};
+	int rc = text != NULL ? f->st->ops->enqueue(f->st, &s, existing)
+			      : -ENOMEM;
+	free(text);
+	json_decref(req);
+	if (rc == -EEXIST)
+		return al_http_error(svc, conn, 409, "idempotency_conflict",
+				     "the idempotency key belongs to a "
+				     "different request");
+	if (rc == -EAGAIN)
+		return unreachable(svc, conn);
+	if (rc < 0)
+		return al_http_error(svc, conn, 503, "unavailable",
+				     "cannot queue the run");
+	const char *run_id = rc == 1 ? existing : id;
+	if (!wait)
+		return state_answer(svc, conn, 202, run_id, "queued", NULL);
+	return wait_result(svc, conn, tenant, run_id, false);
+}
+
+/* ---- events ----------------------------------------------------------- */
+
+typedef struct fsse {
+	al_service *svc;
+	char tenant[256];
+	char run_id[40];
+	uint64_t next, seen;
+	char *pend;
+	size_t pend_len, pend_off;
+	bool finished;
+	unsigned idle;
+} fsse;
+
+static int add_event(void *ctx, uint64_t seq, int stream,
+		     const unsigned char *data, size_t len)
+{
+	fsse *s = ctx;
+	char *one = al_sse_format_output(seq, stream, data, len);
+	if (one == NULL)
+		return -ENOMEM;
+	size_t ol = strlen(one);
+	char *more = realloc(s->pend, s->pend_len + ol + 1);
+	if (more == NULL) {
+		free(one);
+		return -ENOMEM;
+	}
+	memcpy(more + s->pend_len, one, ol + 1);
+	s->pend = more;
+	s->pend_len += ol;
+	s->next = seq + 1;
+	free(one);
+	return 0;
+}
+
+/* Fills s->pend: events past s->next, else the result once the run is
+ * finished, else a keepalive after a while.  false: end the stream. */
+static bool fill(fsse *s)
+{
+	al_fleet *f = s->svc->fleet;
+	for (;;) {
+		if (f->st->ops->events_read(f->st, s->run_id, s->next,
+					    add_event, s) < 0 &&
+		    s->pend == NULL && svc_closing(s->svc))
+			return false;
+		if (s->pend != NULL)
+			return true;
+		al_store_run r;
+		int rc = f->st->ops->get(f->st, s->tenant, s->run_id, &r);
+		if (rc == -ENOENT) {
+			al_store_run_clear(&r);
+			return false;
+		}
+		if (rc == 0 && strcmp(r.state, "finished") == 0) {
+			/* Events are written before the result: read once
+			 * more so none is missed. */
+			(void)f->st->ops->events_read(f->st, s->run_id,
+						      s->next, add_event, s);
+			if (s->pend == NULL) {
+				s->pend = al_strdup_printf(
+					"event: result\nid: %llu\ndata: %s\n\n",
+					(unsigned long long)s->next,
+					r.result ? r.result : "{}");
+				s->pend_len = s->pend ? strlen(s->pend) : 0;
+				s->finished = true;
+			}
+			al_store_run_clear(&r);
+			return s->pend != NULL;
+		}
+		al_store_run_clear(&r);
+		if (svc_closing(s->svc))
+			return false;
+		if (++s->idle >= KEEPALIVE_WAITS) {
+			s->idle = 0;
+			s->pend = strdup(": keepalive\n\n");
+			s->pend_len = s->pend ? strlen(s->pend) : 0;
+			return s->pend != NULL;
+		}
+		f->st->ops->wait(f->st, false, &s->seen, 1000);
+	}
+}
+
+static ssize_t fsse_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	fsse *s = cls;
+	(void)pos;
+	if (s->pend_off >= s->pend_len) {
+		free(s->pend);
+		s->pend = NULL;
+		s->pend_len = s->pend_off = 0;
+		if (s->finished)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		if (!fill(s))
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+	}
+	size_t n = s->pend_len - s->pend_off;
+	if (n > max)
+		n = max;
+	memcpy(buf, s->pend + s->pend_off, n);
+	s->pend_off += n;
+	return (ssize_t)n;
+}
+
+static void fsse_free(void *cls)
+{
+	fsse *s = cls;
+	free(s->pend);
+	free(s);
+}
+
+static int count_event(void *ctx, uint64_t seq, int stream,
+		       const unsigned char *data, size_t len)
+{
+	(void)seq;
+	(void)stream;
+	(void)data;
+	(void)len;
+	(*(unsigned *)ctx)++;
+	return 1; /* one is enough */
+}
+
+static enum MHD_Result events(al_service *svc, struct MHD_Connection *conn,
+			      const char *tenant, const char *run_id)
+{
+	al_fleet *f = svc->fleet;
+	al_store_run r;
+	int rc = f->st->ops->get(f->st, tenant, run_id, &r);
+	bool finished = rc == 0 && strcmp(r.state, "finished") == 0;
+	al_store_run_clear(&r);
+	if (rc == -ENOENT)
+		return al_http_error(svc, conn, 404, "not_found",
+				     "no such run");
+	if (rc < 0)
+		return unreachable(svc, conn);
+	fsse *s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return MHD_NO;
+	s->svc = svc;
+	snprintf(s->tenant, sizeof(s->tenant), "%s", tenant);
+	snprintf(s->run_id, sizeof(s->run_id), "%s", run_id);
+	const char *last = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						       "Last-Event-ID");
+	if (last != NULL && last[0] != '\0') {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(last, &end, 10);
+		if (errno != 0 || last[0] < '0' || last[0] > '9' ||
+		    *end != '\0' || v == UINT64_MAX) {
+			free(s);
+			return al_http_error(svc, conn, 400, "invalid_header",
+					     "Last-Event-ID: expected an event "
+					     "id of this stream");
+		}
+		s->next = v + 1;
+		/* The result's id is one past the last output event: a
+		 * client that saw it gets nothing more. */
+		unsigned at = 0;
+		if (finished &&
+		    f->st->ops->events_read(f->st, run_id, v, count_event,
+					    &at) == 0 &&
+		    at == 0) {
+			free(s);
+			struct MHD_Response *resp =
+				MHD_create_response_from_buffer(
+					0, NULL, MHD_RESPMEM_PERSISTENT);
+			if (resp == NULL)
+				return MHD_NO;
+			al_http_answer(resp, 204, 0, false);
+			enum MHD_Result ret =
+				MHD_queue_response(conn, 204, resp);
+			MHD_destroy_response(resp);
+			return ret;
+		}
+	}
+	struct MHD_Response *resp = MHD_create_response_from_callback(
+		MHD_SIZE_UNKNOWN, 16 * 1024, fsse_read, s, fsse_free);
+	if (resp == NULL) {
+		free(s);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+				"text/event-stream");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+				"no-store");
+	al_http_answer(resp, 200, 0, true);
+	enum MHD_Result ret = MHD_queue_response(conn, 200, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+/* ---- reads and controls ------------------------------------------------ */
+
+enum MHD_Result al_fleet_run(al_service *svc, struct MHD_Connection *conn,
+			     char kind, const char *tenant,
+			     const char *run_id)
+{
+	al_fleet *f = svc->fleet;
+	if (kind == 'e')
+		return events(svc, conn, tenant, run_id);
+	if (kind == 'i') {
+		const char *w = MHD_lookup_connection_value(
+			conn, MHD_GET_ARGUMENT_KIND, "wait");
+		int wait = w == NULL ? 0
+			   : strcmp(w, "true") == 0 || strcmp(w, "1") == 0
+				   ? 1
+			   : strcmp(w, "false") == 0 || strcmp(w, "0") == 0
+				   ? 0
+				   : -1;
+		if (wait < 0)
+			return al_http_error(svc, conn, 400, "invalid_query",
+					     "wait: expected true or false");
+		int rc = f->st->ops->control_add(f->st, tenant, run_id,
+						 wait ? "stop" : "interrupt",
+						 NULL, NULL);
+		if (rc == -ENOENT)
+			return al_http_error(svc, conn, 404, "not_found",
+					     "no such run");
+		if (rc == -EALREADY)
+			return al_http_error(svc, conn, 409, "run_finished",
+					     "the run has already finished");
+		if (rc < 0)
+			return unreachable(svc, conn);
+		if (!wait)
+			return state_answer(svc, conn, 202, run_id,
+					    "interrupting", NULL);
+		return wait_result(svc, conn, tenant, run_id, true);
+	}
+	al_store_run r;
+	int rc = f->st->ops->get(f->st, tenant, run_id, &r);
+	if (rc == -ENOENT)
+		return al_http_error(svc, conn, 404, "not_found",
+				     "no such run");
+	if (rc < 0)
+		return unreachable(svc, conn);
+	enum MHD_Result ret;
+	if (strcmp(r.state, "finished") == 0 && r.result != NULL) {
+		char *text = r.result;
+		r.result = NULL;
+		ret = al_http_json(svc, conn, 200, text);
+	} else {
+		ret = state_answer(svc, conn, 200, run_id, r.state, NULL);
+	}
+	al_store_run_clear(&r);
+	return ret;
+}
+
+enum MHD_Result al_fleet_inbox(al_service *svc, struct MHD_Connection *conn,
+			       const char *tenant, const char *run_id,
+			       const char *id, const char *event)
+{
+	al_fleet *f = svc->fleet;
+	int rc = f->st->ops->control_add(f->st, tenant, run_id, "inbox", id,
+					 event);
+	switch (rc) {
+	case 0:
+		/* The node running it delivers it (while the run lives). */
+		return state_answer(svc, conn, 202, run_id, "queued", id);
+	case 1:
+		return state_answer(svc, conn, 200, run_id, "duplicate", id);
+	case -ENOENT:
+		return al_http_error(svc, conn, 404, "not_found",
+				     "no such run");
+	case -EALREADY:
+		return al_http_error(svc, conn, 409, "run_finished",
+				     "the run's result is already recorded");
+	default:
+		return unreachable(svc, conn);
+	}
+}
+
+const char *al_fleet_artifacts_root(al_service *svc, const char *tenant,
+				    const char *run_id)
+{
+	al_fleet *f = svc->fleet;
+	if (f->artifacts_root == NULL)
+		return NULL;
+	al_store_run r;
+	int rc = f->st->ops->get(f->st, tenant, run_id, &r);
+	al_store_run_clear(&r);
+	return rc == 0 ? f->artifacts_root : NULL;
+}

@@ -1,0 +1,419 @@
+"""Many airlockd nodes on one PostgreSQL (docs/scale-out.md): a private
+PostgreSQL 15 and three nodes on loopback.  Every run appends its token to
+a marker file on the host (the trusted local provider), so "executed
+once" is counted from what actually ran, and every accepted run's one
+outcome is counted in the store and in the fleet's audit chain."""
+import collections
+import json
+import subprocess
+import threading
+import time
+
+import pytest
+
+from fleet_support import (TOKEN2, Node, Postgres, fleet_config, free_port,
+                           start_nodes, wait_until)
+from test_api_support import AIRLOCK_BIN, local_config, sh
+from test_durable_support import DurableDaemon, cleanup_state
+
+
+@pytest.fixture(scope="module")
+def pg():
+    p = Postgres()
+    yield p
+    p.close()
+
+
+@pytest.fixture
+def fleet(tmp_path, pg, request):
+    kw = getattr(request, "param", {})
+    nodes = start_nodes(tmp_path, pg, n=3, **kw)
+    yield nodes
+    for n in nodes:
+        if n.proc is not None:
+            n.stop()
+        cleanup_state(n)
+
+
+def marker_code(marker, token, extra=""):
+    return "%secho %s >> %s" % (extra, token, marker)
+
+
+def submit_all(nodes, bodies, wait=False, retry_503=False, pace=0.0):
+    """POSTs each body to nodes round robin from a few threads; returns
+    {index: (status, answer)}.  retry_503: a client that retries while the
+    store is away (bounded)."""
+    out = {}
+    lock = threading.Lock()
+    todo = list(enumerate(bodies))
+
+    def worker():
+        while True:
+            with lock:
+                if not todo:
+                    return
+                i, body = todo.pop()
+            node = nodes[i % len(nodes)]
+            for _ in range(150 if retry_503 else 1):
+                try:
+                    st, _, b = node.request(
+                        "POST",
+                        "/v1/runs" + ("" if wait else "?wait=false"),
+                        body, timeout=120)
+                except OSError as e:  # a killed node
+                    st, b = None, str(e)
+                if st != 503:
+                    break
+                time.sleep(0.2)
+            time.sleep(pace)
+            with lock:
+                out[i] = (st, b)
+
+    threads = [threading.Thread(target=worker) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    return out
+
+
+def states(pg, ids):
+    rows = pg.psql("SELECT id, state, node, outcome FROM runs WHERE id IN "
+                   "(%s)" % ",".join("'%s'" % i for i in ids))
+    return {r[0]: r[1:] for r in rows}
+
+
+def all_finished(pg, ids):
+    s = states(pg, ids)
+    return len(s) == len(ids) and all(v[0] == "finished"
+                                      for v in s.values())
+
+
+def chained(pg):
+    """The nodes move committed records into the chain shortly after
+    they commit: waits until none is pending."""
+    assert wait_until(lambda: pg.psql(
+        "SELECT count(*) FROM audit_pending")[0][0] == "0", 30, 0.1)
+
+
+def audit_counts(pg, event):
+    chained(pg)
+    rows = pg.psql("SELECT record FROM audit")
+    c = collections.Counter()
+    for (rec,) in rows:
+        r = json.loads(rec)
+        if r["event"] == event:
+            c[r["run_id"]] += 1
+    return c
+
+
+def verify_chain(pg):
+    chained(pg)
+    out = subprocess.run([AIRLOCK_BIN, "audit", "verify", "--store",
+                          pg.url], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "chain intact" in out.stdout
+
+
+def assert_once(pg, ids):
+    finished = audit_counts(pg, "run.finished")
+    queued = audit_counts(pg, "run.queued")
+    for i in ids:
+        assert finished[i] == 1, (i, finished[i])
+        assert queued[i] == 1, (i, queued[i])
+
+
+def test_200_runs_once_and_read_anywhere(fleet, pg, tmp_path):
+    marker = tmp_path / "marker"
+    bodies = [sh(marker_code(marker, "t%d" % i, "sleep 0.05; "))
+              for i in range(200)]
+    answers = submit_all(fleet, bodies)
+    assert all(st == 202 for st, _ in answers.values()), answers
+    ids = [b["run_id"] for _, b in answers.values()]
+    assert len(set(ids)) == 200
+    assert wait_until(lambda: all_finished(pg, ids), 150, 0.5)
+    s = states(pg, ids)
+    assert all(v[2] == "completed" for v in s.values())
+    # Spread: more than one node claimed runs.
+    assert len({v[1] for v in s.values()}) >= 2
+    lines = marker.read_text().split()
+    assert sorted(lines) == sorted("t%d" % i for i in range(200))
+    assert_once(pg, ids)
+    verify_chain(pg)
+
+    # Read anywhere: a run with output, read from a node that did not
+    # run it, its events streamed there and resumed on a third.
+    st, _, b = fleet[0].request("POST", "/v1/runs?wait=false",
+                                sh("echo one; sleep 0.2; echo two",
+                                   streaming=True))
+    assert st == 202
+    rid = b["run_id"]
+    assert wait_until(lambda: all_finished(pg, [rid]), 30, 0.1)
+    ran_on = states(pg, [rid])[rid][1]
+    others = [n for n in fleet if "node%d" % fleet.index(n) != ran_on]
+    st, _, res = others[0].request("GET", "/v1/runs/" + rid)
+    assert st == 200 and res["stdout"] == "one\ntwo\n"
+    st, _, text = others[0].request("GET", "/v1/runs/%s/events" % rid)
+    assert st == 200
+    assert text.count("event: stdout") >= 1 and "event: result" in text
+    first_id = [ln for ln in text.splitlines() if ln.startswith("id: ")][0]
+    st, _, rest = others[1].request("GET", "/v1/runs/%s/events" % rid,
+                                    headers={"Last-Event-ID":
+                                             first_id[4:]})
+    assert st == 200 and "event: result" in rest
+    assert first_id not in rest
+    # The remote provider's headers do not travel through the queue.
+    st, _, b = others[0].request("POST", "/v1/runs", sh("true"),
+                                 headers={"X-Airlock-Forwarded-Env":
+                                          "e30="})
+    assert st == 400 and b["error"] == "unsupported_header"
+    # Another tenant's run answers like an unknown one, everywhere.
+    st, _, _ = others[1].request("GET", "/v1/runs/" + rid, token=TOKEN2)
+    assert st == 404
+
+    # Artifacts: copied to the shared directory before the result is
+    # recorded, read from every node.
+    st, _, res = fleet[2].request("POST", "/v1/runs",
+                                  sh("printf art > out.txt",
+                                     outputs=["out.txt"]))
+    assert st == 200 and res["outputs"][0]["artifact"], res
+    aid = res["outputs"][0]["artifact"]
+    for n in fleet:
+        st, _, body = n.request("GET", "/v1/runs/%s/artifacts/%s"
+                                % (res["run_id"], aid))
+        assert st == 200 and body == "art", (st, body)
+        st, _, _ = n.request("GET", "/v1/runs/%s/artifacts/%s"
+                             % (res["run_id"], aid), token=TOKEN2)
+        assert st == 404
+
+
+@pytest.mark.parametrize("fleet", [{"adopt": True}, {"adopt": False}],
+                         indirect=True, ids=["same_host", "host_lost"])
+def test_kill9_node_mid_burst(fleet, pg, tmp_path, request):
+    """All nodes share this host: with adoption a surviving node watches
+    the dead node's supervisors and records their results; without it
+    (as for a dead host) the runs end lost."""
+    adopt = request.node.callspec.params["fleet"]["adopt"]
+    marker = tmp_path / "marker"
+    bodies = [sh(marker_code(marker, "k%d" % i, "sleep 0.3; "))
+              for i in range(45)]
+    accepted = {}
+    done = threading.Event()
+
+    def submit():
+        accepted.update(submit_all(fleet, bodies))
+        done.set()
+
+    t = threading.Thread(target=submit)
+    t.start()
+    victim = fleet[1]
+    # Killed once a run of its own is launched (its supervisor recorded).
+    launched = wait_until(lambda: sorted(
+        (victim.state / "runs").glob("*/identity.json")), 60, 0.02)
+    assert launched
+    victim.kill9()
+    launched = {p.parent.name for p in launched}
+    t.join(timeout=200)
+    ids = [b["run_id"] for st, b in accepted.values() if st == 202]
+    assert len(ids) >= 30
+    # The lease (3 s) runs out; a surviving node settles node1's runs.
+    assert wait_until(lambda: all_finished(pg, ids), 90, 0.5)
+    s = states(pg, ids)
+    lost = [i for i, v in s.items() if v[2] == "unavailable"]
+    adopted = {i: c for i, c in audit_counts(pg, "run.adopted").items()
+               if i in s}
+    if adopt:
+        # node1's runs in flight were adopted, each once, and finished.
+        assert adopted, "node1 had runs in flight"
+        assert all(c == 1 for c in adopted.values())
+        assert all(s[i][1] != "node1" for i in adopted)
+        # A launched run's supervisor outlived its daemon: its result
+        # was recorded by the adopter.  Only runs claimed and not yet
+        # launched end lost.
+        for i in launched & set(ids):
+            if s[i][1] != "node1":
+                assert s[i][2] == "completed", (i, s[i])
+        assert any(s[i][2] == "completed" for i in adopted)
+    else:
+        assert lost, "node1 had runs in flight"
+        assert not adopted
+        assert all(s[i][1] == "node1" for i in lost)
+    # Nothing ran twice; every completed run ran.
+    lines = collections.Counter(marker.read_text().split())
+    assert all(c == 1 for c in lines.values()), lines
+    body_token = {b["run_id"]: "k%d" % i for i, (st, b) in accepted.items()
+                  if st == 202}
+    for i, v in s.items():
+        if v[2] == "completed":
+            assert lines[body_token[i]] == 1
+    assert_once(pg, ids)
+    # node1 comes back: its recovery finishes what it had, the store
+    # keeps the one outcome it recorded.
+    victim.start(timeout=30)
+    time.sleep(0.5)
+    victim.stop()
+    assert_once(pg, ids)
+    verify_chain(pg)
+
+
+def test_idempotency_race_two_nodes(fleet, pg, tmp_path):
+    marker = tmp_path / "marker"
+    for i in range(20):
+        body = sh(marker_code(marker, "i%d" % i),
+                  idempotency_key="race-%d-%s" % (i, tmp_path.name))
+        res = [None, None]
+
+        def post(k):
+            res[k] = fleet[k].request("POST", "/v1/runs", body)
+
+        ts = [threading.Thread(target=post, args=(k,)) for k in (0, 1)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(timeout=60)
+        assert res[0][0] == 200 and res[1][0] == 200, res
+        assert res[0][2]["run_id"] == res[1][2]["run_id"]
+    lines = collections.Counter(marker.read_text().split())
+    assert sorted(lines) == sorted("i%d" % i for i in range(20))
+    assert all(c == 1 for c in lines.values())
+    # The same key with another request is a conflict, on any node.
+    st, _, b = fleet[2].request("POST", "/v1/runs",
+                                sh("echo other",
+                                   idempotency_key="race-0-%s"
+                                   % tmp_path.name))
+    assert st == 409 and b["error"] == "idempotency_conflict"
+
+
+@pytest.mark.parametrize("fleet", [{"tenant_max": 2}], indirect=True)
+def test_fleet_wide_tenant_concurrency(fleet, pg, tmp_path):
+    active = tmp_path / "active"
+    active.mkdir()
+    counts = tmp_path / "counts"
+    code = ("touch %s/$$; ls %s | wc -l >> %s; sleep 0.25; rm %s/$$"
+            % (active, active, counts, active))
+    answers = submit_all(fleet, [sh(code) for _ in range(12)])
+    ids = [b["run_id"] for _, b in answers.values()]
+    assert wait_until(lambda: all_finished(pg, ids), 90, 0.25)
+    seen = [int(x) for x in counts.read_text().split()]
+    assert len(seen) == 12
+    assert max(seen) <= 2, seen
+
+
+def test_postgres_restart_under_load(fleet, pg, tmp_path):
+    marker = tmp_path / "marker"
+    # A client retrying a 503 sends its idempotency key: the store may
+    # have queued the run whose answer was lost with the connection.
+    bodies = [sh(marker_code(marker, "p%d" % i, "sleep 0.2; "),
+                 idempotency_key="p%d-%s" % (i, tmp_path.name))
+              for i in range(40)]
+    accepted = {}
+
+    def submit():
+        accepted.update(submit_all(fleet, bodies, retry_503=True,
+                                   pace=0.05))
+
+    t = threading.Thread(target=submit)
+    t.start()
+    assert wait_until(lambda: pg.psql(
+        "SELECT count(*) FROM runs WHERE state = 'running'")[0][0] != "0",
+        60, 0.05)
+    pg.restart()
+    t.join(timeout=200)
+    # A submission while the store was away was refused (503) and
+    # retried; every one was accepted in the end.
+    ids = [b["run_id"] for st, b in accepted.values() if st == 202]
+    assert len(ids) == 40, accepted
+    assert wait_until(lambda: all_finished(pg, ids), 90, 0.5)
+    s = states(pg, ids)
+    assert all(v[2] == "completed" for v in s.values()), s
+    lines = collections.Counter(marker.read_text().split())
+    assert all(c == 1 for c in lines.values())
+    assert_once(pg, ids)
+    verify_chain(pg)
+    # The nodes reconnected: a new run goes through each.
+    for n in fleet:
+        st, _, b = n.request("POST", "/v1/runs", sh("echo back"))
+        assert st == 200 and b["stdout"] == "back\n"
+
+
+def test_node_without_a_capable_provider_leaves_the_run(pg, tmp_path):
+    """A node whose only provider is `disabled` publishes no language and
+    claims nothing in one: runs submitted to it run on the capable
+    node."""
+    cfg_a = fleet_config(pg.url, node_id="incapable")
+    cfg_a["providers"] = [{"provider": "disabled"}]
+    a = Node(tmp_path, cfg_a, name="incapable")
+    b = Node(tmp_path, fleet_config(pg.url, node_id="capable"),
+             name="capable")
+    try:
+        a.start(timeout=30)
+        b.start(timeout=30)
+        facts = json.loads(pg.psql("SELECT facts FROM nodes WHERE id = "
+                                   "'incapable'")[0][0])
+        assert facts["languages"] == [] and facts["providers"] == \
+            ["disabled"]
+        assert "sh" in json.loads(pg.psql(
+            "SELECT facts FROM nodes WHERE id = 'capable'")[0][0])[
+                "languages"]
+        answers = submit_all([a], [sh("echo cap") for _ in range(8)])
+        ids = [b_["run_id"] for st, b_ in answers.values()]
+        assert wait_until(lambda: all_finished(pg, ids), 60, 0.2)
+        s = states(pg, ids)
+        assert all(v[1] == "capable" and v[2] == "completed"
+                   for v in s.values()), s
+    finally:
+        for n in (a, b):
+            if n.proc is not None:
+                n.stop()
+            cleanup_state(n)
+
+
+def test_zz_tampered_chain_fails_verify(pg):
+    """The last test on the shared store: it breaks its chain on purpose."""
+    chained(pg)
+    pg.psql("ALTER TABLE audit DISABLE TRIGGER audit_no_change")
+    pg.psql("UPDATE audit SET record = replace(record, 'run.queued', "
+            "'run.qveued') WHERE seq = 1")
+    out = subprocess.run([AIRLOCK_BIN, "audit", "verify", "--store",
+                          pg.url], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 1
+    assert "record 1: record hash mismatch" in out.stderr
+
+
+@pytest.mark.parametrize("extra, reason", [
+    ({"store": "mysql://x"}, "store"),
+    ({"store": 5}, "store"),
+    ({"fleet": []}, "fleet"),
+])
+def test_bad_store_configuration_is_refused(tmp_path, extra, reason):
+    cfg = local_config()
+    cfg.update(extra)
+    d = DurableDaemon(tmp_path, cfg)
+    d.start(expect_ok=False)
+    assert d.proc.wait(timeout=20) != 0
+    assert reason in d.log()
+
+
+def test_unreachable_store_never_echoes_the_password(tmp_path):
+    port = free_port()  # nothing listens there
+    cfg = local_config()
+    cfg["store"] = ("postgresql://airlock:s3cret-pw@127.0.0.1:%d/x"
+                    "?connect_timeout=2" % port)
+    cfg["fleet"] = {"node_id": "bad node"}
+    d = DurableDaemon(tmp_path, cfg, name="a")
+    d.start(expect_ok=False)
+    assert d.proc.wait(timeout=20) != 0
+    assert "fleet.node_id" in d.log()
+    cfg["fleet"] = {}
+    d = DurableDaemon(tmp_path, cfg, name="b")
+    d.start(expect_ok=False)
+    assert d.proc.wait(timeout=20) != 0
+    log = d.log()
+    assert "cannot connect to the store" in log
+    assert "s3cret-pw" not in log
+    out = subprocess.run([AIRLOCK_BIN, "audit", "verify", "--store",
+                          cfg["store"]], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 1 and "s3cret-pw" not in out.stderr + out.stdout
