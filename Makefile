@@ -52,7 +52,7 @@ endif
 LDFLAGS += $(SANFLAGS)
 LDLIBS  += $(PKG_LIBS) -lwslay -lpthread
 
-LIB_DIRS = src/core src/json src/bundle src/cgroup src/proc src/lang src/providers src/sandbox src/container src/host src/supervisor src/server src/store
+LIB_DIRS = src/core src/json src/bundle src/cgroup src/child src/lang src/providers src/sandbox src/container src/host src/supervisor src/server src/store
 LIB_SRC  = $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 # The network parts: in libairlock for embedders, but the CLI loads them
@@ -132,7 +132,7 @@ $(TOOL): src/tool/airlock_tool.c src/tool/proto.h
 	@echo "  LD      $@ (static)"
 	@$(CC) $(filter-out $(SANFLAGS),$(CFLAGS)) -static -o $@ $< -Wl,-Bstatic -ljansson
 # Never instrumented: it runs inside images that have no sanitizer runtime.
-CTINIT_OBJ = $(addprefix $(BUILD)/obj-init/,src/ctinit/main.o src/proc/shepherd.o src/core/error.o)
+CTINIT_OBJ = $(addprefix $(BUILD)/obj-init/,src/ctinit/main.o src/child/shepherd.o src/core/error.o)
 $(BUILD)/obj-init/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< (airlock-init)"

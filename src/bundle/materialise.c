@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "bundle/beneath.h"
-#include "bundle/digest.h"
+#include "core/hash.h"
 
 static int setup_error(al_error **err, int e, const char *what)
 {

@@ -2,7 +2,7 @@
  *
  * The sandbox (al_sb_cg*): discovery finds, for each controller, a
  * hierarchy where a child of our own cgroup can be created and limited
- * (the trial's verdict is cached per boot, see sandbox/obs_cache.h): v2
+ * (the trial's verdict is cached per boot, see sandbox/observation_cache.h): v2
  * when the controller is enabled beneath our cgroup in the unified
  * hierarchy, else its v1 hierarchy; a hybrid machine mixes the two per
  * controller.  The unified hierarchy is also used, even without
@@ -10,7 +10,7 @@
  * between v1 and v2 (limit files, usage files) is in one manager per
  * version (v1.c, v2.c), picked per controller (cgroup.c).
  *
- * The durable run (al_runcg_*): the daemon creates one cgroup per run
+ * The durable run (al_run_cgroup_*): the daemon creates one cgroup per run
  * beneath its own cgroup in the unified hierarchy, `airlock-run-<id>`, and
  * starts the supervisor in it; everything the run starts stays inside
  * (the sandbox's own cgroups are created beneath it).  cgroup.events says
@@ -47,7 +47,7 @@ typedef struct al_sb_cgroups {
 	bool v1_socket;
 } al_sb_cgroups;
 
-/* What the trials found, as cached (obs_cache.h). */
+/* What the trials found, as cached (observation_cache.h). */
 typedef struct al_sb_cgverdict {
 	bool v2_ok;		   /* a child of v2_base could be created */
 	bool v2_kill;
@@ -137,36 +137,36 @@ int al_sb_cgrun_destroy(al_sb_cgrun *run);
 
 /* Our own cgroup directory in the unified hierarchy when children can be
  * made there; NULL (and 0) when not.  Caller frees. */
-int al_runcg_base(char **out);
+int al_run_cgroup_base(char **out);
 /* Creates BASE/airlock-run-<run_id>.<tag>, which must not exist yet
- * (-EEXIST); *dir (caller frees).  The tag (AL_RUNCG_TAG_LEN hex, from the
+ * (-EEXIST); *dir (caller frees).  The tag (AL_RUN_CGROUP_TAG_LEN hex, from the
  * daemon's state directory) tells apart daemons that run under the same
  * id on one machine. */
-#define AL_RUNCG_TAG_LEN 8
-int al_runcg_create(const char *base, const char *run_id, const char *tag,
+#define AL_RUN_CGROUP_TAG_LEN 8
+int al_run_cgroup_create(const char *base, const char *run_id, const char *tag,
 		    char **dir);
 /* An idle supervisor's cgroup (docs/durability.md, "Idle supervisors"):
  * BASE/airlock-run-sup-<nonce>.<tag>, made when it is started, before
  * the run it will serve has an id; the run records it at hand-off. */
-int al_runcg_create_idle(const char *base, const char *nonce, const char *tag,
+int al_run_cgroup_create_idle(const char *base, const char *nonce, const char *tag,
 			 char **dir);
 /* true when dir is exactly the run's cgroup under the unified mount: the
  * run id's, or the idle one named by the run's nonce (a recorded path is
  * checked before it is ever written to). */
-bool al_runcg_valid(const char *dir, const char *run_id, const char *nonce);
+bool al_run_cgroup_valid(const char *dir, const char *run_id, const char *nonce);
 /* In an idle supervisor that ends without a run: moves the calling
  * process to the parent of its own idle cgroup, ends whatever is left in
  * it and removes it.  0, or negative errno; a process that is not in an
  * idle supervisor's cgroup touches nothing (-ENOENT). */
-int al_runcg_leave_idle(void);
+int al_run_cgroup_leave_idle(void);
 /* 1 when a process is left anywhere in the subtree, 0 when none (or the
  * cgroup is gone), negative errno when it cannot be told. */
-int al_runcg_populated(const char *dir);
+int al_run_cgroup_populated(const char *dir);
 /* Kills every process in the subtree and waits (at most timeout_ms) until
  * none is left.  0 when the tree is verified gone, -ETIMEDOUT else. */
-int al_runcg_kill_wait(const char *dir, int timeout_ms);
+int al_run_cgroup_kill_wait(const char *dir, int timeout_ms);
 /* Removes the (empty) subtree, deepest first; 0, or negative errno. */
-int al_runcg_remove(const char *dir);
+int al_run_cgroup_remove(const char *dir);
 
 /* ---- placing a child at clone time (clone.c) ---------------------- */
 

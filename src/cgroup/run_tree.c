@@ -1,5 +1,5 @@
 /* A durable run's cgroup tree in the unified hierarchy (see cgroup.h,
- * al_runcg_*). */
+ * al_run_cgroup_*). */
 #include "cgroup/cgroup.h"
 
 #include <dirent.h>
@@ -18,7 +18,7 @@
 #include "cgroup/cgfs.h"
 #include "core/util.h"
 
-int al_runcg_base(char **out)
+int al_run_cgroup_base(char **out)
 {
 	const char *mnt = al_cgfs_unified_mount();
 	char line[4096];
@@ -79,7 +79,7 @@ static int create_named(const char *base, const char *name, const char *tag,
 	return 0;
 }
 
-int al_runcg_create(const char *base, const char *run_id, const char *tag,
+int al_run_cgroup_create(const char *base, const char *run_id, const char *tag,
 		    char **dir)
 {
 	return create_named(base, run_id, tag, dir);
@@ -87,7 +87,7 @@ int al_runcg_create(const char *base, const char *run_id, const char *tag,
 
 #define IDLE_PREFIX "sup-"
 
-int al_runcg_create_idle(const char *base, const char *nonce, const char *tag,
+int al_run_cgroup_create_idle(const char *base, const char *nonce, const char *tag,
 			 char **dir)
 {
 	char name[64];
@@ -105,11 +105,11 @@ static bool named(const char *dir, const char *name)
 	    strncmp(slash, want, (size_t)n) != 0)
 		return false;
 	const char *tag = slash + n;
-	return strlen(tag) == AL_RUNCG_TAG_LEN &&
-	       strspn(tag, "0123456789abcdef") == AL_RUNCG_TAG_LEN;
+	return strlen(tag) == AL_RUN_CGROUP_TAG_LEN &&
+	       strspn(tag, "0123456789abcdef") == AL_RUN_CGROUP_TAG_LEN;
 }
 
-bool al_runcg_valid(const char *dir, const char *run_id, const char *nonce)
+bool al_run_cgroup_valid(const char *dir, const char *run_id, const char *nonce)
 {
 	const char *mnt = al_cgfs_unified_mount();
 	char idle[64];
@@ -123,7 +123,7 @@ bool al_runcg_valid(const char *dir, const char *run_id, const char *nonce)
 	return named(dir, run_id) || (nonce != NULL && named(dir, idle));
 }
 
-int al_runcg_populated(const char *dir)
+int al_run_cgroup_populated(const char *dir)
 {
 	char buf[512];
 	int rc = al_cgfs_read(dir, "cgroup.events", buf, sizeof(buf));
@@ -137,14 +137,14 @@ int al_runcg_populated(const char *dir)
 	return p[10] == '1' ? 1 : 0;
 }
 
-int al_runcg_kill_wait(const char *dir, int timeout_ms)
+int al_run_cgroup_kill_wait(const char *dir, int timeout_ms)
 {
 	char path[PATH_MAX];
 	if (snprintf(path, sizeof(path), "%s/cgroup.kill", dir) >=
 	    (int)sizeof(path))
 		return -ENAMETOOLONG;
 	for (int waited = 0;; waited += 5) {
-		int pop = al_runcg_populated(dir);
+		int pop = al_run_cgroup_populated(dir);
 		if (pop == 0)
 			return 0;
 		if (waited >= timeout_ms)
@@ -180,12 +180,12 @@ static int remove_tree(const char *dir, int depth)
 	return al_cgfs_rmdir_retry(dir);
 }
 
-int al_runcg_remove(const char *dir)
+int al_run_cgroup_remove(const char *dir)
 {
 	return remove_tree(dir, 0);
 }
 
-int al_runcg_leave_idle(void)
+int al_run_cgroup_leave_idle(void)
 {
 	const char *mnt = al_cgfs_unified_mount();
 	char line[4096];
@@ -221,8 +221,8 @@ int al_runcg_leave_idle(void)
 	}
 	rc = write(fd, "0", 1) == 1 ? 0 : -errno;
 	close(fd);
-	if (rc == 0 && (rc = al_runcg_kill_wait(path, 5000)) == 0)
-		rc = al_runcg_remove(path);
+	if (rc == 0 && (rc = al_run_cgroup_kill_wait(path, 5000)) == 0)
+		rc = al_run_cgroup_remove(path);
 out:
 	free(path);
 	return rc;

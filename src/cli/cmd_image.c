@@ -18,7 +18,7 @@
 #include "cli/cli.h"
 #include "container/container.h"
 #include "core/util.h"
-#include "proc/rundir.h"
+#include "child/rundir.h"
 
 static const char image_usage[] =
 	"usage: airlock image build NAME [--packages P[,P...]] [--suite S]\n"

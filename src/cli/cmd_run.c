@@ -14,10 +14,10 @@
 #include <airlock/airlock.h>
 
 #include "bundle/beneath.h"
-#include "bundle/digest.h"
+#include "core/hash.h"
 #include "cli/cli.h"
 #include "json/base64.h"
-#include "proc/artifacts.h"
+#include "child/artifacts.h"
 #include "sandbox/sandbox.h"
 
 static const char run_usage[] =

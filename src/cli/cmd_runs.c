@@ -15,7 +15,7 @@
 #include "host/config.h"
 #include "host/db.h"
 #include "host/idempotency.h"
-#include "proc/artifacts.h"
+#include "child/artifacts.h"
 #include "supervisor/retention.h"
 
 static const char runs_usage[] =

@@ -17,8 +17,8 @@
 #include <airlock/error.h>
 #include <airlock/provider.h>
 
-#include "proc/rundir.h"
-#include "proc/supervise.h"
+#include "child/rundir.h"
+#include "child/supervise.h"
 
 /* ---- variants ------------------------------------------------------- */
 

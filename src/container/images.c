@@ -19,10 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bundle/digest.h"
+#include "core/hash.h"
 #include "container/container.h"
 #include "core/util.h"
-#include "proc/rundir.h"
+#include "child/rundir.h"
 
 bool al_ct_image_name_ok(const char *name)
 {

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "container/container.h"
-#include "proc/shepherd.h"
+#include "child/shepherd.h"
 #include "sandbox/netns.h"
 
 #define TREE_MAX 4096

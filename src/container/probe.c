@@ -16,7 +16,7 @@
 #include "container/container.h"
 #include "core/util.h"
 #include "lang/languages.h"
-#include "proc/rundir.h"
+#include "child/rundir.h"
 #include "providers/builtin.h"
 #include "sandbox/mounts.h"
 #include "sandbox/runbase.h"

@@ -13,7 +13,7 @@
 
 #include "container/container.h"
 #include "core/util.h"
-#include "sandbox/cgroup.h"
+#include "cgroup/cgroup.h"
 #include "sandbox/warm_inbox.h"
 
 /* The file `file` of the cgroup `cgpath` in the v1 hierarchy that holds

@@ -20,8 +20,8 @@
 
 #include "container/container.h"
 #include "core/util.h"
-#include "proc/shepherd.h"
-#include "sandbox/cgroup.h"
+#include "child/shepherd.h"
+#include "cgroup/cgroup.h"
 #include "sandbox/mounts.h"
 #include "sandbox/run.h"
 #include "sandbox/seccomp_policy.h"

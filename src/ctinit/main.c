@@ -22,7 +22,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "proc/shepherd.h"
+#include "child/shepherd.h"
 
 int main(int argc, char **argv)
 {

@@ -6,7 +6,7 @@
  * SQLite's write lock (BEGIN IMMEDIATE) before reading the chain's head, so
  * two processes sharing a state directory cannot fork the chain. */
 #include "host/audit.h"
-#include "bundle/digest.h"
+#include "core/hash.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -12,7 +12,7 @@
 #include "host/metrics.h"
 #include "host/select.h"
 #include "host/slots.h"
-#include "proc/artifacts.h"
+#include "child/artifacts.h"
 
 /* One execution handed to a worker thread.  Reference-counted: the host
  * may stop waiting (deadline) while the worker still runs, and an

@@ -11,7 +11,7 @@
 #include <airlock/json.h>
 
 #include "core/util.h"
-#include "proc/rundir.h"
+#include "child/rundir.h"
 
 int al_host_tb_start(al_host_tb *t, const char *state_dir, const char *run_id,
 		     const al_request *req, const char *ops_json,

@@ -7,7 +7,7 @@
 
 #include <airlock/contract.h>
 
-#include "json/jfield.h"
+#include "json/field_codec.h"
 
 /* The same bound as the language adapter's allow-list check. */
 #define AL_MAX_BUILD_FLAGS_JSON 16

@@ -6,7 +6,7 @@
 
 #include <airlock/contract.h>
 
-#include "json/jfield.h"
+#include "json/field_codec.h"
 
 /* {"process_contained": ..., ...} with all five axes. */
 json_t *al_isolation_to_json(const al_isolation_axes *axes);

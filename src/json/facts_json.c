@@ -9,7 +9,7 @@
 #include <airlock/json.h>
 
 #include "json/contract_json.h"
-#include "json/jfield.h"
+#include "json/field_codec.h"
 #include "json/limits_table.h"
 #include "json/toolbelt_json.h"
 

@@ -10,7 +10,7 @@
 #include <airlock/json.h>
 
 #include "json/build_json.h"
-#include "json/jfield.h"
+#include "json/field_codec.h"
 #include "json/limits_table.h"
 #include "json/toolbelt_json.h"
 #include "json/request_fields.h"

@@ -10,7 +10,7 @@
 
 #include <airlock/contract.h>
 
-#include "json/jfield.h"
+#include "json/field_codec.h"
 
 /* The pseudo-language of an exec request. */
 #define AL_EXEC_LANGUAGE "exec"

@@ -11,7 +11,7 @@
 #include <airlock/json.h>
 
 #include "bundle/bundle.h"
-#include "json/jfield.h"
+#include "json/field_codec.h"
 #include "json/build_json.h"
 #include "json/limits_table.h"
 #include "json/request_fields.h"

@@ -8,7 +8,7 @@
 
 #include <airlock/contract.h>
 
-#include "json/jfield.h"
+#include "json/field_codec.h"
 
 #define AL_RESULT_FIELD_KEYS "workspace", "timeout_ms", "log_artifact", \
 	"inbox_pending"

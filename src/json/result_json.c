@@ -12,7 +12,7 @@
 #include "core/util.h"
 #include "json/contract_json.h"
 #include "json/build_json.h"
-#include "json/jfield.h"
+#include "json/field_codec.h"
 #include "json/toolbelt_json.h"
 #include "json/result_fields.h"
 

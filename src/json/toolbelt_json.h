@@ -9,7 +9,7 @@
 
 #include <airlock/contract.h>
 
-#include "json/jfield.h"
+#include "json/field_codec.h"
 
 /* At most this many operations in a grant. */
 #define AL_MAX_GRANT_OPERATIONS 64u

@@ -12,7 +12,7 @@
 #include "lang/observe_compiled.h"
 #include "lang/path_memo.h"
 #include "lang/table.h"
-#include "lang/tc_cache.h"
+#include "lang/toolchain_cache.h"
 
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 /* Bounded so a hung interpreter cannot stall a probe; pwsh (.NET) starts
@@ -263,7 +263,7 @@ static int observe_row(const al_lang_row *row, const char *path_env,
 
 /* typescript: node's facts (the javascript row, cached) plus esbuild when
  * this node cannot strip types itself. */
-static int observe_typescript(const al_lang_row *row, const al_tc_key *key,
+static int observe_typescript(const al_lang_row *row, const al_toolchain_cache_key *key,
 			      const char *path_env, const char *cache_dir,
 			      al_toolchain **out, al_error **err)
 {
@@ -329,7 +329,7 @@ out:
 static int observe_row(const al_lang_row *row, const char *path_env,
 		       const char *cache_dir, al_toolchain **out, al_error **err)
 {
-	al_tc_key key;
+	al_toolchain_cache_key key;
 	char *candidate = NULL, *helper = NULL;
 	al_toolchain *tc = NULL;
 	int rc;
@@ -352,7 +352,7 @@ static int observe_row(const al_lang_row *row, const char *path_env,
 	key.path_env = path_env;
 	key.candidate = candidate;
 	key.helper = helper;
-	rc = al_tc_cache_get(row, &key, cache_dir, out);
+	rc = al_toolchain_cache_load(row, &key, cache_dir, out);
 	if (rc != -ENOENT) {
 		if (rc)
 			rc = al_error_set(err, AL_ERR_INTERNAL, -rc, NULL, "out of memory");
@@ -366,7 +366,7 @@ static int observe_row(const al_lang_row *row, const char *path_env,
 		rc = al_observe_interpreter(row, candidate, path_env, &tc, err);
 	if (rc)
 		goto out;
-	al_tc_cache_put(row, &key, cache_dir, tc);
+	al_toolchain_cache_store(row, &key, cache_dir, tc);
 	*out = tc;
 	tc = NULL;
 out:
@@ -398,7 +398,7 @@ int al_toolchain_observe(const char *language, const char *path_env,
 
 void al_toolchain_cache_reset(void)
 {
-	al_tc_cache_reset();
+	al_toolchain_cache_forget();
 	al_path_memo_reset();
 }
 

@@ -13,8 +13,8 @@
 
 #include "core/build_contract.h"
 #include "core/util.h"
-#include "proc/build_cache.h"
-#include "proc/rundir.h"
+#include "child/build_cache.h"
+#include "child/rundir.h"
 
 int al_sb_build_env(char *const *envp, char *const *extra, char ***out)
 {

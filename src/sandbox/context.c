@@ -210,7 +210,7 @@ static int observe(al_sb_context *ctx, al_error **err)
 			     &ctx->filter, &ctx->obs.mech);
 	al_sb_cgroups_trial(&ctx->cg, &ctx->obs.cg);
 	if (ctx->key[0] != '\0')
-		al_sb_obs_store(ctx->cache_dir, ctx->key, &ctx->obs);
+		al_sb_observations_store(ctx->cache_dir, ctx->key, &ctx->obs);
 	return 0;
 }
 
@@ -232,15 +232,15 @@ int al_sb_context_init(al_sb_context *ctx, const char *config_json,
 			      .landlock_abi = ctx->landlock_abi,
 			      .cap_last = ctx->cap_last};
 	if (cfg == NULL || ctx->cache_dir == NULL ||
-	    al_sb_obs_key(&in, ctx->key) < 0 ||
-	    al_sb_obs_key_for(&in, true, ctx->lang_key) < 0) {
+	    al_sb_observations_key(&in, ctx->key) < 0 ||
+	    al_sb_observations_key_for(&in, true, ctx->lang_key) < 0) {
 		ctx->key[0] = '\0'; /* observe without a cache */
 		ctx->lang_key[0] = '\0';
 	}
 	free(cfg);
 
 	if (!(flags & AL_SB_CTX_OBSERVE_NOW) && ctx->key[0] != '\0' &&
-	    al_sb_obs_load(ctx->cache_dir, ctx->key, &ctx->obs)) {
+	    al_sb_observations_load(ctx->cache_dir, ctx->key, &ctx->obs)) {
 		al_sb_cgroups_apply(&ctx->cg, &ctx->obs.cg);
 		ctx->obs_cached = true;
 	} else {

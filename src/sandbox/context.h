@@ -9,8 +9,8 @@
 #include <airlock/contract.h>
 #include <airlock/error.h>
 
-#include "sandbox/cgroup.h"
-#include "sandbox/obs_cache.h"
+#include "cgroup/cgroup.h"
+#include "sandbox/observation_cache.h"
 #include "sandbox/seccomp_policy.h"
 
 /* "pool": {"<language>": {"size": N, "network": "none", "workspace":
@@ -64,7 +64,7 @@ typedef struct al_sb_context {
 	al_sb_cgroups cg;
 	al_sb_filter filter; /* compiled only when runs may start */
 	char *cache_dir;
-	char key[AL_SB_KEY_LEN]; /* obs_cache key; "" when none */
+	char key[AL_SB_KEY_LEN]; /* observation_cache key; "" when none */
 	char lang_key[AL_SB_KEY_LEN]; /* same, for the languages' entries */
 	al_sb_observed obs;	 /* mechanisms and cgroup verdicts */
 	bool obs_cached;	 /* obs came from the cache */

@@ -19,7 +19,7 @@
 
 #include "core/code_file.h"
 #include "core/util.h"
-#include "sandbox/obs_cache.h"
+#include "sandbox/observation_cache.h"
 
 #define FORMAT 1
 #define MAGIC "airlock-bpf-1\n"

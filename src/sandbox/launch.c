@@ -30,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "proc/shepherd.h"
+#include "child/shepherd.h"
 #include "sandbox/netns.h"
 #include "sandbox/userns.h"
 

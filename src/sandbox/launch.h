@@ -17,9 +17,9 @@
 #include <airlock/contract.h>
 #include <airlock/error.h>
 
-#include "proc/shepherd.h"
-#include "proc/supervise.h"
-#include "sandbox/cgroup.h"
+#include "child/shepherd.h"
+#include "child/supervise.h"
+#include "cgroup/cgroup.h"
 #include "sandbox/landlock.h"
 #include "sandbox/mounts.h"
 #include "sandbox/seccomp_policy.h"

@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "sandbox/obs_cache.h"
+#include "sandbox/observation_cache.h"
 #include "sandbox/seccomp_policy.h"
 
 /* Forks a child that tries the namespaces (as root: then dropping to an

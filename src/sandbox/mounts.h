@@ -90,7 +90,7 @@ void al_sb_mount_plan_clear(al_sb_mount_plan *plan);
 const char *al_sb_path_hidden(const char *path);
 /* The host directories bound read-only at the same paths in every run
  * (/usr, /bin, ...): the sandbox's read-only root, where an exec
- * request's program must live (proc/exec_shape.h). */
+ * request's program must live (child/exec_shape.h). */
 const char *const *al_sb_system_dirs(size_t *n);
 
 /* In the child (new mount namespace, privileged there): builds the tree on

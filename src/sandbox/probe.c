@@ -1,7 +1,7 @@
 /* Observed facts of the sandbox provider: the mechanisms and cgroups as
  * the context observed them (trials, or their cached verdicts for this
  * boot), and each language as run (an empty program) inside a real sandbox
- * built for its toolchain, cached per toolchain identity (obs_cache.h). */
+ * built for its toolchain, cached per toolchain identity (observation_cache.h). */
 #include "sandbox/probe.h"
 
 #include <errno.h>
@@ -18,8 +18,8 @@
 #include "core/util.h"
 #include "lang/languages.h"
 #include "lang/path_memo.h"
-#include "proc/env.h"
-#include "proc/rundir.h"
+#include "child/env.h"
+#include "child/rundir.h"
 #include "sandbox/mounts.h"
 #include "sandbox/run.h"
 #include "sandbox/runbase.h"
@@ -184,7 +184,7 @@ static int add_languages(al_sb_context *ctx, al_facts *f, json_t *absent)
 		}
 		char *id = toolchain_id(tc);
 		int ok = id && ctx->lang_key[0]
-				 ? al_sb_obs_inside_get(ctx->cache_dir,
+				 ? al_sb_observations_inside_get(ctx->cache_dir,
 							ctx->lang_key, id)
 				 : -1;
 		if (ok < 0) {
@@ -192,7 +192,7 @@ static int add_languages(al_sb_context *ctx, al_facts *f, json_t *absent)
 			     run_inside(ctx, tc);
 			/* only success is cached: a failure is tried again */
 			if (id && ctx->lang_key[0] && ok == 1)
-				al_sb_obs_inside_put(ctx->cache_dir,
+				al_sb_observations_inside_put(ctx->cache_dir,
 						     ctx->lang_key, id);
 		}
 		if (ok == 1)

@@ -18,15 +18,15 @@
 #include "core/run_registry.h"
 #include "core/util.h"
 #include "lang/languages.h"
-#include "proc/artifacts.h"
-#include "proc/env.h"
-#include "proc/exec_shape.h"
-#include "proc/outputs.h"
-#include "proc/rundir.h"
-#include "proc/run_report.h"
+#include "child/artifacts.h"
+#include "child/env.h"
+#include "child/exec_shape.h"
+#include "child/outputs.h"
+#include "child/rundir.h"
+#include "child/run_report.h"
 #include "core/build_contract.h"
 #include "sandbox/build.h"
-#include "sandbox/cgroup.h"
+#include "cgroup/cgroup.h"
 #include "sandbox/context.h"
 #include "sandbox/mounts.h"
 #include "sandbox/pool.h"
@@ -113,7 +113,7 @@ static int sb_health(al_provider_handle *h, al_error **err)
 static void mechanism_missing(al_provider_handle *h)
 {
 	atomic_store(&h->broken, true);
-	al_sb_obs_invalidate(h->ctx.cache_dir);
+	al_sb_observations_invalidate(h->ctx.cache_dir);
 }
 
 /* Refusals decided before anything is created: 1 to go on. */

@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "bundle/bundle.h"
-#include "proc/shepherd.h"
-#include "proc/supervise.h"
-#include "sandbox/cgroup.h"
+#include "child/shepherd.h"
+#include "child/supervise.h"
+#include "cgroup/cgroup.h"
 #include "sandbox/launch.h"
 #include "sandbox/mounts.h"
 #include "sandbox/tool_mount.h"

@@ -7,10 +7,10 @@
 
 #include <airlock/provider.h>
 
-#include "proc/rundir.h"
-#include "proc/shepherd.h"
-#include "proc/supervise.h"
-#include "sandbox/cgroup.h"
+#include "child/rundir.h"
+#include "child/shepherd.h"
+#include "child/supervise.h"
+#include "cgroup/cgroup.h"
 #include "sandbox/context.h"
 
 typedef struct al_sb_step {

@@ -17,7 +17,7 @@
 
 #include "core/util.h"
 #include "lang/languages.h"
-#include "proc/env.h"
+#include "child/env.h"
 #include "sandbox/launch.h"
 #include "sandbox/mounts.h"
 #include "sandbox/runbase.h"
@@ -238,7 +238,7 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 	 * per-run variables, which the loader sets before the program. */
 	path_env = al_env_path_for(tc->path);
 	/* the baseline layer, locale and time zone included, as a cold
-	 * start of the same run has it (proc/env.h) */
+	 * start of the same run has it (child/env.h) */
 	al_env_base eb = {.path = path_env, .home = "/workspace",
 			  .tmpdir = "/tmp"};
 	char **envp = NULL;

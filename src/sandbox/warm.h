@@ -23,9 +23,9 @@
 #include <airlock/error.h>
 #include <airlock/provider.h>
 
-#include "proc/rundir.h"
-#include "proc/supervise.h"
-#include "sandbox/cgroup.h"
+#include "child/rundir.h"
+#include "child/supervise.h"
+#include "cgroup/cgroup.h"
 #include "sandbox/context.h"
 #include "sandbox/run.h"
 #include "sandbox/userns.h"

@@ -15,8 +15,8 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "server/service.h"
-#include "supervisor/carry.h"
-#include "supervisor/dfile.h"
+#include "server/carry.h"
+#include "supervisor/record_file.h"
 #include "supervisor/fault.h"
 
 /* A stop escalates to killing the tree when the run has not ended this
@@ -143,7 +143,7 @@ static void finish(al_service *svc, al_host *host, al_drun *dr,
 		al_fault_point("before_ack");
 		int wr = f->json != NULL ? al_drun_write_final(dr, f->json) : 0;
 		for (unsigned attempt = 0; wr < 0; attempt++) {
-			if (!al_dfile_no_space(wr) ||
+			if (!al_record_file_no_space(wr) ||
 			    pending_wait(&p, attempt) < 0) {
 				al_logf(AL_LOG_WARN, run_id,
 					"cannot record its final result: %s",

@@ -31,9 +31,9 @@
 #include "core/util.h"
 #include "server/fleet_internal.h"
 #include "server/service.h"
-#include "supervisor/dfile.h"
+#include "supervisor/record_file.h"
 #include "supervisor/identity.h"
-#include "supervisor/runrec.h"
+#include "supervisor/run_records.h"
 
 #define DEFAULT_LEASE_MS 5000u
 
@@ -436,13 +436,13 @@ static bool watch_adopted(al_fleet *f, const char *run_id, const char *dir)
 	for (bool last = false;;) {
 		char *text = NULL;
 		size_t len = 0;
-		if (al_dfile_read(d, AL_RF_FINAL, AL_RF_MAX_RECORD, &text,
+		if (al_record_file_read(d, AL_RF_FINAL, AL_RF_MAX_RECORD, &text,
 				  &len) == 0) {
 			record_text(f, run_id, text);
 			free(text);
 			break;
 		}
-		if (al_dfile_read(d, AL_RF_RESULT, AL_RF_MAX_RECORD, &text,
+		if (al_record_file_read(d, AL_RF_RESULT, AL_RF_MAX_RECORD, &text,
 				  &len) == 0) {
 			al_result *res = NULL;
 			char *canon = NULL;
@@ -461,7 +461,7 @@ static bool watch_adopted(al_fleet *f, const char *run_id, const char *dir)
 			record_lost(f, run_id, "supervisor_gone");
 			break;
 		}
-		bool alive = al_dfile_exists(d, AL_RF_PENDING);
+		bool alive = al_record_file_exists(d, AL_RF_PENDING);
 		if (!alive && have_rec) {
 			al_identity id;
 			alive = (al_identity_read(d, &id) == 0 &&

@@ -20,7 +20,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "proc/artifacts.h"
+#include "child/artifacts.h"
 #include "server/audit_view.h"
 #include "server/compat.h"
 #include "server/conns.h"

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "host/config.h"
-#include "supervisor/durable.h"
+#include "server/durable.h"
 
 typedef struct al_idle_pool al_idle_pool;
 

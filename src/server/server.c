@@ -20,7 +20,7 @@
 #include "core/log.h"
 #include "host/config.h"
 #include "host/state_dir.h"
-#include "proc/artifacts.h"
+#include "child/artifacts.h"
 #include "server/compat.h"
 #include "server/http.h"
 #include "server/fleet.h"

@@ -19,8 +19,8 @@
 #include "server/compat.h"
 #include "server/service.h"
 #include "supervisor/outlog.h"
-#include "supervisor/carry.h"
-#include "supervisor/runrec.h"
+#include "server/carry.h"
+#include "supervisor/run_records.h"
 
 int al_service_init(al_service *svc, const al_server_options *opts)
 {

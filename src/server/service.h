@@ -17,7 +17,7 @@
 #include "server/idle_pool.h"
 #include "server/metrics.h"
 #include "server/run_filter.h"
-#include "supervisor/durable.h"
+#include "server/durable.h"
 
 /* A configuration generation: runs keep the host they started on, so a
  * reload never pulls a host from under a live run. */

@@ -6,8 +6,8 @@
 
 #include <jansson.h>
 
-#include "supervisor/dfile.h"
-#include "supervisor/runrec.h"
+#include "supervisor/record_file.h"
+#include "supervisor/run_records.h"
 
 int al_control_write(int dirfd, uint64_t epoch, al_control_action action)
 {
@@ -16,7 +16,7 @@ int al_control_write(int dirfd, uint64_t epoch, al_control_action action)
 			      action == AL_CONTROL_STOP ? "stop" : "interrupt");
 	if (o == NULL)
 		return -ENOMEM;
-	int rc = al_dfile_write_json(dirfd, AL_RF_CONTROL, o, 0600);
+	int rc = al_record_file_write_json(dirfd, AL_RF_CONTROL, o, 0600);
 	json_decref(o);
 	return rc;
 }
@@ -24,7 +24,7 @@ int al_control_write(int dirfd, uint64_t epoch, al_control_action action)
 int al_control_read(int dirfd, uint64_t *epoch, al_control_action *action)
 {
 	json_t *o = NULL;
-	int rc = al_dfile_read_json(dirfd, AL_RF_CONTROL, 4096, &o);
+	int rc = al_record_file_read_json(dirfd, AL_RF_CONTROL, 4096, &o);
 	if (rc < 0)
 		return rc;
 	json_t *e = json_object_get(o, "epoch"), *a = json_object_get(o, "action");

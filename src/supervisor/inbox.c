@@ -14,8 +14,8 @@
 
 #include <airlock/json.h>
 
-#include "supervisor/dfile.h"
-#include "supervisor/runrec.h"
+#include "supervisor/record_file.h"
+#include "supervisor/run_records.h"
 
 int al_inbox_prepare(int dirfd)
 {
@@ -109,7 +109,7 @@ int al_inbox_deliver(int dirfd, const char *id, const char *event_json)
 
 	if (!al_inbox_id_valid(id))
 		return -EINVAL;
-	if (al_dfile_exists(dirfd, AL_RF_RESULT))
+	if (al_record_file_exists(dirfd, AL_RF_RESULT))
 		return -EALREADY;
 	if ((rc = list_delivered(dirfd, &arr, &n)) < 0)
 		return rc;
@@ -129,7 +129,7 @@ int al_inbox_deliver(int dirfd, const char *id, const char *event_json)
 		return -errno;
 	/* Written whole under its final name by rename: the program never
 	 * reads half an event. */
-	rc = al_dfile_write(ifd, name, event_json, strlen(event_json), 0444);
+	rc = al_record_file_write(ifd, name, event_json, strlen(event_json), 0444);
 	close(ifd);
 	return rc;
 }
@@ -221,7 +221,7 @@ int al_inbox_pending(int dirfd, char ***ids, char ***events, size_t *n)
 		char name[96];
 		snprintf(name, sizeof(name), "%06u-%s.json", arr[i].seq,
 			 arr[i].id);
-		if ((rc = al_dfile_read(ifd, name, AL_MAX_INBOX_EVENT_BYTES +
+		if ((rc = al_record_file_read(ifd, name, AL_MAX_INBOX_EVENT_BYTES +
 						       AL_MAX_INBOX_ID_BYTES +
 						       64,
 					&ev[m - 1], NULL)) < 0)

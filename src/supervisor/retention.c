@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "core/util.h"
-#include "proc/rundir.h"
-#include "supervisor/runrec.h"
+#include "child/rundir.h"
+#include "supervisor/run_records.h"
 
 /* STATE_DIR/runs, not created: -ENOENT when there is none.  Ours and
  * private, like every reader of it demands. */

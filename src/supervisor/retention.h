@@ -11,7 +11,7 @@
 
 #include <airlock/error.h>
 
-#include "proc/artifacts.h"
+#include "child/artifacts.h"
 
 /* Removes the stored data of runs finished more than older_than_ms ago
  * (a run directory dates from its final result, a store from its last

@@ -28,14 +28,14 @@
 #include "core/util.h"
 #include "host/build_cache_dir.h"
 #include "host/judge.h"
-#include "proc/artifacts.h"
+#include "child/artifacts.h"
 #include "supervisor/control.h"
-#include "supervisor/dfile.h"
+#include "supervisor/record_file.h"
 #include "supervisor/identity.h"
 #include "supervisor/inbox.h"
 #include "supervisor/outlog.h"
-#include "supervisor/runcg.h"
-#include "supervisor/runrec.h"
+#include "cgroup/cgroup.h"
+#include "supervisor/run_records.h"
 #include "supervisor/toolbelt.h"
 
 /* After the deadline, how long the provider gets to end the run (it sends
@@ -72,7 +72,7 @@ typedef struct sup {
 	al_manifest *manifest;
 	al_artifact_store store;
 	char *build_cache_dir; /* NULL: no build cache */
-	al_dfile_reserve reserve;
+	al_record_file_reserve reserve;
 	/* The toolbelt (docs/toolbelt.md), when granted. */
 	al_toolbelt *tb;
 	char *tool_dir, *tool_bin;
@@ -242,8 +242,8 @@ static void provider_failed(const sup *s, const char *what,
 			      "call", what, "message",
 			      msg != NULL && msg[0] ? msg : "(no message)");
 	int rc = o == NULL ? -ENOMEM
-			   : al_dfile_write_json_how(s->dirfd, AL_RF_PROVIDER_ERROR,
-						     o, 0600, AL_DF_ATOMIC);
+			   : al_record_file_write_json_how(s->dirfd, AL_RF_PROVIDER_ERROR,
+						     o, 0600, AL_RECORD_FILE_ATOMIC);
 	json_decref(o);
 	say(s, AL_LOG_WARN, "the provider's %s failed%s", what,
 	    rc < 0 ? " (its message could not be recorded)"
@@ -266,10 +266,10 @@ static void as_timed_out(al_result *r)
  * Never replaces a result already recorded. */
 static int record_once(sup *s, al_result *res)
 {
-	int lock = al_dfile_lock_dir(s->dirfd);
+	int lock = al_record_file_lock_dir(s->dirfd);
 	int rc = lock < 0 ? lock : 0;
 	char *json = NULL;
-	if (rc == 0 && al_dfile_exists(s->dirfd, AL_RF_RESULT))
+	if (rc == 0 && al_record_file_exists(s->dirfd, AL_RF_RESULT))
 		rc = -EEXIST;
 	if (rc == 0) {
 		/* Listed afresh at each attempt. */
@@ -291,10 +291,10 @@ static int record_once(sup *s, al_result *res)
 		if (json == NULL)
 			rc = -ENOMEM;
 		else if (s->reserve.fd >= 0 && len <= s->reserve.size)
-			rc = al_dfile_reserve_commit(s->dirfd, &s->reserve,
+			rc = al_record_file_reserve_commit(s->dirfd, &s->reserve,
 						     AL_RF_RESULT, json, len);
 		else
-			rc = al_dfile_write(s->dirfd, AL_RF_RESULT, json, len,
+			rc = al_record_file_write(s->dirfd, AL_RF_RESULT, json, len,
 					    0600);
 	}
 	if (lock >= 0)
@@ -311,7 +311,7 @@ static int record(sup *s, al_result *res)
 {
 	int rc, delay = RETRY_FIRST_MS;
 	bool pending = false;
-	while (al_dfile_no_space(rc = record_once(s, res))) {
+	while (al_record_file_no_space(rc = record_once(s, res))) {
 		if (!pending) {
 			say(s, AL_LOG_WARN,
 			    "cannot record the result: %s; kept in memory, "
@@ -319,8 +319,8 @@ static int record(sup *s, al_result *res)
 			    strerror(-rc));
 			/* The reserve did not take it (too small): its
 			 * space may as well serve the retry. */
-			al_dfile_reserve_drop(s->dirfd, &s->reserve);
-			int pr = al_dfile_touch(s->dirfd, AL_RF_PENDING);
+			al_record_file_reserve_drop(s->dirfd, &s->reserve);
+			int pr = al_record_file_touch(s->dirfd, AL_RF_PENDING);
 			if (pr < 0)
 				say(s, AL_LOG_WARN,
 				    "cannot mark the result pending: %s",
@@ -471,7 +471,7 @@ static void sup_clear(sup *s)
 	free(s->build_cache_dir);
 	s->build_cache_dir = NULL;
 	if (s->dirfd >= 0)
-		al_dfile_reserve_drop(s->dirfd, &s->reserve);
+		al_record_file_reserve_drop(s->dirfd, &s->reserve);
 	free(s->run_dir);
 	free(s->inbox);
 	free(s->acks);
@@ -662,13 +662,13 @@ static int run_one(const char *state_dir, const char *run_id,
 		goto out;
 	}
 	/* The result's space, before anything can fill the disk. */
-	int rr = al_dfile_reserve_open(s.dirfd, AL_RF_RESERVE,
+	int rr = al_record_file_reserve_open(s.dirfd, AL_RF_RESERVE,
 				       RESULT_RESERVE_BYTES, &s.reserve);
 	if (rr < 0)
 		say(&s, AL_LOG_WARN, "cannot reserve the result's space: %s",
 		    strerror(-rr));
 	/* A request written before this process was listening. */
-	if (al_dfile_exists(s.dirfd, AL_RF_CONTROL))
+	if (al_record_file_exists(s.dirfd, AL_RF_CONTROL))
 		on_doorbell(&s);
 	pthread_t tid;
 	if (pthread_create(&tid, NULL, exec_main, &s) != 0) {
@@ -865,6 +865,6 @@ out:
 		close(sock);
 	free(buf);
 	/* Nothing ran: leave nothing behind, our cgroup included. */
-	(void)al_runcg_leave_idle();
+	(void)al_run_cgroup_leave_idle();
 	return rc;
 }

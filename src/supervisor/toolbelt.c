@@ -27,7 +27,7 @@
 #include "core/util.h"
 #include "json/limits_table.h"
 #include "json/toolbelt_json.h"
-#include "supervisor/dfile.h"
+#include "supervisor/record_file.h"
 #include "tool/proto.h"
 
 /* Connections served at once; one more waits in the backlog. */
@@ -156,7 +156,7 @@ static bool token_ok(int tool_fd, const char *presented)
 {
 	char *cur = NULL;
 	if (presented == NULL || strlen(presented) != AL_TOOL_TOKEN_HEX ||
-	    al_dfile_read(tool_fd, AL_TOOL_TOKEN_NAME, 256, &cur, NULL) < 0)
+	    al_record_file_read(tool_fd, AL_TOOL_TOKEN_NAME, 256, &cur, NULL) < 0)
 		return false;
 	bool ok = strlen(cur) == AL_TOOL_TOKEN_HEX;
 	unsigned char diff = 0;
@@ -190,8 +190,8 @@ int al_toolbelt_persist_operations(int run_dirfd, const char *ops_json)
 {
 	if (ops_json == NULL)
 		return 0;
-	return al_dfile_write_how(run_dirfd, AL_RF_OPERATIONS, ops_json,
-				  strlen(ops_json), 0600, AL_DF_FILE_ONLY);
+	return al_record_file_write_how(run_dirfd, AL_RF_OPERATIONS, ops_json,
+				  strlen(ops_json), 0600, AL_RECORD_FILE_FILE_ONLY);
 }
 
 char *al_toolbelt_dir(const char *run_dir)
@@ -743,7 +743,7 @@ int al_toolbelt_start(const al_toolbelt_cfg *cfg, char token_out[65],
 	if ((rc = load_context(tb, cfg)) < 0)
 		goto fail;
 	json_t *ops = NULL;
-	rc = al_dfile_read_json(cfg->run_dirfd, AL_RF_OPERATIONS, 1u << 20, &ops);
+	rc = al_record_file_read_json(cfg->run_dirfd, AL_RF_OPERATIONS, 1u << 20, &ops);
 	tb->ops = rc == 0 ? ops : json_object();
 	if (rc < 0 && rc != -ENOENT)
 		goto fail;

@@ -1,4 +1,4 @@
-/* The build cache (src/proc/build_cache.c): a packed tree comes back
+/* The build cache (src/child/build_cache.c): a packed tree comes back
  * whole with its modes, a torn or altered entry is a miss, a link in the
  * build dir makes it uncacheable, least recently used entries go first,
  * the key covers the toolchain, argv, env and sources, and the cache dir
@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "proc/build_cache.h"
-#include "proc/rundir.h"
+#include "child/build_cache.h"
+#include "child/rundir.h"
 
 static char root[64];
 

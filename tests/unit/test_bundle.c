@@ -25,7 +25,7 @@
 
 #include "bundle/bundle.h"
 #include "core/util.h"
-#include "proc/rundir.h"
+#include "child/rundir.h"
 
 static al_request *make_request(al_workspace_mode ws)
 {

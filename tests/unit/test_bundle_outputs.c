@@ -29,9 +29,9 @@
 
 #include "bundle/beneath.h"
 #include "core/util.h"
-#include "proc/artifacts.h"
-#include "proc/outputs.h"
-#include "proc/rundir.h"
+#include "child/artifacts.h"
+#include "child/outputs.h"
+#include "child/rundir.h"
 
 typedef struct fixture {
 	char *dir;

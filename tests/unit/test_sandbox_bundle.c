@@ -23,7 +23,7 @@
 #include <airlock/airlock.h>
 
 #include "core/util.h"
-#include "proc/rundir.h"
+#include "child/rundir.h"
 
 typedef struct prov {
 	const al_provider_ops *ops;

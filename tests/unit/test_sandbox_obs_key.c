@@ -1,4 +1,4 @@
-/* The observation cache's key (src/sandbox/obs_cache.c): a durable run's
+/* The observation cache's key (src/sandbox/observation_cache.c): a durable run's
  * supervisor sits in a cgroup of its own ("airlock-run-<id>.<tag>"), and
  * the supervisors of one daemon share one observation; any other cgroup
  * is keyed by itself. */
@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sandbox/cgroup.h"
-#include "sandbox/obs_cache.h"
+#include "cgroup/cgroup.h"
+#include "sandbox/observation_cache.h"
 
 static char dir[] = "/tmp/al-obskey-XXXXXX";
 
@@ -46,7 +46,7 @@ static void key_at(const char *name, char key[AL_SB_KEY_LEN])
 		cg.v1_base[i] = path;
 	al_sb_key_input in = {.config = "{}", .cg = &cg, .landlock_abi = 3,
 			      .cap_last = 40};
-	assert_int_equal(al_sb_obs_key(&in, key), 0);
+	assert_int_equal(al_sb_observations_key(&in, key), 0);
 }
 
 static void test_run_cgroups_share_a_key(void **state)

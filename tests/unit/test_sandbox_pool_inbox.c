@@ -31,7 +31,7 @@
 #include <airlock/airlock.h>
 
 #include "core/util.h"
-#include "proc/rundir.h"
+#include "child/rundir.h"
 #include "sandbox/context.h"
 #include "sandbox/pool.h"
 #include "sandbox/warm.h"

@@ -1,4 +1,4 @@
-/* The durable run's records (runrec), the daemon-to-supervisor control
+/* The durable run's records (run_records), the daemon-to-supervisor control
  * record (control) and a supervisor's identity (identity): each written
  * and read back, and each tampered or mistaken form refused. */
 #include <setjmp.h>
@@ -20,7 +20,7 @@
 
 #include "supervisor/control.h"
 #include "supervisor/identity.h"
-#include "supervisor/runrec.h"
+#include "supervisor/run_records.h"
 
 typedef struct fixture {
 	char dir[64];

@@ -1,0 +1,381 @@
+/* A run's private directory on the host (see rundir.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bundle/bundle.h"
+#include "core/util.h"
+#include "child/rundir.h"
+
+bool al_run_id_safe(const char *id)
+{
+	size_t n = id ? strlen(id) : 0;
+	if (n == 0 || n > 39)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = id[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '-' || c == '_'))
+			return false;
+	}
+	return true;
+}
+
+/* The base must be a real directory of ours that nobody else can write:
+ * otherwise another user could pre-create or swap run directories. */
+static int ensure_private_dir(const char *path, al_error **err)
+{
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return al_error_set(err, AL_ERR_UNAVAILABLE, errno,
+				    "workspace_setup_failed",
+				    "cannot create the run base directory");
+	struct stat st;
+	if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != geteuid() || (st.st_mode & 0077) != 0)
+		return al_error_set(err, AL_ERR_UNAVAILABLE, EPERM,
+				    "workspace_setup_failed",
+				    "the run base directory is not private");
+	return 0;
+}
+
+int al_rundir_create(const char *base, const char *run_id, al_rundir *out,
+		     al_error **err)
+{
+	char *owned_base = NULL;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!al_run_id_safe(run_id))
+		return al_error_set(err, AL_ERR_UNAVAILABLE, EINVAL,
+				    "workspace_setup_failed",
+				    "the run id cannot name a directory");
+	if (base == NULL)
+		base = getenv("AIRLOCK_RUN_BASE");
+	if (base == NULL) {
+		const char *tmp = getenv("TMPDIR");
+		if (tmp == NULL || tmp[0] != '/')
+			tmp = "/tmp";
+		owned_base = al_strdup_printf("%s/airlock-%u", tmp,
+					      (unsigned)geteuid());
+		if (owned_base == NULL)
+			return -ENOMEM;
+		base = owned_base;
+	}
+	rc = ensure_private_dir(base, err);
+	if (rc < 0)
+		goto out;
+	out->root = al_strdup_printf("%s/%s", base, run_id);
+	out->code_dir = al_strdup_printf("%s/code", out->root ? out->root : "");
+	out->workspace =
+		al_strdup_printf("%s/workspace", out->root ? out->root : "");
+	out->tmp = al_strdup_printf("%s/tmp", out->root ? out->root : "");
+	if (!out->root || !out->code_dir || !out->workspace || !out->tmp) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	if (mkdir(out->root, 0700) < 0) {
+		rc = al_error_set(err, AL_ERR_UNAVAILABLE, errno,
+				  "workspace_setup_failed",
+				  "cannot create the run directory");
+		goto fail;
+	}
+	if (mkdir(out->code_dir, 0700) < 0 || mkdir(out->workspace, 0700) < 0 ||
+	    mkdir(out->tmp, 0700) < 0) {
+		rc = al_error_set(err, AL_ERR_UNAVAILABLE, errno,
+				  "workspace_setup_failed",
+				  "cannot lay out the run directory");
+		al_rundir_remove(out);
+		goto out;
+	}
+	goto out;
+fail:
+	free(out->root);
+	free(out->code_dir);
+	free(out->workspace);
+	free(out->tmp);
+	memset(out, 0, sizeof(*out));
+out:
+	free(owned_base);
+	return rc;
+}
+
+int al_rundir_write_code(al_rundir *rd, const char *script_name,
+			 const al_bytes *code, al_error **err)
+{
+	int rc = 0;
+	char *path = al_strdup_printf("%s/%s", rd->code_dir, script_name);
+	if (path == NULL)
+		return -ENOMEM;
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		      0444);
+	if (fd < 0) {
+		rc = al_error_set(err, AL_ERR_UNAVAILABLE, errno,
+				  "workspace_setup_failed",
+				  "cannot write the code file");
+		goto out;
+	}
+	size_t off = 0;
+	while (off < code->len) {
+		ssize_t n = write(fd, code->data + off, code->len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = al_error_set(err, AL_ERR_UNAVAILABLE,
+					  n < 0 ? errno : ENOSPC,
+					  "workspace_no_space",
+					  "cannot write the code file");
+			goto out;
+		}
+		off += (size_t)n;
+	}
+	/* The program may read its code but not change it. */
+	if (chmod(rd->code_dir, 0555) < 0) {
+		rc = al_error_set(err, AL_ERR_UNAVAILABLE, errno,
+				  "workspace_setup_failed",
+				  "cannot protect the code directory");
+		goto out;
+	}
+	free(rd->script_path);
+	rd->script_path = path;
+	path = NULL;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	return rc;
+}
+
+int al_rundir_materialise(al_rundir *rd, const al_bundle *b,
+			  const al_manifest *m, bool inputs, uid_t uid,
+			  gid_t gid, al_error **err)
+{
+	int code_fd = -1, ws_fd = -1, rc = 0;
+	const al_bundle_item *code = al_bundle_item_at(b, 0);
+	if (code == NULL || code->kind != AL_BUNDLE_CODE)
+		return al_error_set(err, AL_ERR_UNAVAILABLE, EBADMSG,
+				    "bundle_mismatch", "the bundle has no code");
+	code_fd = open(rd->code_dir,
+		       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (inputs)
+		ws_fd = open(rd->workspace,
+			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (code_fd < 0 || (inputs && ws_fd < 0)) {
+		rc = al_error_set(err, AL_ERR_UNAVAILABLE, errno,
+				  "workspace_setup_failed",
+				  "cannot open the run directory");
+		goto out;
+	}
+	rc = al_bundle_materialise(b, m, code_fd, ws_fd, uid, gid, err);
+	if (rc < 0)
+		goto out;
+	/* The program may read its code but not change it. */
+	if (fchmod(code_fd, 0555) < 0) {
+		rc = al_error_set(err, AL_ERR_UNAVAILABLE, errno,
+				  "workspace_setup_failed",
+				  "cannot protect the code directory");
+		goto out;
+	}
+	char *path = al_strdup_printf("%s/%s", rd->code_dir, code->path);
+	if (path == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	free(rd->script_path);
+	rd->script_path = path;
+out:
+	if (code_fd >= 0)
+		close(code_fd);
+	if (ws_fd >= 0)
+		close(ws_fd);
+	return rc;
+}
+
+int al_rundir_workspace_fd(const al_rundir *rd)
+{
+	int fd = open(rd->workspace,
+		      O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* ---- removal ---------------------------------------------------------- */
+
+/* Levels held open at once while removing; deeper directories are moved
+ * up to the top and removed by a later pass. */
+#define REMOVE_MAX_DEPTH 32
+#define REMOVE_MAX_PASSES 1000000
+
+/* Moves dfd/name up into topfd under a fresh name. */
+static int move_up(int dfd, const char *name, int topfd)
+{
+	static unsigned seq;
+	for (int tries = 0; tries < 64; tries++) {
+		char tmp[64];
+		snprintf(tmp, sizeof(tmp), ".al-deep-%d-%u", (int)getpid(),
+			 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+		if (renameat2(dfd, name, topfd, tmp, RENAME_NOREPLACE) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+/* Empties the directory dfd (depth levels below the top).  *moved counts
+ * the subdirectories moved up to topfd; *failed whether something could
+ * not be removed. */
+static void empty_dir(int dfd, int topfd, int depth, unsigned *moved,
+		      bool *failed)
+{
+	int lfd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+	DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+	if (d == NULL) {
+		if (lfd >= 0)
+			close(lfd);
+		*failed = true;
+		return;
+	}
+	/* The duplicate shares dfd's offset: an earlier pass left it at
+	 * the end. */
+	rewinddir(d);
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		const char *n = de->d_name;
+		if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0)
+			continue;
+		struct stat st;
+		if (fstatat(dfd, n, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (!S_ISDIR(st.st_mode)) {
+			if (unlinkat(dfd, n, 0) < 0 && errno != ENOENT)
+				*failed = true;
+			continue;
+		}
+		if (depth + 1 >= REMOVE_MAX_DEPTH) {
+			if (move_up(dfd, n, topfd) == 0)
+				(*moved)++;
+			else
+				*failed = true;
+			continue;
+		}
+		int cfd = openat(dfd, n,
+				 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (cfd < 0) {
+			*failed = true;
+			continue;
+		}
+		/* The program may have left directories we cannot write;
+		 * the descriptor is the directory itself, not a link. */
+		(void)fchmod(cfd, 0700);
+		empty_dir(cfd, topfd, depth + 1, moved, failed);
+		close(cfd);
+		if (unlinkat(dfd, n, AT_REMOVEDIR) < 0 && errno != ENOENT)
+			*failed = true;
+	}
+	closedir(d);
+}
+
+int al_remove_tree_at(int parent_fd, const char *name)
+{
+	int dfd = openat(parent_fd, name,
+			 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		/* Not a directory (or a link): remove the entry itself. */
+		if (unlinkat(parent_fd, name, 0) < 0 && errno != ENOENT)
+			return -errno;
+		return 0;
+	}
+	(void)fchmod(dfd, 0700);
+	bool failed = false;
+	for (int pass = 0; pass < REMOVE_MAX_PASSES; pass++) {
+		unsigned moved = 0;
+		failed = false;
+		empty_dir(dfd, dfd, 0, &moved, &failed);
+		if (moved == 0)
+			break;
+	}
+	close(dfd);
+	if (unlinkat(parent_fd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		return -errno;
+	return failed ? -EIO : 0;
+}
+
+int al_remove_hidden_at(int parent_fd, const char *name)
+{
+	static unsigned seq;
+	char gone[96];
+	snprintf(gone, sizeof(gone), AL_GONE_PREFIX "%d-%u", (int)getpid(),
+		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+	if (renameat(parent_fd, name, parent_fd, gone) < 0)
+		return -errno;
+	return al_remove_tree_at(parent_fd, gone);
+}
+
+int al_dir_names_at(int dir_fd, bool (*keep)(const char *name),
+		    char ***names, size_t *n)
+{
+	*names = NULL;
+	*n = 0;
+	int lfd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
+	DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+	if (d == NULL) {
+		int e = errno;
+		if (lfd >= 0)
+			close(lfd);
+		return -e;
+	}
+	/* The duplicate shares dir_fd's offset: an earlier listing left it
+	 * at the end. */
+	rewinddir(d);
+	char **v = NULL;
+	size_t k = 0, cap = 0;
+	int rc = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		if (!keep(de->d_name))
+			continue;
+		if (k + 1 >= cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			char **nv = realloc(v, nc * sizeof(*nv));
+			if (nv == NULL) {
+				rc = -ENOMEM;
+				break;
+			}
+			v = nv;
+			cap = nc;
+		}
+		if ((v[k] = strdup(de->d_name)) == NULL) {
+			rc = -ENOMEM;
+			break;
+		}
+		v[++k] = NULL;
+	}
+	closedir(d);
+	if (rc < 0) {
+		al_strv_free(v, k);
+		return rc;
+	}
+	*names = v;
+	*n = k;
+	return 0;
+}
+
+int al_rundir_remove(al_rundir *rd)
+{
+	int rc = 0;
+	if (rd->root != NULL)
+		rc = al_remove_tree_at(AT_FDCWD, rd->root);
+	free(rd->root);
+	free(rd->code_dir);
+	free(rd->workspace);
+	free(rd->tmp);
+	free(rd->script_path);
+	memset(rd, 0, sizeof(*rd));
+	return rc;
+}

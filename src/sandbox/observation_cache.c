@@ -1,0 +1,529 @@
+/* The sandbox provider's observation cache: key, file, in-process copy.
+ * See observation_cache.h. */
+#include "sandbox/observation_cache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <airlock/json.h>
+
+#include "core/code_file.h"
+#include "core/util.h"
+
+#define CACHE_NAME "sandbox-facts.json"
+#define CACHE_FORMAT 1
+#define CACHE_MAX (1024 * 1024)
+
+/* ---- key ------------------------------------------------------------- */
+
+/* Appends a small file's text (or "-" when unreadable). */
+static void put_file(FILE *m, const char *label, const char *path)
+{
+	char buf[4096];
+	ssize_t n = -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	buf[n > 0 ? n : 0] = '\0';
+	fprintf(m, "%s=%s\n", label, n >= 0 ? buf : "-");
+}
+
+void al_sb_key_put_stat(FILE *m, const char *label, const char *path)
+{
+	struct stat st;
+	if (path == NULL || stat(path, &st) < 0) {
+		fprintf(m, "%s=-\n", label);
+		return;
+	}
+	fprintf(m, "%s=%s %ju:%ju %ju %ju %ju:%ju %o %jd.%09ld\n", label, path,
+		(uintmax_t)major(st.st_dev), (uintmax_t)minor(st.st_dev),
+		(uintmax_t)st.st_ino, (uintmax_t)st.st_size,
+		(uintmax_t)st.st_uid, (uintmax_t)st.st_gid,
+		(unsigned)st.st_mode, (intmax_t)st.st_mtim.tv_sec,
+		st.st_mtim.tv_nsec);
+}
+
+/* A durable run's supervisor sits in a cgroup of its own, made by the
+ * daemon beside its siblings with the same code and settings
+ * ("airlock-run-<id>.<tag>" under one parent).  Keyed by that cgroup, every
+ * supervisor would miss the cache and run the trials again (a helper
+ * process, cgroups made and removed, the cache file rewritten: a new
+ * inode per run).  Such a cgroup is keyed by its parent and the naming
+ * instead, so the supervisors of one daemon share one observation.  A
+ * verdict that did not hold for a run's cgroup would fail that run's
+ * cgroup set-up (the run is refused), never weaken it. */
+#define RUN_CG_PREFIX "airlock-run-"
+
+/* The last path component, when it names a run's cgroup; else NULL. */
+static const char *run_cg_name(const char *path, size_t len)
+{
+	size_t i = len;
+	while (i > 0 && path[i - 1] != '/')
+		i--;
+	return len - i > strlen(RUN_CG_PREFIX) &&
+			       strncmp(path + i, RUN_CG_PREFIX,
+				       strlen(RUN_CG_PREFIX)) == 0
+		       ? path + i
+		       : NULL;
+}
+
+/* /proc/self/cgroup, each run cgroup's own name replaced by the prefix. */
+static void put_self_cgroup(FILE *m)
+{
+	char buf[4096];
+	ssize_t n = -1;
+	int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	if (n < 0) {
+		fprintf(m, "self_cgroup=-\n");
+		return;
+	}
+	buf[n] = '\0';
+	fputs("self_cgroup=", m);
+	for (char *line = buf, *next; *line != '\0'; line = next) {
+		char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		next = nl ? nl + 1 : line + len;
+		const char *name = run_cg_name(line, len);
+		size_t keep = name ? (size_t)(name - line) : len;
+		fprintf(m, "%.*s%s\n", (int)keep, line,
+			name ? RUN_CG_PREFIX "*" : "");
+	}
+}
+
+/* A cgroup base: a run's cgroup by its parent, any other by itself. */
+static void put_cg_base(FILE *m, const char *label, const char *path)
+{
+	const char *name = path ? run_cg_name(path, strlen(path)) : NULL;
+	if (name == NULL || name == path) {
+		al_sb_key_put_stat(m, label, path);
+		return;
+	}
+	size_t plen = (size_t)(name - path - 1);
+	char *parent = strndup(plen > 0 ? path : "/", plen > 0 ? plen : 1);
+	fprintf(m, "%s_parent_of=" RUN_CG_PREFIX "*\n", label);
+	al_sb_key_put_stat(m, label, parent);
+	free(parent);
+}
+
+/* The file holding this code: the trials' meaning changes with it. */
+static void put_code_identity(FILE *m)
+{
+	al_sb_key_put_stat(m, "code",
+		 al_code_file((const void *)(uintptr_t)al_sb_observations_key));
+}
+
+int al_sb_observations_key(const al_sb_key_input *in, char key[AL_SB_KEY_LEN])
+{
+	return al_sb_observations_key_for(in, false, key);
+}
+
+int al_sb_observations_key_for(const al_sb_key_input *in, bool languages,
+		      char key[AL_SB_KEY_LEN])
+{
+	al_sb_keytext k;
+	char first[64];
+	snprintf(first, sizeof(first), "airlock-sandbox-observations %d%s",
+		 CACHE_FORMAT, languages ? " languages" : "");
+	if (al_sb_key_begin(&k, first) < 0)
+		return -ENOMEM;
+	FILE *m = k.m;
+	put_file(m, "boot_id", "/proc/sys/kernel/random/boot_id");
+	fprintf(m, "euid=%u egid=%u\n", (unsigned)geteuid(),
+		(unsigned)getegid());
+	/* What an interpreter does inside the sandbox does not depend on
+	 * where the run's cgroups live; every durable run's supervisor sits in
+	 * a cgroup of its own, and would otherwise re-observe every
+	 * language on every run. */
+	if (!languages) {
+		put_self_cgroup(m);
+		put_cg_base(m, "cg_v2", in->cg->v2_base);
+		fprintf(m, "cg_v2_enabled=%s\n", in->cg->v2_enabled);
+		for (int i = 0; i < AL_CG__N; i++)
+			put_cg_base(m, "cg_v1", in->cg->v1_base[i]);
+	}
+	fprintf(m, "config=%s\n", in->config);
+	fprintf(m, "landlock_abi=%d cap_last=%d\n", in->landlock_abi,
+		in->cap_last);
+	put_file(m, "max_userns", "/proc/sys/user/max_user_namespaces");
+	put_file(m, "userns_clone", "/proc/sys/kernel/unprivileged_userns_clone");
+	put_file(m, "apparmor_userns",
+		 "/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+	put_file(m, "seccomp_actions", "/proc/sys/kernel/seccomp/actions_avail");
+	put_code_identity(m);
+	return al_sb_key_end(&k, key);
+}
+
+int al_sb_key_begin(al_sb_keytext *k, const char *first_line)
+{
+	struct utsname u;
+	k->text = NULL;
+	k->len = 0;
+	if ((k->m = open_memstream(&k->text, &k->len)) == NULL)
+		return -ENOMEM;
+	if (uname(&u) < 0)
+		memset(&u, 0, sizeof(u));
+	fprintf(k->m, "%s\n", first_line);
+	fprintf(k->m, "kernel=%s %s %s\n", u.release, u.version, u.machine);
+	return 0;
+}
+
+int al_sb_key_end(al_sb_keytext *k, char key[AL_SB_KEY_LEN])
+{
+	int rc = 0;
+	if (fclose(k->m) != 0 || k->text == NULL)
+		rc = -ENOMEM;
+	else
+		al_sha256_hex(k->text, k->len, key);
+	free(k->text);
+	k->text = NULL;
+	k->m = NULL;
+	return rc;
+}
+
+/* ---- file ------------------------------------------------------------ */
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* The in-process copy: the document and the file it came from. */
+static json_t *memo;
+static char *memo_dir;
+static struct stat memo_st;
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	       a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* Only a directory and file that no one else can write are trusted. */
+static bool dir_is_ours(const char *dir)
+{
+	struct stat st;
+	return dir != NULL && stat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+	       st.st_uid == geteuid() && (st.st_mode & 022) == 0;
+}
+
+static char *file_path(const char *dir)
+{
+	return al_strdup_printf("%s/" CACHE_NAME, dir);
+}
+
+static json_t *read_doc(const char *dir, struct stat *st)
+{
+	char *path = file_path(dir);
+	if (path == NULL)
+		return NULL;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	free(path);
+	if (fd < 0)
+		return NULL;
+	json_t *doc = NULL;
+	char *buf = NULL;
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) ||
+	    st->st_uid != geteuid() || (st->st_mode & 077) != 0 ||
+	    st->st_size <= 0 || st->st_size > CACHE_MAX)
+		goto out;
+	buf = malloc((size_t)st->st_size);
+	if (buf == NULL)
+		goto out;
+	size_t got = 0;
+	while (got < (size_t)st->st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st->st_size - got);
+		if (n <= 0)
+			goto out;
+		got += (size_t)n;
+	}
+	doc = json_loadb(buf, got, JSON_REJECT_DUPLICATES, NULL);
+	if (doc != NULL && !json_is_object(doc)) {
+		json_decref(doc);
+		doc = NULL;
+	}
+out:
+	free(buf);
+	close(fd);
+	return doc;
+}
+
+static void forget(void)
+{
+	json_decref(memo);
+	memo = NULL;
+	free(memo_dir);
+	memo_dir = NULL;
+}
+
+/* Writes the in-process copy atomically (lock held). */
+static void write_doc(const char *dir)
+{
+	static atomic_uint seq;
+	char *path = file_path(dir);
+	char *tmp = al_strdup_printf("%s/.%s.%d.%u.tmp", dir, CACHE_NAME,
+				     (int)getpid(), atomic_fetch_add(&seq, 1));
+	int fd = tmp ? open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+					 O_CLOEXEC,
+			    0600)
+		     : -1;
+	/* One write, not jansson's byte-at-a-time json_dumpfd. */
+	char *text = fd >= 0 ? json_dumps(memo, JSON_COMPACT) : NULL;
+	bool ok = text != NULL && al_write_all(fd, text, strlen(text)) == 0 &&
+		  fstat(fd, &memo_st) == 0;
+	free(text);
+	if (fd >= 0 && close(fd) < 0)
+		ok = false;
+	if (ok && path != NULL && rename(tmp, path) == 0)
+		tmp[0] = '\0';
+	else
+		memset(&memo_st, 0, sizeof(memo_st));
+	if (tmp != NULL && tmp[0] != '\0' && fd >= 0)
+		unlink(tmp);
+	free(tmp);
+	free(path);
+}
+
+/* Several builds or configs may share one cache dir: the file keeps the
+ * most recent few keys' observations of each kind. */
+#define MAX_ENTRIES_PER_KIND 8
+
+/* Drops the least recently stored entries of one kind while that kind has
+ * too many.  The kinds are trimmed apart: every durable run's supervisor
+ * stores a mechanism entry of its own (its cgroup differs) and those must
+ * not push out the languages' entries all of them share, while many
+ * builds' language entries must not push out the mechanism entry just
+ * stored (which made every run re-probe). */
+static void trim_kind(json_t *entries, bool inside_kind)
+{
+	for (;;) {
+		const char *k, *oldest = NULL;
+		json_int_t oldest_at = 0;
+		size_t count = 0;
+		json_t *v;
+		json_object_foreach(entries, k, v)
+		{
+			if ((json_object_get(v, "inside") != NULL) != inside_kind)
+				continue;
+			count++;
+			json_int_t at = json_integer_value(json_object_get(v, "at"));
+			if (oldest == NULL || at < oldest_at) {
+				oldest = k;
+				oldest_at = at;
+			}
+		}
+		if (count <= MAX_ENTRIES_PER_KIND || oldest == NULL ||
+		    json_object_del(entries, oldest) < 0)
+			return;
+	}
+}
+
+static void trim(json_t *entries)
+{
+	trim_kind(entries, false);
+	trim_kind(entries, true);
+}
+
+/* The entry for key (lock held), from the in-process copy while the file
+ * is unchanged, else from the file; created (empty) when absent. */
+static json_t *entry_for(const char *dir, const char *key)
+{
+	char *path = file_path(dir);
+	struct stat st;
+	bool have = path != NULL && stat(path, &st) == 0;
+	free(path);
+	if (memo != NULL && (memo_dir == NULL || strcmp(memo_dir, dir) != 0 ||
+			     !have || !same_file(&st, &memo_st)))
+		forget();
+	if (memo == NULL && have)
+		memo = read_doc(dir, &memo_st);
+	if (memo != NULL &&
+	    (json_integer_value(json_object_get(memo, "format")) !=
+		     CACHE_FORMAT ||
+	     !json_is_object(json_object_get(memo, "entries"))))
+		forget();
+	if (memo == NULL) {
+		memo = json_pack("{s:i, s:{}}", "format", CACHE_FORMAT,
+				 "entries");
+		memset(&memo_st, 0, sizeof(memo_st));
+	}
+	if (memo != NULL && memo_dir == NULL) {
+		memo_dir = strdup(dir);
+		if (memo_dir == NULL)
+			forget();
+	}
+	json_t *entries = json_object_get(memo, "entries");
+	json_t *e = json_object_get(entries, key);
+	if (entries != NULL && !json_is_object(e)) {
+		e = json_object();
+		if (json_object_set_new(entries, key, e) < 0)
+			e = NULL;
+	}
+	return e;
+}
+
+/* Marks e as just stored and writes the file (lock held). */
+static void touch_and_write(const char *dir, json_t *e)
+{
+	json_object_set_new(e, "at", json_integer((json_int_t)time(NULL)));
+	trim(json_object_get(memo, "entries"));
+	write_doc(dir);
+}
+
+/* ---- observations ---------------------------------------------------- */
+
+static const char *const mech_names[] = {
+	"user_namespaces", "namespaces", "no_new_privs",
+	"seccomp",	   "landlock",	 "caps_dropped",
+};
+
+static bool *mech_field(al_sb_mechanisms *m, size_t i)
+{
+	bool *f[] = {&m->user_namespaces, &m->namespaces, &m->no_new_privs,
+		     &m->seccomp,	  &m->landlock,	  &m->caps_dropped};
+	return f[i];
+}
+
+static const char *const ctrl_names[AL_CG__N] = {"memory", "pids", "cpu"};
+
+static bool parse_ver(json_t *v, al_sb_cgver *out)
+{
+	const char *s = json_string_value(v);
+	if (s == NULL)
+		return false;
+	*out = strcmp(s, "v2") == 0   ? AL_CG_V2
+	       : strcmp(s, "v1") == 0 ? AL_CG_V1
+				      : AL_CG_NONE;
+	return true;
+}
+
+bool al_sb_observations_load(const char *cache_dir, const char *key,
+		    al_sb_observed *obs)
+{
+	memset(obs, 0, sizeof(*obs));
+	if (!dir_is_ours(cache_dir))
+		return false;
+	bool ok = false;
+	pthread_mutex_lock(&lock);
+	json_t *e = entry_for(cache_dir, key);
+	json_t *mech = json_object_get(e, "mechanisms");
+	json_t *cg = json_object_get(e, "cgroups");
+	if (!json_is_object(mech) || !json_is_object(cg))
+		goto out;
+	for (size_t i = 0; i < sizeof(mech_names) / sizeof(mech_names[0]);
+	     i++) {
+		json_t *v = json_object_get(mech, mech_names[i]);
+		if (!json_is_boolean(v))
+			goto out;
+		*mech_field(&obs->mech, i) = json_is_true(v);
+	}
+	json_t *v2 = json_object_get(cg, "v2"), *kill = json_object_get(cg, "kill");
+	if (!json_is_boolean(v2) || !json_is_boolean(kill))
+		goto out;
+	obs->cg.v2_ok = json_is_true(v2);
+	obs->cg.v2_kill = json_is_true(kill);
+	json_t *sock = json_object_get(cg, "v1_socket");
+	if (!json_is_boolean(sock))
+		goto out;
+	obs->cg.v1_socket = json_is_true(sock);
+	for (int i = 0; i < AL_CG__N; i++)
+		if (!parse_ver(json_object_get(cg, ctrl_names[i]),
+			       &obs->cg.ver[i]))
+			goto out;
+	ok = true;
+out:
+	pthread_mutex_unlock(&lock);
+	if (!ok)
+		memset(obs, 0, sizeof(*obs));
+	return ok;
+}
+
+void al_sb_observations_store(const char *cache_dir, const char *key,
+		     const al_sb_observed *obs)
+{
+	if (!dir_is_ours(cache_dir))
+		return;
+	pthread_mutex_lock(&lock);
+	json_t *e = entry_for(cache_dir, key);
+	json_t *mech = json_object();
+	json_t *cg = json_pack("{s:b, s:b, s:b}", "v2", obs->cg.v2_ok, "kill",
+			       obs->cg.v2_kill, "v1_socket", obs->cg.v1_socket);
+	al_sb_mechanisms m = obs->mech;
+	for (size_t i = 0; mech && i < sizeof(mech_names) / sizeof(mech_names[0]);
+	     i++)
+		json_object_set_new(mech, mech_names[i],
+				    json_boolean(*mech_field(&m, i)));
+	for (int i = 0; cg && i < AL_CG__N; i++)
+		json_object_set_new(cg, ctrl_names[i],
+				    json_string(al_sb_cgver_name(obs->cg.ver[i])));
+	if (e != NULL && mech != NULL && cg != NULL) {
+		json_object_set_new(e, "mechanisms", mech);
+		json_object_set_new(e, "cgroups", cg);
+		touch_and_write(cache_dir, e);
+	} else {
+		json_decref(mech);
+		json_decref(cg);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+int al_sb_observations_inside_get(const char *cache_dir, const char *key,
+			 const char *toolchain_id)
+{
+	if (!dir_is_ours(cache_dir))
+		return -1;
+	pthread_mutex_lock(&lock);
+	json_t *e = entry_for(cache_dir, key);
+	json_t *v = json_object_get(json_object_get(e, "inside"),
+				    toolchain_id);
+	int r = json_is_true(v) ? 1 : -1;
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+void al_sb_observations_inside_put(const char *cache_dir, const char *key,
+			  const char *toolchain_id)
+{
+	if (!dir_is_ours(cache_dir))
+		return;
+	pthread_mutex_lock(&lock);
+	json_t *e = entry_for(cache_dir, key);
+	json_t *inside = json_object_get(e, "inside");
+	if (e != NULL && !json_is_object(inside)) {
+		inside = json_object();
+		if (json_object_set_new(e, "inside", inside) < 0)
+			inside = NULL;
+	}
+	if (inside != NULL &&
+	    json_object_set_new(inside, toolchain_id, json_true()) == 0)
+		touch_and_write(cache_dir, e);
+	pthread_mutex_unlock(&lock);
+}
+
+void al_sb_observations_invalidate(const char *cache_dir)
+{
+	if (cache_dir == NULL)
+		return;
+	pthread_mutex_lock(&lock);
+	forget();
+	char *path = file_path(cache_dir);
+	if (path != NULL)
+		unlink(path);
+	free(path);
+	pthread_mutex_unlock(&lock);
+}
