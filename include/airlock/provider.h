@@ -9,6 +9,7 @@
 #ifndef AIRLOCK_PROVIDER_H
 #define AIRLOCK_PROVIDER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <airlock/contract.h>
@@ -176,7 +177,26 @@ typedef struct al_exec {
 	 * its byte bound; NULL: build every time. */
 	const char *build_cache_dir;
 	uint64_t build_cache_bytes;
+	/* A live stdin stream (an interactive run, docs/compat.md): when
+	 * stdin_stream is true, stdin_fd is a readable descriptor the
+	 * provider gives the program as its stdin in place of the request's
+	 * stdin (the caller wrote that into the stream first); its end is
+	 * the program's end of input.  A provider that cannot do this
+	 * refuses the run (unavailable, "stdin_stream_unsupported").  Read
+	 * them with al_exec_stdin_fd(): a host built before them sets a
+	 * smaller struct_size. */
+	bool stdin_stream;
+	int stdin_fd;
 } al_exec;
+
+/* The run's live stdin descriptor, or -1 when it has none. */
+static inline int al_exec_stdin_fd(const al_exec *exec)
+{
+	if (exec->struct_size != 0 &&
+	    exec->struct_size < offsetof(al_exec, stdin_fd) + sizeof(int))
+		return -1;
+	return exec->stdin_stream ? exec->stdin_fd : -1;
+}
 
 /* ---- operations table ------------------------------------------------ */
 
