@@ -9,7 +9,7 @@ import time
 import pytest
 import websocket
 
-from compat_support import TOKEN, start
+from compat_support import GRANT, TOKEN, sha, start
 
 
 @pytest.fixture(scope="module")
@@ -273,3 +273,64 @@ def test_v1_client_leaving_ends_stdin(d):
             break
         time.sleep(0.05)
     assert st == 200 and r["stdout"] == "got last\neof\n"
+
+
+SH_ECHO = 'while read -r l; do echo "got $l"; done; echo eof'
+
+
+def one_provider(tmp_path_factory, name, provider, **extra):
+    cfg = {"execution_enabled": True, "trusted_provider_acknowledged": True,
+           "providers": [provider],
+           "tenants": {"default": {"languages": "*", "grant": GRANT}},
+           "tokens": {sha(TOKEN): "default"}}
+    cfg.update(extra)
+    return start(tmp_path_factory.mktemp(name), cfg)
+
+
+def test_local_provider_live_stdin(tmp_path_factory):
+    dl = one_provider(tmp_path_factory, "local", "local")
+    try:
+        ws = connect(dl, "/v1/connect")
+        ws.send(json.dumps({"type": "init", "stdin_stream": True,
+                            "request": {"language": "sh", "code": SH_ECHO,
+                                        "stdin": "zero\n",
+                                        "grant": {"network": "host"}}}))
+        assert json.loads(ws.recv())["type"] == "run"
+        assert next_stdout(ws) == "got zero\n"
+        ws.send(stdin_frame("one\n"))
+        assert next_stdout(ws) == "got one\n"
+        ws.send(stdin_frame(eof=True))
+        got, code = messages(ws)
+        assert code == 1000
+        assert got[-1]["result"]["stdout"] == "got zero\ngot one\neof\n"
+    finally:
+        dl.stop()
+
+
+def test_provider_without_stdin_streams_refuses_typed(tmp_path_factory):
+    import os
+    module = os.path.join(os.path.dirname(os.environ["AIRLOCK_BIN"]),
+                          "modules", "example-local.so")
+    assert os.path.exists(module), "make all builds " + module
+    dm = one_provider(tmp_path_factory, "module",
+                      {"provider": "example-local", "module": module},
+                      acknowledged_providers=["example-local"])
+    try:
+        ws = connect(dm, "/v1/connect")
+        ws.send(json.dumps({"type": "init", "stdin_stream": True,
+                            "request": {"language": "sh", "code": SH_ECHO,
+                                        "grant": {"network": "host", "workspace": "rw"}}}))
+        got, code = messages(ws)
+        assert code == 1000
+        result = got[-1]["result"]
+        assert result["outcome"] == "unavailable", result
+        assert result["reason"] == "stdin_stream_unsupported"
+        # Not interactive, the same provider runs it.
+        ws = connect(dm, "/v1/connect")
+        ws.send(json.dumps({"type": "init", "request": {
+            "language": "sh", "code": SH_ECHO, "stdin": "x\n",
+            "grant": {"network": "host", "workspace": "rw"}}}))
+        got, code = messages(ws)
+        assert got[-1]["result"]["stdout"] == "got x\neof\n"
+    finally:
+        dm.stop()
