@@ -334,3 +334,34 @@ def test_provider_without_stdin_streams_refuses_typed(tmp_path_factory):
         assert got[-1]["result"]["stdout"] == "got x\neof\n"
     finally:
         dm.stop()
+
+
+def test_daemon_loss_ends_live_stdin(tmp_path):
+    # A restarted daemon does not resume the stream: the daemon going away
+    # closes the program's stdin, and the run finishes as usual.
+    from test_durable_support import (DurableDaemon, cleanup_state,
+                                      local_config, wait_until)
+    dd = DurableDaemon(tmp_path, local_config(tokens={sha(TOKEN): "default"}))
+    dd.start()
+    try:
+        ws = connect(dd, "/v1/connect")
+        ws.send(json.dumps({"type": "init", "stdin_stream": True,
+                            "request": {"language": "sh", "code": SH_ECHO,
+                                        "grant": {"network": "host"}}}))
+        run_id = json.loads(ws.recv())["run_id"]
+        ws.send(stdin_frame("before\n"))
+        assert next_stdout(ws) == "got before\n"
+        dd.kill9()
+        dd.start()
+
+        def done():
+            st, _, r = dd.request("GET", "/v1/runs/" + run_id, token=TOKEN)
+            return r if st == 200 and r.get("state") != "running" else None
+        r = wait_until(done, timeout=30, what="the run's end")
+        assert r["outcome"] == "completed", r
+        assert r["stdout"] == "got before\neof\n"
+    finally:
+        try:
+            dd.stop() if dd.proc is not None else None
+        finally:
+            cleanup_state(dd)
