@@ -9,7 +9,6 @@
 #ifndef AIRLOCK_PROVIDER_H
 #define AIRLOCK_PROVIDER_H
 
-#include <stddef.h>
 #include <stdint.h>
 
 #include <airlock/contract.h>
@@ -189,14 +188,9 @@ typedef struct al_exec {
 	int stdin_fd;
 } al_exec;
 
-/* The run's live stdin descriptor, or -1 when it has none. */
-static inline int al_exec_stdin_fd(const al_exec *exec)
-{
-	if (exec->struct_size != 0 &&
-	    exec->struct_size < offsetof(al_exec, stdin_fd) + sizeof(int))
-		return -1;
-	return exec->stdin_stream ? exec->stdin_fd : -1;
-}
+/* The run's live stdin descriptor, or -1 when it has none (or when
+ * exec came from a host whose al_exec ends before these members). */
+int al_exec_stdin_fd(const al_exec *exec);
 
 /* ---- operations table ------------------------------------------------ */
 
