@@ -110,6 +110,12 @@ static ssize_t ws_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
 {
 	ws_session *s = user;
 	(void)flags;
+	/* Backpressure: wslay reads until the socket is dry, so stdin the
+	 * program has not taken yet stops the reading here. */
+	if (s->in_off < s->in_len && !s->close_queued) {
+		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+		return -1;
+	}
 	if (s->extra_off < s->extra_len) {
 		size_t n = s->extra_len - s->extra_off;
 		if (n > len)
@@ -612,8 +618,8 @@ static void *session_main(void *arg)
 			bool wr = wslay_event_want_write(s->ctx);
 			if (!rd && !wr)
 				break;
-			/* Backpressure: stdin the program has not taken
-			 * yet holds the socket's reading. */
+			/* Backpressure (ws_recv): stdin the program has
+			 * not taken yet holds the socket's reading. */
 			if (s->in_off < s->in_len && !s->close_queued)
 				rd = false;
 			struct pollfd p = {s->fd,

@@ -365,3 +365,24 @@ def test_daemon_loss_ends_live_stdin(tmp_path):
             dd.stop() if dd.proc is not None else None
         finally:
             cleanup_state(dd)
+
+
+def test_live_stdin_backpressure_holds_the_client(d):
+    # 5 MiB of stdin, more than a session may buffer, to a program that
+    # reads nothing for a second: the daemon stops reading the socket
+    # while the pipe is full (the client's sends wait), so every byte
+    # arrives and nothing is refused.
+    code = ("import sys, time\ntime.sleep(1)\n"
+            "print(len(sys.stdin.buffer.read()))\n")
+    ws = connect(d, "/v1/connect")
+    ws.send(json.dumps({"type": "init", "stdin_stream": True, "request": {
+        "language": "python", "code": code,
+        "limits": {"wall_ms": 30000}}}))
+    assert json.loads(ws.recv())["type"] == "run"
+    chunk = "y" * (64 * 1024)
+    for _ in range(80):
+        ws.send(stdin_frame(chunk))
+    ws.send(stdin_frame(eof=True))
+    got, code = messages(ws)
+    assert code == 1000, got
+    assert got[-1]["result"]["stdout"] == "%d\n" % (80 * 64 * 1024)
