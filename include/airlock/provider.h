@@ -176,7 +176,21 @@ typedef struct al_exec {
 	 * its byte bound; NULL: build every time. */
 	const char *build_cache_dir;
 	uint64_t build_cache_bytes;
+	/* A live stdin stream (an interactive run, docs/compat.md): when
+	 * stdin_stream is true, stdin_fd is a readable descriptor the
+	 * provider gives the program as its stdin in place of the request's
+	 * stdin (the caller wrote that into the stream first); its end is
+	 * the program's end of input.  A provider that cannot do this
+	 * refuses the run (unavailable, "stdin_stream_unsupported").  Read
+	 * them with al_exec_stdin_fd(): a host built before them sets a
+	 * smaller struct_size. */
+	bool stdin_stream;
+	int stdin_fd;
 } al_exec;
+
+/* The run's live stdin descriptor, or -1 when it has none (or when
+ * exec came from a host whose al_exec ends before these members). */
+int al_exec_stdin_fd(const al_exec *exec);
 
 /* ---- operations table ------------------------------------------------ */
 

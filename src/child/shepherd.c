@@ -327,15 +327,18 @@ int al_shepherd_spawn(const al_spawn_spec *spec, al_child *child, al_error **err
 	child->pidfd = child->stdin_fd = child->stdout_fd = -1;
 	child->stderr_fd = child->status_fd = -1;
 
-	if ((spec->stdin_pipe ? pipe2(in, O_CLOEXEC) : 0) < 0 ||
+	bool piped = spec->stdin_pipe && !spec->stdin_external;
+	if ((piped ? pipe2(in, O_CLOEXEC) : 0) < 0 ||
 	    pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
 	    pipe2(status, O_CLOEXEC) < 0 || pipe2(execerr, O_CLOEXEC) < 0) {
 		rc = al_error_set(err, AL_ERR_UNAVAILABLE, errno, "start_failed",
 				  "cannot create pipes");
 		goto out;
 	}
-	if (!spec->stdin_pipe) {
-		in[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (!piped) {
+		in[0] = spec->stdin_external
+				? fcntl(spec->stdin_src, F_DUPFD_CLOEXEC, 3)
+				: open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (in[0] < 0) {
 			rc = al_error_set(err, AL_ERR_UNAVAILABLE, errno,
 					  "start_failed", "cannot open /dev/null");

@@ -49,6 +49,10 @@ typedef struct al_spawn_spec {
 	const al_rlimit_spec *rlimits;
 	size_t n_rlimits;
 	bool stdin_pipe; /* false: stdin is /dev/null */
+	/* stdin_src is the program's stdin (a live stream; stdin_pipe is
+	 * then ignored) */
+	bool stdin_external;
+	int stdin_src;
 } al_spawn_spec;
 
 /* Forks a shepherd which starts spec->argv.  Fills child (pipes, pidfd,

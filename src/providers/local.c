@@ -137,7 +137,11 @@ static int run_step(char *const *argv, char *const *envp, const char *cwd,
 		.n_rlimits = al_child_rlimits(&req->limits, rl),
 		.stdin_pipe = with_stdin && req->has_stdin &&
 			      req->stdin_data.len > 0,
+		.stdin_external = with_stdin && al_exec_stdin_fd(exec) >= 0,
+		.stdin_src = al_exec_stdin_fd(exec),
 	};
+	if (spec.stdin_external)
+		spec.stdin_pipe = false;
 	al_child child;
 	al_error *start_err = NULL;
 	int rc = al_shepherd_spawn(&spec, &child, &start_err);

@@ -683,7 +683,9 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 	const char *reason = "sandbox_unavailable";
 	const char *what = "creating pipes";
 
-	if ((l->stdin_pipe && pipe2(f.in, O_CLOEXEC) < 0) ||
+	if ((l->stdin_pipe && l->stdin_src >= 0 &&
+	     (f.in[0] = fcntl(l->stdin_src, F_DUPFD_CLOEXEC, 3)) < 0) ||
+	    (l->stdin_pipe && l->stdin_src < 0 && pipe2(f.in, O_CLOEXEC) < 0) ||
 	    pipe2(f.out, O_CLOEXEC) < 0 || pipe2(f.err, O_CLOEXEC) < 0 ||
 	    pipe2(f.status, O_CLOEXEC) < 0 || pipe2(f.sync, O_CLOEXEC) < 0 ||
 	    pipe2(f.fail, O_CLOEXEC) < 0 ||

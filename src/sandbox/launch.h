@@ -37,6 +37,7 @@ typedef struct al_sb_launch {
 	const al_rlimit_spec *rlimits;
 	size_t n_rlimits;
 	bool stdin_pipe;
+	int stdin_src; /* >= 0: the program's stdin (a live stream) */
 	const al_sb_filter *filter;	/* NULL: no seccomp (probe only) */
 	al_sb_landlock_spec landlock;
 	al_sb_cgrun *cgroups;		/* may have no dirs at all */

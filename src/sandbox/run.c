@@ -71,7 +71,9 @@ int al_sb_step_supervise(const al_sb_step *s, al_child *child,
 	const al_request *req = s->exec->request;
 	bool stdin_pipe = al_sb_step_stdin(s);
 	al_supervise_opts opts = {
-		.stdin_data = stdin_pipe ? &req->stdin_data : NULL,
+		.stdin_data = stdin_pipe && al_exec_stdin_fd(s->exec) < 0
+				      ? &req->stdin_data
+				      : NULL,
 		.output_cap = step_limits(s)->output_bytes,
 		.wall_ms = step_limits(s)->wall_ms,
 		.grace_ms = AL_DEFAULT_GRACE_MS,
@@ -101,6 +103,8 @@ int al_sb_step_supervise(const al_sb_step *s, al_child *child,
 bool al_sb_step_stdin(const al_sb_step *s)
 {
 	const al_request *req = s->exec->request;
+	if (s->with_stdin && al_exec_stdin_fd(s->exec) >= 0)
+		return true; /* the live stream */
 	return s->with_stdin && req->has_stdin && req->stdin_data.len > 0;
 }
 
@@ -201,6 +205,7 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 		.rlimits = rl,
 		.n_rlimits = al_child_rlimits(lim, rl),
 		.stdin_pipe = al_sb_step_stdin(s),
+		.stdin_src = s->with_stdin ? al_exec_stdin_fd(s->exec) : -1,
 		.filter = &ctx->filter,
 		.landlock = {.abi = ctx->landlock_abi,
 			     .workspace_rw =

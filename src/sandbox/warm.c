@@ -57,6 +57,10 @@ const char *al_sb_warm_mismatch(const al_sb_warm_class *c,
 	const al_request *req = exec->request;
 	if (req->language == NULL || strcmp(req->language, c->language) != 0)
 		return "language";
+	/* a member's stdin carries its start header: a live stream needs a
+	 * cold start */
+	if (al_exec_stdin_fd(exec) >= 0)
+		return "stdin_stream";
 	if (!al_sb_warm_supported(req->language))
 		return "language";
 	if (req->grant.network != c->network)

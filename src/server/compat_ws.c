@@ -12,9 +12,12 @@
  * "data"} as output arrives, {"type": "exit", "stage", "code", "signal"},
  * and closes 4999 "Job Completed".  {"type": "signal", "signal": "SIG…"}
  * ends the run (airlock interrupts it, then kills its tree after the
- * grace).  Live stdin ({"type": "data", "stream": "stdin"}) is refused
- * with an error and close 4002: airlock's supervisors take stdin at the
- * start only, so give it in init.  Close codes: 4000 already
+ * grace).  An init with "stdin_stream": true makes the run interactive:
+ * its stdin is a live stream (the init's stdin first, then each
+ * {"type": "data", "stream": "stdin"}; {"type": "data", "stream":
+ * "stdin", "eof": true} or the socket's close ends it).  Without it, live
+ * stdin is refused with an error and close 4002, as is a frame over
+ * STDIN_FRAME_MAX.  Close codes: 4000 already
  * initialized, 4001 initialization timeout, 4002 notified error, 4003
  * not yet initialized, 4004 only stdin may be written, 4005 invalid
  * signal, 4999 job completed. */
@@ -42,6 +45,11 @@
 #define INIT_TIMEOUT_MS 1000
 #define CLOSE_WAIT_MS 5000
 #define MAX_MSG_BYTES (8u << 20)
+/* One stdin message's data at most.  The socket is not read while stdin
+ * is buffered (the program's pipe is full): a slow program makes the
+ * client wait, and a session never holds more than the init's stdin and
+ * the messages of one read. */
+#define STDIN_FRAME_MAX (64u * 1024u)
 
 typedef struct ws_session {
 	struct ws_session *next_pending; /* until the upgrade takes it */
@@ -64,6 +72,11 @@ typedef struct ws_session {
 	unsigned char carry[2][4]; /* a UTF-8 sequence cut by a chunk */
 	size_t carry_len[2];
 	int64_t t0_ms, close_at_ms;
+	/* An interactive run's stdin not yet in its pipe: in[in_off,
+	 * in_len); stdin_eof: the client ended it. */
+	bool interactive, stdin_eof;
+	unsigned char *in;
+	size_t in_len, in_off;
 } ws_session;
 
 static pthread_mutex_t ws_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -97,6 +110,12 @@ static ssize_t ws_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
 {
 	ws_session *s = user;
 	(void)flags;
+	/* Backpressure: wslay reads until the socket is dry, so stdin the
+	 * program has not taken yet stops the reading here. */
+	if (s->in_off < s->in_len && !s->close_queued) {
+		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+		return -1;
+	}
 	if (s->extra_off < s->extra_len) {
 		size_t n = s->extra_len - s->extra_off;
 		if (n > len)
@@ -174,6 +193,111 @@ static void notify_error(ws_session *s, const char *msg)
 {
 	send_json(s, json_pack("{s:s, s:s}", "type", "error", "message", msg));
 	close_with(s, 4002, "Notified Error");
+}
+
+/* ---- live stdin ------------------------------------------------------ */
+
+static int stdin_add(ws_session *s, const unsigned char *p, size_t n)
+{
+	size_t pending = s->in_len - s->in_off;
+	if (pending + n > AL_MAX_STDIN_BYTES)
+		return -E2BIG;
+	if (s->in_off > 0) {
+		memmove(s->in, s->in + s->in_off, pending);
+		s->in_len = pending;
+		s->in_off = 0;
+	}
+	unsigned char *b = realloc(s->in, pending + n + 1);
+	if (b == NULL)
+		return -ENOMEM;
+	memcpy(b + pending, p, n);
+	s->in = b;
+	s->in_len = pending + n;
+	return 0;
+}
+
+/* Moves buffered stdin into the run's FIFO as far as the pipe takes it
+ * (never blocking), and closes the FIFO once the client ended stdin.
+ * The daemon holds the FIFO's read side too, so a program that stopped
+ * reading only fills the pipe; what is left is dropped when the run is
+ * done. */
+static void stdin_flush(ws_session *s)
+{
+	if (!s->interactive || s->run == NULL)
+		return;
+	al_srv_run *run = s->run;
+	pthread_mutex_lock(&s->svc->lock);
+	if (run->state == AL_SRV_RUN_DONE)
+		s->in_off = s->in_len;
+	while (run->stdin_open && s->in_off < s->in_len) {
+		ssize_t w = write(run->stdin_fd, s->in + s->in_off,
+				  s->in_len - s->in_off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (w <= 0) {
+			s->in_off = s->in_len;
+			break;
+		}
+		s->in_off += (size_t)w;
+	}
+	if (s->stdin_eof && s->in_off == s->in_len) {
+		/* Before the FIFO exists, this tells the launch to close
+		 * it at once. */
+		run->stdin_stream = false;
+		if (run->stdin_open)
+			close(run->stdin_fd);
+		run->stdin_open = false;
+	}
+	pthread_mutex_unlock(&s->svc->lock);
+}
+
+/* The init's stdin moves from the request to the head of the stream. */
+static int stdin_take_init(ws_session *s, json_t *req)
+{
+	const char *text = json_string_value(json_object_get(req, "stdin"));
+	const char *b64 =
+		json_string_value(json_object_get(req, "stdin_b64"));
+	int rc = 0;
+	if (text != NULL) {
+		rc = stdin_add(s, (const unsigned char *)text,
+			       json_string_length(json_object_get(req, "stdin")));
+	} else if (b64 != NULL) {
+		unsigned char *raw = NULL;
+		size_t n = 0;
+		rc = al_base64_decode(b64, strlen(b64), &raw, &n);
+		if (rc == 0)
+			rc = stdin_add(s, raw, n);
+		free(raw);
+	}
+	json_object_del(req, "stdin");
+	json_object_del(req, "stdin_b64");
+	return rc;
+}
+
+/* A {"type": "data", "stream": "stdin"} message. */
+static void stdin_message(ws_session *s, const json_t *msg)
+{
+	const json_t *data = json_object_get(msg, "data");
+	if (!s->interactive) {
+		notify_error(s, "live stdin needs an interactive run: send "
+				"\"stdin_stream\": true in init, or give "
+				"stdin in init");
+	} else if (s->stdin_eof) {
+		notify_error(s, "stdin was already ended");
+	} else if (data != NULL && !json_is_string(data)) {
+		notify_error(s, "data must be a string");
+	} else if (json_string_length(data) > STDIN_FRAME_MAX) {
+		notify_error(s, "stdin data is over 65536 bytes: send it in "
+				"smaller messages");
+	} else if (data != NULL &&
+		   stdin_add(s, (const unsigned char *)json_string_value(data),
+			     json_string_length(data)) < 0) {
+		notify_error(s, "stdin is over its bound");
+	} else if (json_is_true(json_object_get(msg, "eof"))) {
+		s->stdin_eof = true;
+	}
 }
 
 /* ---- the run -------------------------------------------------------- */
@@ -369,9 +493,16 @@ static void start_run(ws_session *s, json_t *msg)
 		}
 		json_object_set_new(grant, "streaming", json_true());
 	}
+	s->interactive = json_is_true(json_object_get(msg, "stdin_stream"));
+	if (s->interactive && stdin_take_init(s, req) < 0) {
+		json_decref(req);
+		al_service_gen_put(s->svc, gen);
+		notify_error(s, "init: stdin is not valid or over its bound");
+		return;
+	}
 	char *body = json_dumps(req, JSON_COMPACT);
 	json_decref(req);
-	al_srv_submit_headers hdrs = {0};
+	al_srv_submit_headers hdrs = {.stdin_stream = s->interactive};
 	int err = gen && body ? al_service_submit(s->svc, gen, s->tenant,
 						  s->principal, body,
 						  strlen(body), &hdrs, &s->run)
@@ -443,8 +574,7 @@ static void on_msg(wslay_event_context_ptr ctx,
 					    strcmp(stream, "stdin") != 0))
 			close_with(s, 4004, "Can only write to stdin");
 		else if (type[0] == 'd')
-			notify_error(s, "live stdin is not supported: give "
-					"stdin in init");
+			stdin_message(s, msg);
 		else if (!valid_signal(sig))
 			close_with(s, 4005, "Invalid signal");
 		else if (!s->finished)
@@ -475,6 +605,7 @@ static void *session_main(void *arg)
 				close_with(s, 4001, "Initialization Timeout");
 			if (s->run != NULL && !s->finished && !s->close_queued)
 				pump(s);
+			stdin_flush(s);
 			flush_close(s);
 			/* A peer that never answers the close is not waited
 			 * for past CLOSE_WAIT_MS. */
@@ -487,6 +618,10 @@ static void *session_main(void *arg)
 			bool wr = wslay_event_want_write(s->ctx);
 			if (!rd && !wr)
 				break;
+			/* Backpressure (ws_recv): stdin the program has
+			 * not taken yet holds the socket's reading. */
+			if (s->in_off < s->in_len && !s->close_queued)
+				rd = false;
 			struct pollfd p = {s->fd,
 					   (short)((rd ? POLLIN : 0) |
 						   (wr ? POLLOUT : 0)),
@@ -506,7 +641,12 @@ static void *session_main(void *arg)
 		wslay_event_context_free(s->ctx);
 	}
 	/* A run the client left still ends as runs do: it is not stopped
-	 * by the socket closing (its result stays readable). */
+	 * by the socket closing (its result stays readable); its live
+	 * stdin ends. */
+	s->stdin_eof = true;
+	s->in_off = s->in_len;
+	stdin_flush(s);
+	free(s->in);
 	al_service_run_put(s->svc, s->run);
 	MHD_upgrade_action(s->urh, MHD_UPGRADE_ACTION_CLOSE);
 	free(s->extra);

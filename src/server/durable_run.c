@@ -5,10 +5,13 @@
  * directory is classified: finished ones are listed, live ones adopted
  * (a watcher each), the rest finished as recorded or as lost. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <airlock/json.h>
 
@@ -18,6 +21,7 @@
 #include "server/carry.h"
 #include "supervisor/record_file.h"
 #include "supervisor/fault.h"
+#include "supervisor/run_records.h"
 
 /* A stop escalates to killing the tree when the run has not ended this
  * long after it: the provider's TERM-to-KILL grace plus margin. */
@@ -348,8 +352,29 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 			al_logf(AL_LOG_INFO, run_id,
 				"%d inbox events carried over", cr);
 	}
+	/* An interactive run's stdin: the write end is held before the
+	 * supervisor starts, so its open never blocks nor sees an early
+	 * end.  A daemon that goes away closes it: the program's input
+	 * ends (a restarted daemon does not resume the stream). */
+	int in_fd = -1;
+	pthread_mutex_lock(&svc->lock);
+	bool interactive = run->stdin_stream;
+	pthread_mutex_unlock(&svc->lock);
+	if (interactive &&
+	    (mkfifoat(al_drun_dirfd(dr), AL_RF_STDIN, 0600) < 0 ||
+	     (in_fd = openat(al_drun_dirfd(dr), AL_RF_STDIN,
+			     O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0))
+		al_logf(AL_LOG_WARN, run_id, "cannot make its stdin stream: %s",
+			strerror(errno));
 	pthread_mutex_lock(&svc->lock);
 	run->has_dir = true;
+	if (in_fd >= 0 && run->stdin_stream) {
+		run->stdin_fd = in_fd;
+		run->stdin_open = true;
+	} else if (in_fd >= 0) {
+		close(in_fd); /* the client already ended stdin */
+	}
+	pthread_cond_broadcast(&run->changed);
 	pthread_mutex_unlock(&svc->lock);
 	/* Persisted: the inbox takes events and the id may be handed out. */
 	publish_drun(run, dr, false);
@@ -373,6 +398,11 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 		(void)al_drun_control(dr, AL_CONTROL_INTERRUPT);
 	watch_and_finish(run, dr, adm, &f);
 	retire_drun(run);
+	pthread_mutex_lock(&svc->lock);
+	if (run->stdin_open)
+		close(run->stdin_fd);
+	run->stdin_open = false;
+	pthread_mutex_unlock(&svc->lock);
 out:
 	*status = f.status;
 	*outcome = f.outcome;

@@ -57,6 +57,8 @@ static void drop_headers(al_srv_run *run)
 
 static void run_free(al_srv_run *run)
 {
+	if (run->stdin_open)
+		close(run->stdin_fd);
 	drop_headers(run);
 	al_drun_free(run->drun);
 	if (run->adopted != NULL)
@@ -627,6 +629,7 @@ int al_service_submit(al_service *svc, al_srv_gen *gen, const char *tenant,
 		run_free(run);
 		return -ENOMEM;
 	}
+	run->stdin_stream = hdrs && hdrs->stdin_stream;
 	if (hdrs && hdrs->traceparent)
 		snprintf(run->traceparent, sizeof(run->traceparent), "%s",
 			 hdrs->traceparent);

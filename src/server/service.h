@@ -85,6 +85,12 @@ typedef struct al_srv_run {
 	size_t n_events, cap_events, event_bytes;
 	uint64_t next_seq;
 	pthread_cond_t changed; /* id known, event, done */
+	/* An interactive run's live stdin (docs/compat.md): the write end
+	 * of its RUN/stdin FIFO, open once the run directory exists
+	 * (stdin_open); closing it ends the program's input.  Under the
+	 * service lock. */
+	bool stdin_stream, stdin_open;
+	int stdin_fd;
 } al_srv_run;
 
 struct al_service {
@@ -130,6 +136,7 @@ typedef struct al_srv_submit_headers {
 	const char *run_id;	   /* X-Airlock-Run-Id or NULL */
 	const char *forwarded_env; /* X-Airlock-Forwarded-Env or NULL */
 	const char *traceparent;   /* a valid W3C traceparent or NULL */
+	bool stdin_stream; /* an interactive run (a WebSocket's) */
 } al_srv_submit_headers;
 
 int al_service_submit(al_service *svc, al_srv_gen *gen, const char *tenant,

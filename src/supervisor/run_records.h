@@ -24,6 +24,8 @@
 #define AL_RF_CONTROL "control.json"
 #define AL_RF_OUTPUT "output"
 #define AL_RF_RESULT "result.json"
+/* An interactive run's live stdin: a FIFO the daemon writes */
+#define AL_RF_STDIN "stdin"
 /* The supervisor holds a result it cannot write yet (a full disk). */
 #define AL_RF_PENDING "result.pending"
 /* result.json's space, taken before the run starts. */

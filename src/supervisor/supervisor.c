@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -82,6 +83,7 @@ typedef struct sup {
 	int exec_rc;
 	al_error *exec_err;
 	int done_fd;
+	int stdin_fd; /* the live stdin stream, or -1 */
 } sup;
 
 static void say(const sup *s, al_log_level level, const char *fmt, ...)
@@ -131,6 +133,8 @@ static void *exec_main(void *arg)
 		.tool_token = s->tb != NULL ? s->tool_token : NULL,
 		.build_cache_dir = s->build_cache_dir,
 		.build_cache_bytes = s->rec.build_cache_bytes,
+		.stdin_stream = s->stdin_fd >= 0,
+		.stdin_fd = s->stdin_fd,
 	};
 	s->exec_rc = s->req->n_tests > 0
 			     ? al_judge_execute(s->ops, s->handle, &ex,
@@ -446,6 +450,8 @@ static int supervise_loop(sup *s, int sig_fd, bool *deadline_hit)
 
 static void sup_clear(sup *s)
 {
+	if (s->stdin_fd >= 0)
+		close(s->stdin_fd);
 	if (s->handle != NULL && s->ops->release != NULL &&
 	    s->ops->release(s->handle, NULL) < 0)
 		say(s, AL_LOG_WARN, "%s",
@@ -526,6 +532,30 @@ static const char *start_toolbelt(sup *s)
 
 /* Reads everything and ensures the provider; a failure is the reason
  * for an `unavailable` result (NULL: ready to execute). */
+/* An interactive run's stdin (docs/compat.md): the daemon made RUN/stdin
+ * a FIFO and holds its write end open before starting this process, so
+ * opening it never blocks and its end (the daemon closing it, or going
+ * away) is the program's end of input.  Only the providers that honour
+ * al_exec's stream take such a run. */
+static const char *open_stdin_stream(sup *s)
+{
+	struct stat st;
+	if (fstatat(s->dirfd, AL_RF_STDIN, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? NULL : "start_failed";
+	if (!S_ISFIFO(st.st_mode))
+		return "start_failed";
+	if (s->req->n_tests > 0 || s->rec.module != NULL ||
+	    (strcmp(s->rec.provider, "sandbox") != 0 &&
+	     strcmp(s->rec.provider, "local") != 0))
+		return "stdin_stream_unsupported";
+	s->stdin_fd = openat(s->dirfd, AL_RF_STDIN,
+			     O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+	int fl = s->stdin_fd < 0 ? -1 : fcntl(s->stdin_fd, F_GETFL);
+	if (fl < 0 || fcntl(s->stdin_fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+		return "start_failed";
+	return NULL;
+}
+
 static const char *prepare(sup *s, const char *state_dir, int secrets_fd)
 {
 	/* The request and the provider come from the run's record. */
@@ -576,8 +606,10 @@ static const char *prepare(sup *s, const char *state_dir, int secrets_fd)
 	} else if (s->handle == NULL) {
 		s->ops = al_provider_lookup(provider);
 	}
+	if (why == NULL)
+		why = open_stdin_stream(s);
 	/* The provider's run directory goes beneath the run's own. */
-	if (setenv("AIRLOCK_RUN_BASE", s->work, 1) < 0)
+	if (why == NULL && setenv("AIRLOCK_RUN_BASE", s->work, 1) < 0)
 		why = "start_failed";
 	else if (s->ops == NULL || strcmp(s->ops->id, provider) != 0)
 		why = "start_failed";
@@ -624,7 +656,7 @@ static int run_one(const char *state_dir, const char *run_id,
 		   const char *nonce, int secrets_fd,
 		   const al_provider_ops *ops, al_provider_handle *handle)
 {
-	sup s = {.run_id = run_id, .dirfd = -1, .done_fd = -1,
+	sup s = {.run_id = run_id, .dirfd = -1, .done_fd = -1, .stdin_fd = -1,
 		 .out = {.fd = -1}, .store = {.dirfd = -1},
 		 .reserve = {.fd = -1}, .ops = ops, .handle = handle};
 	int runs_fd = -1, sig_fd = -1, rc = 1;

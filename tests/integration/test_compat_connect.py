@@ -4,11 +4,12 @@ close codes) and airlock's own /v1/connect.  The client is Debian's
 python3-websocket (installed by scripts/install-deps.sh; without it this
 test fails)."""
 import json
+import time
 
 import pytest
 import websocket
 
-from compat_support import TOKEN, start
+from compat_support import GRANT, TOKEN, sha, start
 
 
 @pytest.fixture(scope="module")
@@ -153,3 +154,235 @@ def test_v1_interactive_mode(d):
     assert result["result"]["run_id"] == got[0]["run_id"]
     st, _, r = d.request("GET", "/v1/runs/" + got[0]["run_id"], token=TOKEN)
     assert st == 200 and r["stdout"] == "v1\n"
+
+
+# ---- live stdin (an interactive run: "stdin_stream": true in init) ----
+
+ECHO = ("import sys\n"
+        "for line in sys.stdin:\n"
+        "    print('got ' + line.strip(), flush=True)\n"
+        "print('eof', flush=True)\n")
+
+
+def next_stdout(ws):
+    """The next stdout data message's text (output before it is skipped)."""
+    while True:
+        m = json.loads(ws.recv())
+        assert m["type"] not in ("exit", "result", "error"), m
+        if m["type"] == "data" and m["stream"] == "stdout":
+            return m["data"]
+
+
+def stdin_frame(data=None, eof=False):
+    m = {"type": "data", "stream": "stdin"}
+    if data is not None:
+        m["data"] = data
+    if eof:
+        m["eof"] = True
+    return json.dumps(m)
+
+
+def test_piston_live_stdin_echoes_each_line_before_the_next(d):
+    ws = connect(d, "/api/v2/connect")
+    ws.send(json.dumps({"type": "init", "language": "python",
+                        "version": "*", "stdin_stream": True,
+                        "files": [{"content": ECHO}], "stdin": "zero\n"}))
+    # The init's stdin comes first; each answer arrives before the next
+    # line is sent, so the program read them live (a causal order).
+    assert next_stdout(ws) == "got zero\n"
+    ws.send(stdin_frame("one\n"))
+    assert next_stdout(ws) == "got one\n"
+    ws.send(stdin_frame("two\n"))
+    assert next_stdout(ws) == "got two\n"
+    ws.send(stdin_frame(eof=True))
+    got, code = messages(ws)
+    assert code == 4999
+    assert {"type": "data", "stream": "stdout", "data": "eof\n"} in got
+    assert got[-1] == {"type": "exit", "stage": "run", "code": 0,
+                       "signal": None}
+
+
+def test_piston_live_stdin_signal_still_ends_it(d):
+    ws = connect(d, "/api/v2/connect")
+    ws.send(json.dumps({"type": "init", "language": "python",
+                        "version": "*", "stdin_stream": True,
+                        "files": [{"content": ECHO}]}))
+    ws.send(stdin_frame("a\n"))
+    assert next_stdout(ws) == "got a\n"
+    ws.send(json.dumps({"type": "signal", "signal": "SIGKILL"}))
+    got, code = messages(ws)
+    assert code == 4999
+    assert got[-1]["type"] == "exit" and got[-1]["signal"] is not None
+
+
+def test_piston_oversized_stdin_frame_is_an_error(d):
+    ws = connect(d, "/api/v2/connect")
+    ws.send(json.dumps({"type": "init", "language": "python",
+                        "version": "*", "stdin_stream": True,
+                        "files": [{"content": ECHO}]}))
+    ws.send(stdin_frame("x" * (64 * 1024 + 1)))
+    got, code = messages(ws)
+    assert code == 4002
+    errors = [m for m in got if m["type"] == "error"]
+    assert errors and "over 65536 bytes" in errors[0]["message"]
+
+
+def test_piston_without_stdin_stream_keeps_init_stdin_only(d):
+    # Not interactive: stdin ends after the init's, as before.
+    ws = connect(d, "/api/v2/connect")
+    ws.send(json.dumps({"type": "init", "language": "python",
+                        "version": "*", "files": [{"content": ECHO}],
+                        "stdin": "only\n"}))
+    got, code = messages(ws)
+    assert code == 4999
+    out = "".join(m["data"] for m in got
+                  if m["type"] == "data" and m["stream"] == "stdout")
+    assert out == "got only\neof\n"
+
+
+def test_v1_live_stdin(d):
+    ws = connect(d, "/v1/connect")
+    ws.send(json.dumps({"type": "init", "stdin_stream": True, "request": {
+        "language": "python", "code": ECHO}}))
+    run = json.loads(ws.recv())
+    assert run["type"] == "run"
+    ws.send(stdin_frame("one\n"))
+    assert next_stdout(ws) == "got one\n"
+    ws.send(stdin_frame("two\n"))
+    assert next_stdout(ws) == "got two\n"
+    ws.send(stdin_frame(eof=True))
+    got, code = messages(ws)
+    assert code == 1000
+    result = got[-1]["result"]
+    assert result["outcome"] == "completed" and result["exit_code"] == 0
+    assert result["stdout"] == "got one\ngot two\neof\n"
+
+
+def test_v1_client_leaving_ends_stdin(d):
+    ws = connect(d, "/v1/connect")
+    ws.send(json.dumps({"type": "init", "stdin_stream": True, "request": {
+        "language": "python", "code": ECHO}}))
+    run_id = json.loads(ws.recv())["run_id"]
+    ws.send(stdin_frame("last\n"))
+    assert next_stdout(ws) == "got last\n"
+    ws.close()
+    # The run goes on to its end once its stdin is over (a bounded wait).
+    for _ in range(600):
+        st, _, r = d.request("GET", "/v1/runs/" + run_id, token=TOKEN)
+        if st == 200 and r.get("state") != "running":
+            break
+        time.sleep(0.05)
+    assert st == 200 and r["stdout"] == "got last\neof\n"
+
+
+SH_ECHO = 'while read -r l; do echo "got $l"; done; echo eof'
+
+
+def one_provider(tmp_path_factory, name, provider, **extra):
+    cfg = {"execution_enabled": True, "trusted_provider_acknowledged": True,
+           "providers": [provider],
+           "tenants": {"default": {"languages": "*", "grant": GRANT}},
+           "tokens": {sha(TOKEN): "default"}}
+    cfg.update(extra)
+    return start(tmp_path_factory.mktemp(name), cfg)
+
+
+def test_local_provider_live_stdin(tmp_path_factory):
+    dl = one_provider(tmp_path_factory, "local", "local")
+    try:
+        ws = connect(dl, "/v1/connect")
+        ws.send(json.dumps({"type": "init", "stdin_stream": True,
+                            "request": {"language": "sh", "code": SH_ECHO,
+                                        "stdin": "zero\n",
+                                        "grant": {"network": "host"}}}))
+        assert json.loads(ws.recv())["type"] == "run"
+        assert next_stdout(ws) == "got zero\n"
+        ws.send(stdin_frame("one\n"))
+        assert next_stdout(ws) == "got one\n"
+        ws.send(stdin_frame(eof=True))
+        got, code = messages(ws)
+        assert code == 1000
+        assert got[-1]["result"]["stdout"] == "got zero\ngot one\neof\n"
+    finally:
+        dl.stop()
+
+
+def test_provider_without_stdin_streams_refuses_typed(tmp_path_factory):
+    import os
+    module = os.path.join(os.path.dirname(os.environ["AIRLOCK_BIN"]),
+                          "modules", "example-local.so")
+    assert os.path.exists(module), "make all builds " + module
+    dm = one_provider(tmp_path_factory, "module",
+                      {"provider": "example-local", "module": module},
+                      acknowledged_providers=["example-local"])
+    try:
+        ws = connect(dm, "/v1/connect")
+        ws.send(json.dumps({"type": "init", "stdin_stream": True,
+                            "request": {"language": "sh", "code": SH_ECHO,
+                                        "grant": {"network": "host", "workspace": "rw"}}}))
+        got, code = messages(ws)
+        assert code == 1000
+        result = got[-1]["result"]
+        assert result["outcome"] == "unavailable", result
+        assert result["reason"] == "stdin_stream_unsupported"
+        # Not interactive, the same provider runs it.
+        ws = connect(dm, "/v1/connect")
+        ws.send(json.dumps({"type": "init", "request": {
+            "language": "sh", "code": SH_ECHO, "stdin": "x\n",
+            "grant": {"network": "host", "workspace": "rw"}}}))
+        got, code = messages(ws)
+        assert got[-1]["result"]["stdout"] == "got x\neof\n"
+    finally:
+        dm.stop()
+
+
+def test_daemon_loss_ends_live_stdin(tmp_path):
+    # A restarted daemon does not resume the stream: the daemon going away
+    # closes the program's stdin, and the run finishes as usual.
+    from test_durable_support import (DurableDaemon, cleanup_state,
+                                      local_config, wait_until)
+    dd = DurableDaemon(tmp_path, local_config(tokens={sha(TOKEN): "default"}))
+    dd.start()
+    try:
+        ws = connect(dd, "/v1/connect")
+        ws.send(json.dumps({"type": "init", "stdin_stream": True,
+                            "request": {"language": "sh", "code": SH_ECHO,
+                                        "grant": {"network": "host"}}}))
+        run_id = json.loads(ws.recv())["run_id"]
+        ws.send(stdin_frame("before\n"))
+        assert next_stdout(ws) == "got before\n"
+        dd.kill9()
+        dd.start()
+
+        def done():
+            st, _, r = dd.request("GET", "/v1/runs/" + run_id, token=TOKEN)
+            return r if st == 200 and r.get("state") != "running" else None
+        r = wait_until(done, timeout=30, what="the run's end")
+        assert r["outcome"] == "completed", r
+        assert r["stdout"] == "got before\neof\n"
+    finally:
+        try:
+            dd.stop() if dd.proc is not None else None
+        finally:
+            cleanup_state(dd)
+
+
+def test_live_stdin_backpressure_holds_the_client(d):
+    # 5 MiB of stdin, more than a session may buffer, to a program that
+    # reads nothing for a second: the daemon stops reading the socket
+    # while the pipe is full (the client's sends wait), so every byte
+    # arrives and nothing is refused.
+    code = ("import sys, time\ntime.sleep(1)\n"
+            "print(len(sys.stdin.buffer.read()))\n")
+    ws = connect(d, "/v1/connect")
+    ws.send(json.dumps({"type": "init", "stdin_stream": True, "request": {
+        "language": "python", "code": code,
+        "limits": {"wall_ms": 30000}}}))
+    assert json.loads(ws.recv())["type"] == "run"
+    chunk = "y" * (64 * 1024)
+    for _ in range(80):
+        ws.send(stdin_frame(chunk))
+    ws.send(stdin_frame(eof=True))
+    got, code = messages(ws)
+    assert code == 1000, got
+    assert got[-1]["result"]["stdout"] == "%d\n" % (80 * 64 * 1024)

@@ -103,6 +103,45 @@ static void test_stdin_and_closed_stdin(void **state)
 	al_request_free(req);
 }
 
+/* A live stdin stream (al_exec's stdin_fd) replaces the request's stdin;
+ * an al_exec from a host built before the members carries none. */
+static void test_stdin_stream(void **state)
+{
+	(void)state;
+	al_request *req = make_request("sh", "cat; echo end");
+	req->has_stdin = true;
+	al_bytes_clear(&req->stdin_data);
+	al_bytes_set(&req->stdin_data, "ignored\n", 8);
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(write(p[1], "live\n", 5), 5);
+	close(p[1]);
+	char id[40];
+	al_run_id_new(id);
+	al_cancel *cancel = al_cancel_new();
+	al_exec exec = {AL_ABI_HEADER(al_exec),
+			.run_id = id,
+			.request = req,
+			.cancel = cancel,
+			.stdin_stream = true,
+			.stdin_fd = p[0]};
+	assert_int_equal(al_exec_stdin_fd(&exec), p[0]);
+	al_result *res = al_result_new();
+	assert_non_null(res);
+	assert_int_equal(ops->execute(handle, &exec, res, NULL), 0);
+	assert_int_equal(res->outcome, AL_OUTCOME_COMPLETED);
+	assert_string_equal((char *)res->output[AL_STDOUT].data, "live\nend\n");
+	al_result_free(res);
+	close(p[0]);
+	exec.struct_size = (uint32_t)offsetof(al_exec, stdin_stream);
+	assert_int_equal(al_exec_stdin_fd(&exec), -1);
+	exec.struct_size = sizeof(al_exec);
+	exec.stdin_stream = false;
+	assert_int_equal(al_exec_stdin_fd(&exec), -1);
+	al_cancel_free(cancel);
+	al_request_free(req);
+}
+
 static void test_output_cap_does_not_block(void **state)
 {
 	(void)state;
@@ -339,6 +378,7 @@ int main(void)
 		cmocka_unit_test(test_completed_python),
 		cmocka_unit_test(test_failed_exit_code_and_stderr),
 		cmocka_unit_test(test_stdin_and_closed_stdin),
+		cmocka_unit_test(test_stdin_stream),
 		cmocka_unit_test(test_output_cap_does_not_block),
 		cmocka_unit_test(test_timeout_kills_term_ignoring_tree),
 		cmocka_unit_test(test_nothing_outlives_program),
