@@ -398,9 +398,10 @@ static int facts_from_capabilities(const char *json, const char *url,
 	json_decref(mech);
 	free(f->provider);
 	free(f->mechanism_json);
-	/* The remote program sees neither a toolbelt nor an inbox from this
-	 * host (docs/toolbelt.md, "Remote"). */
-	al_toolbelt_facts_drop(f);
+	/* The remote program gets the back end's toolbelt (its host_api: the
+	 * back-end tenant's operations) when the back end offers it to us,
+	 * never this host's inbox (docs/toolbelt.md, "Remote"). */
+	f->inject = f->interrupt = false;
 	f->provider = strdup("remote");
 	f->mechanism_json = mtext;
 	f->safety_class = AL_SAFETY_REMOTE;

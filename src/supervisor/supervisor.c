@@ -599,7 +599,10 @@ static const char *prepare(sup *s, const char *state_dir, int secrets_fd)
 				 &s->out)) < 0)
 		say(s, AL_LOG_WARN, "cannot open the output file: %s",
 		    strerror(-rc));
-	if (why == NULL && s->req->grant.toolbelt)
+	/* A remote run's toolbelt is served by the back end, which runs the
+	 * program (docs/toolbelt.md, "Remote"). */
+	if (why == NULL && s->req->grant.toolbelt &&
+	    strcmp(s->ops->id, "remote") != 0)
 		why = start_toolbelt(s);
 	return why;
 }
