@@ -28,7 +28,8 @@
 #include "core/run_registry.h"
 #include "core/util.h"
 #include "providers/remote.h"
-#include "json/toolbelt_json.h"
+#include "supervisor/outlog.h"
+#include "tool/proto.h"
 
 #define DEFAULT_TIMEOUT_MS 10000L
 #define MAX_BODY_BYTES (64u * 1024u * 1024u) /* a result is capped anyway */
@@ -558,6 +559,7 @@ typedef struct stream {
 	buf data;	 /* the event's data lines */
 	char *result;	 /* the result event's data */
 	bool bad;	 /* protocol violation */
+	unsigned n_events; /* toolbelt events passed on */
 } stream;
 
 static void deliver(stream *s)
@@ -569,6 +571,20 @@ static void deliver(stream *s)
 		s->result = s->data.data ? strdup(s->data.data) : NULL;
 		if (s->result == NULL)
 			s->bad = true;
+		goto out;
+	}
+	if (strcmp(s->event, "event") == 0) {
+		/* The back end's toolbelt event, passed on as it wrote it:
+		 * a JSON object, as bounded as the back end's own. */
+		if (exec->on_output != NULL && s->data.data != NULL &&
+		    s->data.len <= AL_OUTLOG_MAX_CHUNK &&
+		    s->n_events < AL_TOOL_MAX_EVENTS &&
+		    json_is_object(o = json_loads(s->data.data, 0, NULL))) {
+			s->n_events++;
+			exec->on_output(exec->on_output_ctx, AL_OUTLOG_EVENT,
+					(const unsigned char *)s->data.data,
+					s->data.len);
+		}
 		goto out;
 	}
 	int which = strcmp(s->event, "stdout") == 0	? AL_STDOUT

@@ -3,6 +3,7 @@ serves it as for any of its own runs, with the back-end tenant's grant and
 operations; the front advertises `toolbelt` only when the back end offers
 it, and the run's events, declaration and host calls come back in the
 front's result."""
+import http.client
 import json
 
 import pytest
@@ -90,6 +91,59 @@ def test_remote_run_reads_context_emits_and_declares(granted):
         [("notify", "denied")]
     # The front served no toolbelt of its own for the run.
     assert not (front.state / "toolbelt" / res["run_id"]).exists()
+
+
+# Emits, then waits (bounded) for the test to have seen the event live.
+LIVE = r'''
+airlock-tool emit --type progress '{"live": 1}' >/dev/null || exit 91
+i=0
+while [ ! -e "$GO" ] && [ $i -lt 300 ]; do i=$((i+1)); sleep 0.1; done
+[ -e "$GO" ] && echo released
+'''
+
+
+def sse_until_result(d, rid, on_event):
+    """Reads the run's SSE stream on the front to its result event; calls
+    on_event with each toolbelt event's data."""
+    conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=60)
+    conn.request("GET", "/v1/runs/%s/events" % rid,
+                 headers={"Authorization": "Bearer " + d.token})
+    resp = conn.getresponse()
+    assert resp.status == 200
+    seen, ev, data = [], None, []
+    try:
+        for line in resp:
+            line = line.decode().rstrip("\n")
+            if line == "":
+                if ev == "event":
+                    seen.append(json.loads("\n".join(data)))
+                    on_event(seen[-1])
+                if ev == "result":
+                    return seen, json.loads("\n".join(data))
+                ev, data = None, []
+            elif line.startswith("event: "):
+                ev = line[7:]
+            elif line.startswith("data: "):
+                data.append(line[6:])
+    finally:
+        conn.close()
+    raise AssertionError("the stream ended without a result: %r" % seen)
+
+
+def test_events_stream_live_through_the_front(granted, tmp_path):
+    front, _ = granted
+    go = tmp_path / "go"
+    req = tb_req(LIVE)
+    req["env"] = {"GO": str(go)}
+    st, _, acc = front.run(req, wait=False)
+    assert st == 202, acc
+    # The program goes on only once its event was seen on the front.
+    seen, res = sse_until_result(front, acc["run_id"],
+                                 lambda e: go.touch())
+    assert [(e["type"], e["data"]) for e in seen] == \
+        [("progress", {"live": 1})]
+    assert res["stdout"] == "released\n" and res["outcome"] == "completed"
+    assert [e["data"] for e in res["events"]] == [{"live": 1}]
 
 
 def test_without_the_grant_there_is_no_toolbelt_remotely(granted):
