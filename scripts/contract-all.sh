@@ -20,7 +20,7 @@ cat >"$work/daemon.json" <<'JSON'
  "tenants": {"default": {"languages": "*",
                          "grant": {"network": ["none", "loopback", "host"],
                                    "workspace": ["none", "ro", "rw"],
-                                   "streaming": true},
+                                   "streaming": true, "toolbelt": true},
                          "accept_forwarded_env": true}}}
 JSON
 "$BIN" --state-dir "$work/remote-state" --config "$work/daemon.json" serve --listen 127.0.0.1:0 >"$work/serve.log" 2>&1 &

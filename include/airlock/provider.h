@@ -41,8 +41,10 @@ int al_cancel_fd(const al_cancel *c);
 
 /* ---- output sink ----------------------------------------------------
  * Called from the executing thread as output arrives (stream is AL_STDOUT
- * or AL_STDERR), before any cap, when the grant allows streaming.  It must
- * not block for long. */
+ * or AL_STDERR), before any cap, when the grant allows streaming.  A
+ * provider whose program's toolbelt another host serves (remote) may also
+ * pass stream 2 with one toolbelt event's JSON; a sink ignores streams it
+ * does not show.  It must not block for long. */
 typedef void (*al_output_fn)(void *ctx, int stream, const unsigned char *data,
 			     size_t len);
 

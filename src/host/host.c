@@ -555,6 +555,7 @@ static int execute(run_state *rs, char **host_env, size_t n_host_env)
 	/* The toolbelt, served here for as long as the run lives. */
 	al_host_tb tb = {.dirfd = -1};
 	if (!why && rs->req->grant.toolbelt &&
+	    rs->sel.facts->safety_class != AL_SAFETY_REMOTE &&
 	    host_toolbelt_start(rs, x, &tb) < 0)
 		why = "toolbelt_unavailable";
 	if (why) {
@@ -1559,8 +1560,14 @@ int al_host_capabilities(al_host *h, const al_host_context *ctx,
 		}
 		restrict_languages(f, t);
 		/* The operations this tenant may be granted, where the
-		 * provider shows the toolbelt. */
-		if (f->toolbelt && t->grant.toolbelt &&
+		 * provider shows the toolbelt; a tenant never granted it is
+		 * not offered it.  A remote run's toolbelt is the back
+		 * end's, with the back end's operations (docs/toolbelt.md). */
+		if (f->toolbelt && !t->grant.toolbelt) {
+			f->toolbelt = false;
+			(void)al_toolbelt_facts_set_host_api(f, NULL, 0);
+		}
+		if (f->toolbelt && f->safety_class != AL_SAFETY_REMOTE &&
 		    al_toolbelt_facts_set_host_api(f, t->grant.operations,
 						   t->grant.n_operations) < 0) {
 			al_facts_free(f);

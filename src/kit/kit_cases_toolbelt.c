@@ -39,6 +39,10 @@ static bool tb_start(kit_ctx *k, kit_case *c, const al_request *req,
 {
 	memset(t, 0, sizeof(*t));
 	t->dirfd = -1;
+	/* A remote run's toolbelt is the other host's, which hands back
+	 * its record in the result (docs/toolbelt.md, "Remote"). */
+	if (k->facts->safety_class == AL_SAFETY_REMOTE)
+		return true;
 	snprintf(t->dir, sizeof(t->dir), "%s/tb-%s", k->hostdir, c->name);
 	if ((t->bin = al_toolbelt_bin_dir()) == NULL) {
 		kit_fail(c, "the provider claims the toolbelt but airlock-tool "
@@ -231,6 +235,11 @@ void kit_case_host_api(kit_ctx *k, kit_case *c, const void *arg)
 	char *ops = NULL;
 	if (!want_toolbelt(k, c))
 		return;
+	if (k->facts->safety_class == AL_SAFETY_REMOTE) {
+		kit_skip(c, "facts: a remote run calls the other host's "
+			    "operations, not the kit's");
+		return;
+	}
 	req = kit_req(k, c,
 		      "out=$(airlock-tool call kit_echo '{\"x\": 1}') || exit 3\n"
 		      "[ \"$out\" = '{\"kit\":true}' ] || exit 4\n"

@@ -28,7 +28,8 @@
 #include "core/run_registry.h"
 #include "core/util.h"
 #include "providers/remote.h"
-#include "json/toolbelt_json.h"
+#include "supervisor/outlog.h"
+#include "tool/proto.h"
 
 #define DEFAULT_TIMEOUT_MS 10000L
 #define MAX_BODY_BYTES (64u * 1024u * 1024u) /* a result is capped anyway */
@@ -398,9 +399,10 @@ static int facts_from_capabilities(const char *json, const char *url,
 	json_decref(mech);
 	free(f->provider);
 	free(f->mechanism_json);
-	/* The remote program sees neither a toolbelt nor an inbox from this
-	 * host (docs/toolbelt.md, "Remote"). */
-	al_toolbelt_facts_drop(f);
+	/* The remote program gets the back end's toolbelt (its host_api: the
+	 * back-end tenant's operations) when the back end offers it to us,
+	 * never this host's inbox (docs/toolbelt.md, "Remote"). */
+	f->inject = f->interrupt = false;
 	f->provider = strdup("remote");
 	f->mechanism_json = mtext;
 	f->safety_class = AL_SAFETY_REMOTE;
@@ -557,6 +559,7 @@ typedef struct stream {
 	buf data;	 /* the event's data lines */
 	char *result;	 /* the result event's data */
 	bool bad;	 /* protocol violation */
+	unsigned n_events; /* toolbelt events passed on */
 } stream;
 
 static void deliver(stream *s)
@@ -568,6 +571,20 @@ static void deliver(stream *s)
 		s->result = s->data.data ? strdup(s->data.data) : NULL;
 		if (s->result == NULL)
 			s->bad = true;
+		goto out;
+	}
+	if (strcmp(s->event, "event") == 0) {
+		/* The back end's toolbelt event, passed on as it wrote it:
+		 * a JSON object, as bounded as the back end's own. */
+		if (exec->on_output != NULL && s->data.data != NULL &&
+		    s->data.len <= AL_OUTLOG_MAX_CHUNK &&
+		    s->n_events < AL_TOOL_MAX_EVENTS &&
+		    json_is_object(o = json_loads(s->data.data, 0, NULL))) {
+			s->n_events++;
+			exec->on_output(exec->on_output_ctx, AL_OUTLOG_EVENT,
+					(const unsigned char *)s->data.data,
+					s->data.len);
+		}
 		goto out;
 	}
 	int which = strcmp(s->event, "stdout") == 0	? AL_STDOUT

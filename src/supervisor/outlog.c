@@ -42,7 +42,17 @@ static bool write_record(int fd, int stream, const unsigned char *d,
 void al_outlog_append(al_outlog_writer *w, int stream,
 		      const unsigned char *data, size_t len)
 {
-	if (w->fd < 0 || w->broken || (stream != AL_STDOUT && stream != AL_STDERR))
+	if (w->fd < 0 || w->broken)
+		return;
+	/* A toolbelt event another host served (a remote run): one whole
+	 * record, bounded by its sender, outside the output cap. */
+	if (stream == AL_OUTLOG_EVENT) {
+		if (len <= AL_OUTLOG_MAX_CHUNK &&
+		    !write_record(w->fd, stream, data, len))
+			w->broken = true;
+		return;
+	}
+	if (stream != AL_STDOUT && stream != AL_STDERR)
 		return;
 	uint64_t room = w->cap > w->written[stream]
 				? w->cap - w->written[stream]

@@ -28,7 +28,8 @@ typedef struct al_outlog_writer {
 } al_outlog_writer;
 
 int al_outlog_open(int dirfd, uint64_t cap, al_outlog_writer *w);
-/* stream: AL_STDOUT / AL_STDERR.  Thread-compatible (one writer). */
+/* stream: AL_STDOUT / AL_STDERR, or AL_OUTLOG_EVENT (one event's JSON).
+ * Thread-compatible (one writer). */
 void al_outlog_append(al_outlog_writer *w, int stream,
 		      const unsigned char *data, size_t len);
 void al_outlog_close(al_outlog_writer *w);

@@ -108,7 +108,11 @@ static void on_output(void *ctx, int stream, const unsigned char *data,
 		      size_t len)
 {
 	sup *s = ctx;
-	al_outlog_append(&s->out, stream, data, len);
+	/* Output only when the grant streams; events (a remote run's,
+	 * served by the back end) whenever the toolbelt is granted. */
+	if (stream == AL_OUTLOG_EVENT ? s->req->grant.toolbelt
+				      : s->req->grant.streaming)
+		al_outlog_append(&s->out, stream, data, len);
 }
 
 static void *exec_main(void *arg)
@@ -118,7 +122,11 @@ static void *exec_main(void *arg)
 		AL_ABI_HEADER(al_exec),
 		.run_id = s->run_id,
 		.request = s->req,
-		.on_output = s->req->grant.streaming ? on_output : NULL,
+		.on_output = s->req->grant.streaming ||
+					     (s->req->grant.toolbelt &&
+					      s->tb == NULL)
+				     ? on_output
+				     : NULL,
 		.on_output_ctx = s,
 		.cancel = s->cancel,
 		.host_env = (const char *const *)s->host_env,
@@ -631,7 +639,10 @@ static const char *prepare(sup *s, const char *state_dir, int secrets_fd)
 				 &s->out)) < 0)
 		say(s, AL_LOG_WARN, "cannot open the output file: %s",
 		    strerror(-rc));
-	if (why == NULL && s->req->grant.toolbelt)
+	/* A remote run's toolbelt is served by the back end, which runs the
+	 * program (docs/toolbelt.md, "Remote"). */
+	if (why == NULL && s->req->grant.toolbelt &&
+	    strcmp(s->ops->id, "remote") != 0)
 		why = start_toolbelt(s);
 	return why;
 }
