@@ -1,5 +1,6 @@
 /* One step of a request inside a fresh sandbox: cgroups, mount plan,
  * launch, supervision, usage from the cgroups, cleanup. */
+#include "core/log.h"
 #include "sandbox/run.h"
 
 #include <errno.h>
@@ -144,6 +145,10 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 		rc = -EIO;
 	}
 	if (rc < 0) {
+		/* the reason stays typed; the operator's log gets why */
+		al_logf(AL_LOG_WARN, s->exec->run_id, "sandbox: %s",
+			setup_err != NULL ? al_error_get_message(setup_err)
+					  : "limiting the run's socket memory failed");
 		al_error_free(setup_err);
 		return al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
 					     "sandbox_unavailable");
@@ -229,6 +234,8 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 	rc = al_sb_launch_start(&l, &child, &setup_err);
 	if (rc < 0) {
 		const char *why = al_error_get_reason(setup_err);
+		al_logf(AL_LOG_WARN, s->exec->run_id, "sandbox: %s",
+			al_error_get_message(setup_err));
 		rc = al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
 					   why[0] ? why : "sandbox_unavailable");
 		al_error_free(setup_err);
