@@ -151,7 +151,10 @@ int al_compat_run(al_service *svc, const char *tenant, const char *principal,
 	for (;;) {
 		take_events(run, &next, out);
 		bool done = run->state == AL_SRV_RUN_DONE;
-		if (done || svc->closing || (!wait && run->has_dir))
+		/* persisted and named: an interactive run's stdin set-up
+		 * wakes waiters before its id is announced */
+		if (done || svc->closing ||
+		    (!wait && run->has_dir && run->run_id[0] != '\0'))
 			break;
 		pthread_cond_wait(&run->changed, &svc->lock);
 	}
