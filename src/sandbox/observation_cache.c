@@ -57,72 +57,6 @@ void al_sb_key_put_stat(FILE *m, const char *label, const char *path)
 		st.st_mtim.tv_nsec);
 }
 
-/* A durable run's supervisor sits in a cgroup of its own, made by the
- * daemon beside its siblings with the same code and settings
- * ("airlock-run-<id>.<tag>" under one parent).  Keyed by that cgroup, every
- * supervisor would miss the cache and run the trials again (a helper
- * process, cgroups made and removed, the cache file rewritten: a new
- * inode per run).  Such a cgroup is keyed by its parent and the naming
- * instead, so the supervisors of one daemon share one observation.  A
- * verdict that did not hold for a run's cgroup would fail that run's
- * cgroup set-up (the run is refused), never weaken it. */
-#define RUN_CG_PREFIX "airlock-run-"
-
-/* The last path component, when it names a run's cgroup; else NULL. */
-static const char *run_cg_name(const char *path, size_t len)
-{
-	size_t i = len;
-	while (i > 0 && path[i - 1] != '/')
-		i--;
-	return len - i > strlen(RUN_CG_PREFIX) &&
-			       strncmp(path + i, RUN_CG_PREFIX,
-				       strlen(RUN_CG_PREFIX)) == 0
-		       ? path + i
-		       : NULL;
-}
-
-/* /proc/self/cgroup, each run cgroup's own name replaced by the prefix. */
-static void put_self_cgroup(FILE *m)
-{
-	char buf[4096];
-	ssize_t n = -1;
-	int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-	}
-	if (n < 0) {
-		fprintf(m, "self_cgroup=-\n");
-		return;
-	}
-	buf[n] = '\0';
-	fputs("self_cgroup=", m);
-	for (char *line = buf, *next; *line != '\0'; line = next) {
-		char *nl = strchr(line, '\n');
-		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-		next = nl ? nl + 1 : line + len;
-		const char *name = run_cg_name(line, len);
-		size_t keep = name ? (size_t)(name - line) : len;
-		fprintf(m, "%.*s%s\n", (int)keep, line,
-			name ? RUN_CG_PREFIX "*" : "");
-	}
-}
-
-/* A cgroup base: a run's cgroup by its parent, any other by itself. */
-static void put_cg_base(FILE *m, const char *label, const char *path)
-{
-	const char *name = path ? run_cg_name(path, strlen(path)) : NULL;
-	if (name == NULL || name == path) {
-		al_sb_key_put_stat(m, label, path);
-		return;
-	}
-	size_t plen = (size_t)(name - path - 1);
-	char *parent = strndup(plen > 0 ? path : "/", plen > 0 ? plen : 1);
-	fprintf(m, "%s_parent_of=" RUN_CG_PREFIX "*\n", label);
-	al_sb_key_put_stat(m, label, parent);
-	free(parent);
-}
-
 /* The file holding this code: the trials' meaning changes with it. */
 static void put_code_identity(FILE *m)
 {
@@ -153,11 +87,11 @@ int al_sb_observations_key_for(const al_sb_key_input *in, bool languages,
 	 * a cgroup of its own, and would otherwise re-observe every
 	 * language on every run. */
 	if (!languages) {
-		put_self_cgroup(m);
-		put_cg_base(m, "cg_v2", in->cg->v2_base);
+		put_file(m, "self_cgroup", "/proc/self/cgroup");
+		al_sb_key_put_stat(m, "cg_v2", in->cg->v2_base);
 		fprintf(m, "cg_v2_enabled=%s\n", in->cg->v2_enabled);
 		for (int i = 0; i < AL_CG__N; i++)
-			put_cg_base(m, "cg_v1", in->cg->v1_base[i]);
+			al_sb_key_put_stat(m, "cg_v1", in->cg->v1_base[i]);
 	}
 	fprintf(m, "config=%s\n", in->config);
 	fprintf(m, "landlock_abi=%d cap_last=%d\n", in->landlock_abi,
