@@ -576,10 +576,12 @@ static void deliver(stream *s)
 	if (strcmp(s->event, "event") == 0) {
 		/* The back end's toolbelt event, passed on as it wrote it:
 		 * a JSON object, as bounded as the back end's own. */
+		/* json_is_object evaluates its argument twice: parse first */
 		if (exec->on_output != NULL && s->data.data != NULL &&
 		    s->data.len <= AL_OUTLOG_MAX_CHUNK &&
-		    s->n_events < AL_TOOL_MAX_EVENTS &&
-		    json_is_object(o = json_loads(s->data.data, 0, NULL))) {
+		    s->n_events < AL_TOOL_MAX_EVENTS)
+			o = json_loads(s->data.data, 0, NULL);
+		if (json_is_object(o)) {
 			s->n_events++;
 			exec->on_output(exec->on_output_ctx, AL_OUTLOG_EVENT,
 					(const unsigned char *)s->data.data,
