@@ -177,9 +177,12 @@ def test_artifacts_listing_and_download(client, tmp_path):
 
 
 def test_inbox_delivery(client, tmp_path):
+    # the program stays until "end" arrives, so the duplicate "go" below
+    # reaches a live run (a finished one answers run_finished instead)
     reader = ('while [ ! -e "$AIRLOCK_INBOX"/*-go.json ]; do sleep 0.02;'
               ' done; cat "$AIRLOCK_INBOX"/*-go.json;'
-              ' touch "$AIRLOCK_INBOX_ACKS/go"')
+              ' touch "$AIRLOCK_INBOX_ACKS/go";'
+              ' while [ ! -e "$AIRLOCK_INBOX"/*-end.json ]; do sleep 0.02; done')
     rid = client.submit(sh(reader, limits={"wall_ms": 30000}))
     for _ in range(200):  # until persisted (not_started before)
         try:
@@ -190,6 +193,7 @@ def test_inbox_delivery(client, tmp_path):
             time.sleep(0.02)
     assert state == "delivered"
     assert client.deliver(rid, "go", {"k": "v"}) == "duplicate"
+    assert client.deliver(rid, "end", {}) == "delivered"
     res = client.wait(rid, timeout=30)
     assert res.inbox_acked == ["go"] and '"k"' in res.stdout
 

@@ -168,8 +168,11 @@ test("artifacts: listing and streamed download", async () => {
 
 test("inbox delivery", async () => {
   const c = await clientP;
+  // The program stays until "end" arrives, so the duplicate "go" below
+  // reaches a live run (a finished one answers run_finished instead).
   const reader = 'while [ ! -e "$AIRLOCK_INBOX"/*-go.json ]; do sleep 0.02; done;' +
-                 ' cat "$AIRLOCK_INBOX"/*-go.json; touch "$AIRLOCK_INBOX_ACKS/go"';
+                 ' cat "$AIRLOCK_INBOX"/*-go.json; touch "$AIRLOCK_INBOX_ACKS/go";' +
+                 ' while [ ! -e "$AIRLOCK_INBOX"/*-end.json ]; do sleep 0.02; done';
   const id = await c.submit(sh(reader, { limits: { wall_ms: 30_000 } }));
   let state = "";
   for (let i = 0; i < 200 && state === ""; i++) {
@@ -182,6 +185,7 @@ test("inbox delivery", async () => {
   }
   assert.equal(state, "delivered");
   assert.equal(await c.deliver(id, "go", { k: "v" }), "duplicate");
+  assert.equal(await c.deliver(id, "end", {}), "delivered");
   const r = await c.wait(id, { timeoutMs: 30_000 });
   assert.deepEqual(r.inbox_acked, ["go"]);
 });
