@@ -77,8 +77,8 @@ static void fz_check_route(char *path)
 	memset(run_id, 0x55, sizeof(run_id));
 	memset(art, 0x55, sizeof(art));
 	enum route r = route_of(path, run_id, art);
-	if (r != R_NONE && r != R_HEALTH && r != R_METRICS &&
-	    r != R_CAPABILITIES && r != R_RUNS) {
+	/* the routes that name a run: /v1/runs/{id}[/...] */
+	if (r >= R_RUN && r <= R_RUN_ARTIFACT) {
 		static const char pre[] = "/v1/runs/";
 		size_t idlen = strnlen(run_id, sizeof(run_id));
 		if (idlen == sizeof(run_id) || !valid_run_id(run_id, idlen) ||
