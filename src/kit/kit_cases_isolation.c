@@ -56,7 +56,7 @@ void kit_case_process_contained(kit_ctx *k, kit_case *c, const void *arg)
 		 * kept, they would hide that sandbox's end of output from
 		 * its supervisor for as long as the canary lives. */
 		syscall(SYS_close_range, 0U, ~0U, 0U);
-		prctl(PR_SET_NAME, canary);
+		syscall(SYS_prctl, PR_SET_NAME, canary, 0UL, 0UL, 0UL);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		for (;;)
 			pause();
