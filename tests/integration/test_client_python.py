@@ -18,8 +18,9 @@ import airlock_client as ac  # noqa: E402
 
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory):
-    d = Daemon(tmp_path_factory.mktemp("client-py"),
-               local_config(concurrency=8)).start()
+    cfg = local_config(concurrency=8)
+    cfg["tenants"]["default"]["grant"]["toolbelt"] = True
+    d = Daemon(tmp_path_factory.mktemp("client-py"), cfg).start()
     yield d
     d.stop()
 
@@ -277,3 +278,48 @@ def test_python_client_type_checks():
                        cwd=root, stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, timeout=300)
     assert p.returncode == 0, p.stdout.decode(errors="replace")
+
+
+def test_toolbelt_fields_are_typed(client):
+    """The result's newer fields come typed: the program's events, its
+    declared outcome, its workspace and wall limit, the log artifact."""
+    res = client.run(sh('airlock-tool emit --type progress \'{"n": 1}\' '
+                        '>/dev/null && airlock-tool outcome failed '
+                        '--reason checked >/dev/null; echo done',
+                        grant={"network": "host", "workspace": "rw",
+                               "toolbelt": True},
+                        limits={"wall_ms": 20000}))
+    assert res.outcome == "failed" and res.reason == "declared", res.raw
+    assert [(e.seq, e.type, e.data) for e in res.events] == \
+        [(1, "progress", {"n": 1})]
+    assert res.declaration == {"outcome": "failed", "reason": "checked"}
+    assert res.host_calls == [] and res.build is None and res.tests == []
+    assert res.timeout_ms == 20000 and res.log_artifact == "log"
+    assert res.workspace is not None and res.workspace.kind == "scratch"
+    assert res.workspace.summary == res.raw["workspace"]["summary"]
+
+
+def test_build_and_judged_cases_are_typed():
+    """A compiled run's result, as a daemon writes it (docs/contract.md):
+    its build and judged cases become Build and TestCase values."""
+    raw = {"run_id": "r1", "outcome": "completed", "exit_code": 0,
+           "stdout": "", "stderr": "",
+           "build": {"outcome": "completed", "exit_code": 0, "signal": None,
+                     "stdout": "", "stderr_b64": "d2FybmluZwo=",
+                     "wall_ms": 412, "cache_hit": True},
+           "tests": [{"outcome": "completed", "exit_code": 0,
+                      "stdout": "3\n", "stderr": "",
+                      "usage": {"wall_ms": 2, "cpu_user_ms": 1,
+                                "cpu_sys_ms": 0,
+                                "peak_memory_bytes": 4096},
+                      "verdict": "accepted"},
+                     {"outcome": "failed", "exit_code": 1, "stdout": "",
+                      "stderr": "", "usage": {}, "verdict": "wrong_answer"}],
+           "inbox_pending": ["ev-2"]}
+    res = ac.Result.from_json(raw)
+    assert res.build == ac.Build("completed", None, 0, None, "", "warning\n",
+                                 412, True)
+    assert [t.verdict for t in res.tests] == ["accepted", "wrong_answer"]
+    assert res.tests[0].stdout == "3\n"
+    assert res.tests[0].usage.peak_memory_bytes == 4096
+    assert res.inbox_pending == ["ev-2"] and res.workspace is None

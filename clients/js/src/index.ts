@@ -22,6 +22,8 @@ export interface Grant {
   workspace?: "none" | "ro" | "rw";
   secrets?: string[];
   streaming?: boolean;
+  toolbelt?: boolean;
+  operations?: string[];
 }
 
 export interface FileSpec {
@@ -47,6 +49,23 @@ export interface RunRequest {
   idempotency_key?: string;
   isolation?: "required" | "preferred";
   toolchain?: Record<string, string>;
+  name?: string;
+  exec?: string[];
+  continues?: string;
+  build_flags?: string[];
+  tests?: TestCaseRequest[];
+  compare?: "exact" | "trailing_whitespace";
+  image?: string;
+}
+
+/** One judged test case of a request (docs/contract.md). */
+export interface TestCaseRequest {
+  stdin?: string;
+  stdin_b64?: string;
+  argv?: string[];
+  expected_stdout?: string;
+  expected_stdout_b64?: string;
+  limits?: Record<string, number>;
 }
 
 export interface Usage {
@@ -98,6 +117,49 @@ export interface Result {
   finished_at: string | null;
   permanent: boolean;
   inbox_acked?: string[];
+  /** The build step of a compiled language. */
+  build?: BuildResult;
+  /** Judged test cases, in request order. */
+  tests?: TestCaseResult[];
+  /** Events the program emitted with `airlock-tool emit`. */
+  events?: { seq: number; type: string; data: unknown; at_ms: number }[];
+  declaration?: { outcome: "completed" | "failed"; reason?: string };
+  /** Host operations called, never their payloads. */
+  host_calls?: { operation: string; outcome: string; at_ms: number }[];
+  workspace?: { kind: string; size_bytes: number; summary: string };
+  timeout_ms?: number;
+  log_artifact?: string;
+  inbox_pending?: string[];
+}
+
+export interface BuildResult {
+  outcome: Outcome;
+  reason: string | null;
+  exit_code: number | null;
+  signal: number | null;
+  stdout?: string;
+  stdout_b64?: string;
+  stderr?: string;
+  stderr_b64?: string;
+  stdout_truncated?: boolean;
+  stderr_truncated?: boolean;
+  wall_ms: number;
+  cache_hit: boolean;
+}
+
+export interface TestCaseResult {
+  outcome: Outcome;
+  reason: string | null;
+  exit_code: number | null;
+  signal: number | null;
+  stdout?: string;
+  stdout_b64?: string;
+  stderr?: string;
+  stderr_b64?: string;
+  stdout_truncated?: boolean;
+  stderr_truncated?: boolean;
+  usage: Usage;
+  verdict: "accepted" | "wrong_answer" | null;
 }
 
 export interface Facts {

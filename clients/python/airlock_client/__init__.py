@@ -30,6 +30,7 @@ from typing import (IO, Any, Dict, Iterator, List, Literal, Mapping,
 __all__ = [
     "Client", "RunRequest", "Grant", "FileSpec", "Result", "Usage", "Output",
     "Event", "Artifact", "Download", "RunSummary", "RunPage", "SSEParser",
+    "Build", "TestCase", "ToolEvent", "HostCall", "Workspace",
     "AirlockError", "BadRequestError", "UnauthorizedError", "ForbiddenError",
     "NotFoundError", "ConflictError", "PayloadTooLargeError",
     "UnsupportedMediaTypeError", "UnprocessableError", "BusyError",
@@ -55,6 +56,8 @@ class Grant(TypedDict, total=False):
     workspace: Literal["none", "ro", "rw"]
     secrets: List[str]
     streaming: bool
+    toolbelt: bool
+    operations: List[str]
 
 
 class _FileSpecRequired(TypedDict):
@@ -86,6 +89,13 @@ class RunRequest(_RunRequestRequired, total=False):
     idempotency_key: str
     isolation: Literal["required", "preferred"]
     toolchain: Dict[str, str]
+    name: str
+    exec: List[str]
+    continues: str
+    build_flags: List[str]
+    tests: List[Dict[str, Any]]
+    compare: Literal["exact", "trailing_whitespace"]
+    image: str
 
 
 # ---- result ----------------------------------------------------------------
@@ -106,6 +116,81 @@ class Output:
     sha256: Optional[str]
     artifact: Optional[str]
     refused: Optional[str]
+
+
+@dataclass(frozen=True)
+class Build:
+    """The build step of a compiled language (docs/languages.md)."""
+    outcome: str
+    reason: Optional[str]
+    exit_code: Optional[int]
+    signal: Optional[int]
+    stdout: str
+    stderr: str
+    wall_ms: int
+    cache_hit: bool
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> "Build":
+        return cls(str(raw.get("outcome", "")), raw.get("reason"),
+                   raw.get("exit_code"), raw.get("signal"),
+                   _stream(raw, "stdout").decode("utf-8", "replace"),
+                   _stream(raw, "stderr").decode("utf-8", "replace"),
+                   int(raw.get("wall_ms", 0)),
+                   bool(raw.get("cache_hit", False)))
+
+
+@dataclass(frozen=True)
+class TestCase:
+    """One judged test case's result; `verdict` is `accepted`,
+    `wrong_answer`, or None without an expected output."""
+    outcome: str
+    reason: Optional[str]
+    exit_code: Optional[int]
+    signal: Optional[int]
+    stdout: str
+    stderr: str
+    usage: Usage
+    verdict: Optional[str]
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> "TestCase":
+        return cls(str(raw.get("outcome", "")), raw.get("reason"),
+                   raw.get("exit_code"), raw.get("signal"),
+                   _stream(raw, "stdout").decode("utf-8", "replace"),
+                   _stream(raw, "stderr").decode("utf-8", "replace"),
+                   _usage(raw.get("usage") or {}), raw.get("verdict"))
+
+
+@dataclass(frozen=True)
+class ToolEvent:
+    """An event the program emitted with `airlock-tool emit`."""
+    seq: int
+    type: str
+    data: Any
+    at_ms: int
+
+
+@dataclass(frozen=True)
+class HostCall:
+    """A host operation the program called (never its payload)."""
+    operation: str
+    outcome: str
+    at_ms: int
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """What the run's workspace was: `kind`, its bound, one line."""
+    kind: str
+    size_bytes: int
+    summary: str
+
+
+def _usage(u: Mapping[str, Any]) -> Usage:
+    return Usage(int(u.get("wall_ms", 0)), int(u.get("cpu_user_ms", 0)),
+                 int(u.get("cpu_sys_ms", 0)),
+                 int(u.get("peak_memory_bytes", 0)))
 
 
 def _stream(raw: Mapping[str, Any], name: str) -> bytes:
@@ -142,6 +227,15 @@ class Result:
     permanent: bool
     inbox_acked: List[str]
     raw: Dict[str, Any] = field(repr=False, compare=False)
+    build: Optional[Build] = None
+    tests: List[TestCase] = field(default_factory=list)
+    events: List[ToolEvent] = field(default_factory=list)
+    declaration: Optional[Dict[str, str]] = None
+    host_calls: List[HostCall] = field(default_factory=list)
+    workspace: Optional[Workspace] = None
+    timeout_ms: Optional[int] = None
+    log_artifact: Optional[str] = None
+    inbox_pending: List[str] = field(default_factory=list)
 
     @property
     def ran(self) -> bool:
@@ -157,7 +251,6 @@ class Result:
     def from_json(cls, raw: Mapping[str, Any]) -> "Result":
         out = _stream(raw, "stdout")
         err = _stream(raw, "stderr")
-        u = raw.get("usage") or {}
         return cls(
             run_id=str(raw.get("run_id", "")),
             outcome=str(raw.get("outcome", "")),
@@ -172,9 +265,7 @@ class Result:
             stderr_truncated=bool(raw.get("stderr_truncated", False)),
             stdout_bytes=int(raw.get("stdout_bytes", len(out))),
             stderr_bytes=int(raw.get("stderr_bytes", len(err))),
-            usage=Usage(int(u.get("wall_ms", 0)), int(u.get("cpu_user_ms", 0)),
-                        int(u.get("cpu_sys_ms", 0)),
-                        int(u.get("peak_memory_bytes", 0))),
+            usage=_usage(raw.get("usage") or {}),
             provider=raw.get("provider"),
             outputs=[Output(str(o.get("path", "")), o.get("size"),
                             o.get("sha256"), o.get("artifact"),
@@ -185,6 +276,23 @@ class Result:
             permanent=bool(raw.get("permanent", False)),
             inbox_acked=list(raw.get("inbox_acked") or []),
             raw=dict(raw),
+            build=Build.from_json(raw["build"]) if raw.get("build") else None,
+            tests=[TestCase.from_json(t) for t in raw.get("tests") or []],
+            events=[ToolEvent(int(e.get("seq", 0)), str(e.get("type", "")),
+                              e.get("data"), int(e.get("at_ms", 0)))
+                    for e in raw.get("events") or []],
+            declaration=raw.get("declaration"),
+            host_calls=[HostCall(str(c.get("operation", "")),
+                                 str(c.get("outcome", "")),
+                                 int(c.get("at_ms", 0)))
+                        for c in raw.get("host_calls") or []],
+            workspace=(Workspace(str(raw["workspace"].get("kind", "")),
+                                 int(raw["workspace"].get("size_bytes", 0)),
+                                 str(raw["workspace"].get("summary", "")))
+                       if raw.get("workspace") else None),
+            timeout_ms=raw.get("timeout_ms"),
+            log_artifact=raw.get("log_artifact"),
+            inbox_pending=list(raw.get("inbox_pending") or []),
         )
 
 
