@@ -13,6 +13,9 @@ if [ "$build" = "--one" ]; then
 		exit 0
 	fi
 	echo "  FAIL  $name"
+	# cmocka's own verdicts first: a sanitizer's leak report after a
+	# failed assertion would push them out of the tail.
+	grep -E '^\[ +(FAILED|ERROR) +\]|error: |Failure!' "$t.log" | head -n 20
 	tail -n 40 "$t.log"
 	exit 1
 fi
