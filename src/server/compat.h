@@ -153,6 +153,10 @@ json_t *al_compat_judge0_body(al_service *svc, const char *tenant,
  * protocol) and /v1/connect; 426 unless the request is an upgrade. */
 enum MHD_Result al_compat_ws_answer(const al_compat_req *q,
 				    al_compat_kind kind);
+/* Ends every session and waits up to wait_ms until none is left, before
+ * libmicrohttpd stops (a session's upgrade handle dies with it).  False
+ * when one is still going: it then never uses its handle again. */
+bool al_compat_ws_end(unsigned wait_ms);
 /* Waits for the sessions to end (they end once the service closes). */
 void al_compat_ws_stop(void);
 
