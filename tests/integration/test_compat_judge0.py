@@ -627,3 +627,58 @@ def test_defaults_fit_a_smaller_ceiling(tmp_path):
         assert st == 422, out
     finally:
         daemon.stop()
+
+
+# ---- number_of_runs ---------------------------------------------------------
+
+def run_count(d):
+    st, _, out = d.request("GET", "/v1/runs?limit=1000", token=TOKEN)
+    assert st == 200
+    return len(out["runs"])
+
+
+def test_number_of_runs_runs_each_time_and_averages(d):
+    before = run_count(d)
+    out = run(d, PY_HELLO, stdin="x", expected_output="hello, x",
+              number_of_runs=3)
+    assert status_of(out) == 3 and out["number_of_runs"] == 3
+    assert out["stdout"] == "hello, x\n"
+    assert float(out["time"]) >= 0 and out["memory"] > 0
+    assert run_count(d) == before + 3
+    # The token reads the same sequence back.
+    st, _, again = j0(d, "GET", "/submissions/%s?fields=status,time"
+                      % out["token"])
+    assert st == 200 and again["status"]["id"] == 3
+    assert again["time"] == out["time"]
+
+
+def test_number_of_runs_stops_at_the_first_not_accepted(d):
+    before = run_count(d)
+    out = run(d, "import sys; sys.exit(4)", number_of_runs=3)
+    assert status_of(out) == 11
+    assert run_count(d) == before + 1
+
+
+def test_number_of_runs_without_wait(d):
+    before = run_count(d)
+    st, _, out = j0(d, "POST", "/submissions",
+                    {"source_code": PY_HELLO, "language_id": 71,
+                     "stdin": "y", "number_of_runs": 2})
+    assert st == 201
+    tok = out["token"]
+
+    def finished():
+        st, _, s = j0(d, "GET", "/submissions/%s?fields=status,stdout"
+                      % tok)
+        return s if st == 200 and s["status"]["id"] > 2 else None
+    s = poll(finished)
+    assert s["status"]["id"] == 3 and s["stdout"] == "hello, y\n"
+    assert run_count(d) == before + 2
+
+
+def test_number_of_runs_past_its_maximum_is_422(d):
+    st, _, out = j0(d, "POST", "/submissions",
+                    {"source_code": "print(1)", "language_id": 71,
+                     "number_of_runs": 21})
+    assert st == 422 and out == {
+        "number_of_runs": ["must be less than or equal to 20"]}
