@@ -184,6 +184,9 @@ size_t al_child_rlimits(const al_limits *l, al_rlimit_spec *out)
 	if (l->cpu_ms > 0)
 		out[n++] = (al_rlimit_spec){RLIMIT_CPU,
 					    (rlim_t)((l->cpu_ms + 999) / 1000)};
+	if (l->stack_bytes > 0)
+		out[n++] = (al_rlimit_spec){RLIMIT_STACK,
+					    (rlim_t)l->stack_bytes};
 	return n;
 }
 

@@ -294,6 +294,10 @@ static void limits_of(json_t *in, json_t *stored, json_t *errs)
 				continue;
 			}
 		}
+		if (v != NULL && !json_is_null(v) &&
+		    strcmp(l->name, "stack_limit") == 0)
+			json_object_set_new(stored, "_stack_given",
+					    json_true());
 		/* Judge0's seconds are floats, its sizes and counts
 		 * integers. */
 		json_object_set_new(stored, l->name,
@@ -384,6 +388,17 @@ static json_t *v1_request(json_t *stored, json_t *lang)
 				     ? 1024
 				     : stored_num(stored, "max_file_size") *
 					       1024));
+	/* The stack only when asked for: a provider that cannot bound it
+	 * (container, remote) still takes the submissions that do not. */
+	if (json_is_true(json_object_get(stored, "_stack_given")))
+		json_object_set_new(
+			limits, "stack_bytes",
+			json_integer((json_int_t)(stored_num(stored,
+							     "stack_limit") < 1
+							  ? 1024
+							  : stored_num(stored,
+								       "stack_limit") *
+								    1024)));
 	json_object_set_new(req, "limits", limits);
 	if (json_is_true(json_object_get(stored, "enable_network"))) {
 		json_t *g = json_object_get(req, "grant");
@@ -979,16 +994,33 @@ static enum MHD_Result utf8_refusal(const al_compat_req *q)
 /* Judge0's defaults the caller did not ask for are brought down to the
  * tenant's ceilings (a value the caller gave is checked as given: past
  * a ceiling it is refused, as on /v1). */
+static const char *const limit_map[][2] = {
+	{"cpu_time_limit", "cpu_ms"},
+	{"wall_time_limit", "wall_ms"},
+	{"memory_limit", "memory_bytes"},
+	{"max_processes_and_or_threads", "pids"},
+	{"max_file_size", "file_bytes"},
+	{"stack_limit", "stack_bytes"}};
+#define N_LIMIT_MAP (sizeof(limit_map) / sizeof(limit_map[0]))
+
+/* The Judge0 field a refusal's reason names ("gate:ceiling:pids"), or
+ * NULL. */
+static const char *refused_field(const char *reason)
+{
+	static const char pfx[] = "gate:ceiling:";
+	if (reason == NULL || strncmp(reason, pfx, sizeof(pfx) - 1) != 0)
+		return NULL;
+	for (size_t i = 0; i < N_LIMIT_MAP; i++)
+		if (strcmp(reason + sizeof(pfx) - 1, limit_map[i][1]) == 0)
+			return limit_map[i][0];
+	return NULL;
+}
+
 static void clamp_defaults(const al_compat_req *q, json_t *in, json_t *req)
 {
-	static const char *const map[][2] = {
-		{"cpu_time_limit", "cpu_ms"},
-		{"wall_time_limit", "wall_ms"},
-		{"memory_limit", "memory_bytes"},
-		{"max_processes_and_or_threads", "pids"},
-		{"max_file_size", "file_bytes"}};
+	const char *const(*map)[2] = limit_map;
 	json_t *limits = json_object_get(req, "limits");
-	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+	for (size_t i = 0; i < N_LIMIT_MAP; i++) {
 		json_t *given = json_object_get(in, map[i][0]);
 		json_t *v = json_object_get(limits, map[i][1]);
 		if ((given != NULL && !json_is_null(given)) || v == NULL)
@@ -1063,6 +1095,7 @@ static int submit(const al_compat_req *q, json_t *in, bool b64, bool wait,
 		add_err(*errs,
 			rs && strcmp(rs, "build_flags") == 0
 				? "compiler_options"
+			: refused_field(rs) != NULL ? refused_field(rs)
 			: rs &&
 					(strncmp(rs, "gate:grant", 10) == 0 ||
 					 strcmp(rs, "network") == 0) &&

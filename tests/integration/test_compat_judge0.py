@@ -682,3 +682,52 @@ def test_number_of_runs_past_its_maximum_is_422(d):
                      "number_of_runs": 21})
     assert st == 422 and out == {
         "number_of_runs": ["must be less than or equal to 20"]}
+
+
+# ---- stack_limit ------------------------------------------------------------
+
+# Each frame holds 64 KiB: 64 frames need about 4 MiB of stack.
+C_DEEP = ("#include <stdio.h>\n#include <string.h>\n"
+          "static int down(int n) {\n  volatile char pad[65536];\n"
+          "  memset((char *)pad, n, sizeof(pad));\n"
+          "  return n == 0 ? pad[100] : down(n - 1) + pad[7];\n}\n"
+          "int main(void) { printf(\"%d\\n\", down(64)); return 0; }\n")
+
+
+def test_stack_limit_is_the_runs_stack(d):
+    need_compiled(d, "c")
+    out = run(d, C_DEEP, lang=50, stack_limit=16000)
+    assert status_of(out) == 3, out
+    out = run(d, C_DEEP, lang=50, stack_limit=1024)
+    assert status_of(out) == 7, out
+    assert out["exit_signal"] == signal.SIGSEGV
+    assert out["stack_limit"] == 1024
+
+
+def test_stack_limit_reads_back_in_the_program(d):
+    src = ("import resource\n"
+           "print(resource.getrlimit(resource.RLIMIT_STACK)[0] // 1024)")
+    assert run(d, src, stack_limit=2000)["stdout"] == "2000\n"
+
+
+def test_stack_limit_bounded(tmp_path):
+    from compat_support import config
+    cfg = config()
+    cfg["tenants"]["default"]["ceilings"] = {"stack_bytes": 4 << 20}
+    daemon = start(tmp_path, cfg)
+    try:
+        st, _, out = j0(daemon, "POST", "/submissions",
+                        {"source_code": "print(1)", "language_id": 71,
+                         "stack_limit": 128001})
+        assert st == 422 and out == {
+            "stack_limit": ["must be less than or equal to 128000"]}
+        st, _, out = j0(daemon, "POST", "/submissions?wait=true",
+                        {"source_code": "print(1)", "language_id": 71,
+                         "stack_limit": 8192})
+        assert st == 422 and list(out) == ["stack_limit"], out
+        st, _, out = j0(daemon, "POST", "/submissions?wait=true",
+                        {"source_code": "print(1)", "language_id": 71,
+                         "stack_limit": 4096})
+        assert st == 201 and out["status"]["id"] == 3, out
+    finally:
+        daemon.stop()
