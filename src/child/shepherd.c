@@ -418,7 +418,9 @@ int al_shepherd_spawn(const al_spawn_spec *spec, al_child *child, al_error **err
 
 	if (n == (ssize_t)sizeof(exec_errno)) {
 		rc = al_error_set(err, AL_ERR_UNAVAILABLE, exec_errno,
-				  "start_failed", "cannot start the interpreter: %s",
+				  exec_errno == ENOEXEC ? "exec_format"
+							: "start_failed",
+				  "cannot start the interpreter: %s",
 				  strerror(exec_errno));
 	}
 	if (rc < 0)

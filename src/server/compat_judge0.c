@@ -568,6 +568,10 @@ static void j0_status(const json_t *r, json_t *stored, const unsigned char *out,
 	} else if (rs != NULL && (strcmp(rs, "build_failed") == 0 ||
 				  strcmp(rs, "build_flags") == 0)) {
 		v->status = 6;
+	} else if (rs != NULL && strcmp(rs, "exec_format") == 0) {
+		/* The kernel refused the program (ENOEXEC). */
+		v->status = 14;
+		v->message = "Exec format error";
 	} else if (strcmp(oc, "completed") == 0) {
 		v->status = 3;
 		const char *exp = json_string_value(
@@ -843,7 +847,7 @@ static json_t *render(const char *token, json_t *stored, json_t *langs,
 				      "description", statuses[v.status]));
 	json_object_set_new(all, "status_id", json_integer(v.status));
 	/* No program ran (compilation error, lost, refused): no figures. */
-	json_t *usage = r == NULL || v.status == 6 || v.status == 13 ? NULL
+	json_t *usage = r == NULL || v.status == 6 || v.status >= 13 ? NULL
 			: avg != NULL ? avg
 				      : json_object_get(r, "usage");
 	const char *fin = r ? json_string_value(

@@ -731,3 +731,27 @@ def test_stack_limit_bounded(tmp_path):
         assert st == 201 and out["status"]["id"] == 3, out
     finally:
         daemon.stop()
+
+
+# ---- Exec Format Error ------------------------------------------------------
+
+# A C program whose own bytes join the linker's .interp section: the
+# dynamic loader's path no longer ends in NUL, so the kernel refuses to
+# execute the binary it builds (execve fails with ENOEXEC).
+C_BAD_INTERP = ("#include <stdio.h>\n"
+                "__attribute__((section(\".interp\"), used))\n"
+                "static const char bad[4] = \"abcd\";\n"
+                "int main(void) { puts(\"ran\"); return 0; }\n")
+
+
+def test_exec_format_error_is_14(d):
+    need_compiled(d, "c")
+    out = run(d, C_BAD_INTERP, lang=50)
+    assert status_of(out) == 14, out
+    assert out["status"]["description"] == "Exec Format Error"
+    assert out["message"] == "Exec format error"
+    assert out["stdout"] is None and out["time"] is None
+    # The same source without the stray section runs.
+    assert status_of(run(d, C_BAD_INTERP.replace(
+        "__attribute__((section(\".interp\"), used))\n", ""),
+        lang=50)) == 3
