@@ -109,8 +109,10 @@ def test_piston_close_codes_before_init(d, first, code):
 
 
 def test_piston_close_codes_after_init(d):
+    # Short runs: the sessions close before them, and a run goes on to
+    # its end holding a slot that the next tests need.
     init = {"type": "init", "language": "bash", "version": "*",
-            "files": [{"content": "sleep 30"}]}
+            "run_timeout": 3000, "files": [{"content": "sleep 30"}]}
     batch = dict(init, stdin_stream=False)
     for first, second, code in (
             (init, init, 4000),
