@@ -60,7 +60,8 @@ typedef enum al_limit_bit {
 	AL_LIMIT_WORKSPACE_BYTES = 1u << 6,
 	AL_LIMIT_OPEN_FILES = 1u << 7,
 	AL_LIMIT_SOCKET_BYTES = 1u << 8,
-	AL_LIMIT__ALL = (1u << 9) - 1
+	AL_LIMIT_STACK_BYTES = 1u << 9,
+	AL_LIMIT__ALL = (1u << 10) - 1
 } al_limit_bit;
 
 /* JSON name of one limit bit ("wall_ms", ...); NULL if not a single bit. */
@@ -77,12 +78,13 @@ typedef struct al_limits {
 	uint64_t workspace_bytes;
 	uint64_t open_files;
 	uint64_t socket_bytes; /* socket buffer memory of the whole run */
+	uint64_t stack_bytes;  /* each process's stack (RLIMIT_STACK) */
 	unsigned set; /* AL_LIMIT_* bits the request asked for explicitly */
 } al_limits;
 
 /* Defaults used for limits a request leaves unset (documented in
  * docs/contract.md).  A value of 0 means "no limit of this kind" and is
- * only ever the default for cpu_ms, memory_bytes, pids, file_bytes,
+ * only ever the default for cpu_ms, memory_bytes, pids, file_bytes, stack_bytes,
  * workspace_bytes and socket_bytes. */
 #define AL_DEFAULT_WALL_MS 10000u
 #define AL_DEFAULT_OUTPUT_BYTES (1024u * 1024u)

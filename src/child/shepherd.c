@@ -184,6 +184,9 @@ size_t al_child_rlimits(const al_limits *l, al_rlimit_spec *out)
 	if (l->cpu_ms > 0)
 		out[n++] = (al_rlimit_spec){RLIMIT_CPU,
 					    (rlim_t)((l->cpu_ms + 999) / 1000)};
+	if (l->stack_bytes > 0)
+		out[n++] = (al_rlimit_spec){RLIMIT_STACK,
+					    (rlim_t)l->stack_bytes};
 	return n;
 }
 
@@ -415,7 +418,9 @@ int al_shepherd_spawn(const al_spawn_spec *spec, al_child *child, al_error **err
 
 	if (n == (ssize_t)sizeof(exec_errno)) {
 		rc = al_error_set(err, AL_ERR_UNAVAILABLE, exec_errno,
-				  "start_failed", "cannot start the interpreter: %s",
+				  exec_errno == ENOEXEC ? "exec_format"
+							: "start_failed",
+				  "cannot start the interpreter: %s",
 				  strerror(exec_errno));
 	}
 	if (rc < 0)

@@ -34,7 +34,7 @@ typedef struct al_rlimit_spec {
 /* The rlimits every run gets from its limits (core 0, open files, file
  * size, CPU seconds rounded up) into out[AL_CHILD_RLIMITS_MAX]; returns
  * how many. */
-#define AL_CHILD_RLIMITS_MAX 4
+#define AL_CHILD_RLIMITS_MAX 5
 size_t al_child_rlimits(const al_limits *l, al_rlimit_spec *out);
 
 /* Blocks, and puts into set, the signals a shepherd waits for (the

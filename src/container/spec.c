@@ -183,6 +183,7 @@ static const char *rlimit_name(int r)
 	case RLIMIT_NOFILE: return "RLIMIT_NOFILE";
 	case RLIMIT_FSIZE: return "RLIMIT_FSIZE";
 	case RLIMIT_CPU: return "RLIMIT_CPU";
+	case RLIMIT_STACK: return "RLIMIT_STACK";
 	default: return NULL;
 	}
 }
@@ -191,7 +192,7 @@ static const char *rlimit_name(int r)
  * CAP_SYS_RESOURCE a hard limit cannot be raised. */
 static json_t *rlimits(const al_limits *l)
 {
-	al_rlimit_spec rl[4];
+	al_rlimit_spec rl[AL_CHILD_RLIMITS_MAX];
 	size_t n = al_child_rlimits(l, rl);
 	json_t *a = json_array();
 	for (size_t i = 0; a && i < n; i++) {

@@ -60,6 +60,7 @@ void al_case_limits(const al_request *req, const al_test_case *tc,
 		case AL_LIMIT_WORKSPACE_BYTES: out->workspace_bytes = tc->limits.workspace_bytes; break;
 		case AL_LIMIT_OPEN_FILES: out->open_files = tc->limits.open_files; break;
 		case AL_LIMIT_SOCKET_BYTES: out->socket_bytes = tc->limits.socket_bytes; break;
+		case AL_LIMIT_STACK_BYTES: out->stack_bytes = tc->limits.stack_bytes; break;
 		default: break;
 		}
 		out->set |= bit;

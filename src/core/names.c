@@ -26,7 +26,7 @@ static const char *const outcome_names[AL_OUTCOME__COUNT] = {
 static const char *const limit_names[] = {
 	"wall_ms",	"cpu_ms",	   "memory_bytes",    "pids",
 	"output_bytes", "file_bytes", "workspace_bytes", "open_files",
-	"socket_bytes",
+	"socket_bytes", "stack_bytes",
 };
 
 static const char *const network_names[] = {"none", "loopback", "host"};

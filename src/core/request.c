@@ -29,6 +29,8 @@ void al_limits_apply_defaults(al_limits *l)
 		l->workspace_bytes = 0;
 	if (!(l->set & AL_LIMIT_SOCKET_BYTES))
 		l->socket_bytes = 0;
+	if (!(l->set & AL_LIMIT_STACK_BYTES))
+		l->stack_bytes = 0;
 }
 
 al_request *al_request_new(void)

@@ -86,6 +86,7 @@ uint64_t *al_limits_field(al_limits *l, unsigned bit)
 	case AL_LIMIT_WORKSPACE_BYTES: return &l->workspace_bytes;
 	case AL_LIMIT_OPEN_FILES: return &l->open_files;
 	case AL_LIMIT_SOCKET_BYTES: return &l->socket_bytes;
+	case AL_LIMIT_STACK_BYTES: return &l->stack_bytes;
 	default: return NULL;
 	}
 }

@@ -16,6 +16,7 @@ const al_limit_row al_limit_rows[] = {
 	{AL_LIMIT_WORKSPACE_BYTES, "workspace_bytes", TIB},
 	{AL_LIMIT_OPEN_FILES, "open_files", 1048576}, /* default fs.nr_open */
 	{AL_LIMIT_SOCKET_BYTES, "socket_bytes", TIB},
+	{AL_LIMIT_STACK_BYTES, "stack_bytes", TIB},
 	{0, NULL, 0},
 };
 
@@ -38,6 +39,8 @@ uint64_t *al_limit_slot(al_limits *l, unsigned bit)
 		return &l->workspace_bytes;
 	case AL_LIMIT_SOCKET_BYTES:
 		return &l->socket_bytes;
+	case AL_LIMIT_STACK_BYTES:
+		return &l->stack_bytes;
 	default:
 		return &l->open_files;
 	}

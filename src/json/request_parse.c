@@ -267,7 +267,7 @@ static int parse_outputs(const jf_ctx *c, const json_t *root, al_request *req)
 static const char *const limit_keys[] = {
 	"wall_ms",    "cpu_ms",		 "memory_bytes", "pids", "output_bytes",
 	"file_bytes", "workspace_bytes", "open_files",	 "socket_bytes", "build",
-	NULL};
+	"stack_bytes", NULL};
 
 static int parse_limits(const jf_ctx *c, const json_t *root, al_request *req)
 {

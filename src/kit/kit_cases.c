@@ -12,7 +12,8 @@ static const unsigned lim_wall = AL_LIMIT_WALL_MS, lim_cpu = AL_LIMIT_CPU_MS,
 		      lim_file = AL_LIMIT_FILE_BYTES,
 		      lim_ws = AL_LIMIT_WORKSPACE_BYTES,
 		      lim_nofile = AL_LIMIT_OPEN_FILES,
-		      lim_sock = AL_LIMIT_SOCKET_BYTES;
+		      lim_sock = AL_LIMIT_SOCKET_BYTES,
+		      lim_stack = AL_LIMIT_STACK_BYTES;
 
 const kit_case_def kit_case_defs[] = {
 	{"probe.facts", kit_case_probe_facts, NULL},
@@ -53,6 +54,7 @@ const kit_case_def kit_case_defs[] = {
 	{"limit.workspace_bytes", kit_case_limit, &lim_ws},
 	{"limit.open_files", kit_case_limit, &lim_nofile},
 	{"limit.socket_bytes", kit_case_limit, &lim_sock},
+	{"limit.stack_bytes", kit_case_limit, &lim_stack},
 	{"bounds.writable_areas", kit_case_writable_areas, NULL},
 	{"cancel.caller", kit_case_cancel, NULL},
 	{"interrupt.by_run_id", kit_case_interrupt, NULL},

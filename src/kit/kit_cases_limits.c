@@ -287,6 +287,32 @@ out:
 	al_request_free(req);
 }
 
+/* stack_bytes: the program's own stack limit reads back as asked (in
+ * KiB for sh's ulimit, bytes for python's getrlimit). */
+static void limit_stack(kit_ctx *k, kit_case *c)
+{
+	kit_run r = {0};
+	al_request *req = kit_req(
+		k, c, "echo \"STACK=$(ulimit -s)\"\n",
+		"import resource\n"
+		"print('STACK=%d' % (resource.getrlimit("
+		"resource.RLIMIT_STACK)[0] // 1024))\n");
+	if (req == NULL)
+		return;
+	kit_req_limit(req, AL_LIMIT_STACK_BYTES, 1536 * 1024);
+	if (kit_exec(k, c, req, NULL, &r) < 0)
+		goto out;
+	if (kit_out_has(r.res, AL_STDOUT, "STACK=1536\n"))
+		kit_pass(c);
+	else
+		kit_fail(c, "stack_bytes=1.5 MiB but the program's stack "
+			    "limit is not 1536 KiB: %s",
+			 kit_describe(r.res));
+out:
+	kit_run_clear(&r);
+	al_request_free(req);
+}
+
 static void limit_workspace(kit_ctx *k, kit_case *c)
 {
 	const long long lim = (long long)MIB, slack = 64 * 1024;
@@ -355,6 +381,7 @@ void kit_case_limit(kit_ctx *k, kit_case *c, const void *arg)
 	case AL_LIMIT_WORKSPACE_BYTES: limit_workspace(k, c); break;
 	case AL_LIMIT_OPEN_FILES: limit_open_files(k, c); break;
 	case AL_LIMIT_SOCKET_BYTES: kit_case_limit_socket(k, c); break;
+	case AL_LIMIT_STACK_BYTES: limit_stack(k, c); break;
 	default: kit_fail(c, "kit bug: no case for limit bit %#x", bit);
 	}
 }

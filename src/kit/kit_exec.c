@@ -189,6 +189,7 @@ void kit_req_limit(al_request *req, unsigned bit, uint64_t value)
 	case AL_LIMIT_WORKSPACE_BYTES: l->workspace_bytes = value; break;
 	case AL_LIMIT_OPEN_FILES: l->open_files = value; break;
 	case AL_LIMIT_SOCKET_BYTES: l->socket_bytes = value; break;
+	case AL_LIMIT_STACK_BYTES: l->stack_bytes = value; break;
 	default: return;
 	}
 	l->set |= bit;

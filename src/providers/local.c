@@ -33,7 +33,7 @@
 
 #define LOCAL_LIMITS                                                          \
 	(AL_LIMIT_WALL_MS | AL_LIMIT_CPU_MS | AL_LIMIT_OUTPUT_BYTES |         \
-	 AL_LIMIT_FILE_BYTES | AL_LIMIT_OPEN_FILES)
+	 AL_LIMIT_FILE_BYTES | AL_LIMIT_OPEN_FILES | AL_LIMIT_STACK_BYTES)
 
 struct al_provider_handle {
 	al_run_registry runs;

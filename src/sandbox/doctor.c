@@ -120,6 +120,9 @@ static size_t limit_lines(const al_sb_context *ctx, struct limit_line *l,
 		case AL_LIMIT_OPEN_FILES:
 			x->how = "RLIMIT_NOFILE";
 			break;
+		case AL_LIMIT_STACK_BYTES:
+			x->how = "RLIMIT_STACK";
+			break;
 		default:
 			break;
 		}

@@ -667,7 +667,9 @@ int al_sb_go_failed(int fail_fd, const char **reason)
 	struct fail_msg m;
 	int rc = wait_started(fail_fd, &m);
 	if (rc == 1)
-		*reason = m.stage == ST_EXEC ? "start_failed" : "sandbox_unavailable";
+		*reason = m.stage != ST_EXEC ? "sandbox_unavailable"
+			  : m.err == ENOEXEC ? "exec_format"
+					     : "start_failed";
 	return rc;
 }
 
@@ -771,8 +773,11 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 	if (rc != 0) {
 		if (rc == 1) {
 			rc = -(m.err ? m.err : EIO);
+			/* ENOEXEC: the program is no executable this
+			 * kernel runs (a broken or foreign binary). */
 			if (m.stage == ST_EXEC)
-				reason = "start_failed";
+				reason = m.err == ENOEXEC ? "exec_format"
+							  : "start_failed";
 			else if (m.stage == ST_WORKSPACE)
 				reason = m.err == ENOSPC || m.err == EFBIG
 						 ? "workspace_no_space"

@@ -236,7 +236,8 @@ unsigned al_sb_probe_limits(const al_sb_context *ctx)
 	 * so writing past it is ENOSPC */
 	unsigned l = AL_LIMIT_WALL_MS | AL_LIMIT_OUTPUT_BYTES |
 		     AL_LIMIT_CPU_MS | AL_LIMIT_FILE_BYTES |
-		     AL_LIMIT_OPEN_FILES | AL_LIMIT_WORKSPACE_BYTES;
+		     AL_LIMIT_OPEN_FILES | AL_LIMIT_WORKSPACE_BYTES |
+		     AL_LIMIT_STACK_BYTES;
 	if (ctx->cg.ver[AL_CG_MEMORY] != AL_CG_NONE)
 		l |= AL_LIMIT_MEMORY_BYTES;
 	if (ctx->cg.ver[AL_CG_PIDS] != AL_CG_NONE)

@@ -72,6 +72,9 @@ const char *al_sb_warm_mismatch(const al_sb_warm_class *c,
 	 * mounted by a cold init */
 	if (req->limits.workspace_bytes > 0)
 		return "workspace_bytes";
+	/* a member's stack was laid out when it started */
+	if (req->limits.stack_bytes > 0)
+		return "stack_bytes";
 	/* an inbox is two mounts and a Landlock rule the member has, or
 	 * has not, from its start (half an inbox shows none: cold) */
 	bool inbox = exec->inbox_dir != NULL && exec->inbox_acks_dir != NULL;

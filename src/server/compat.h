@@ -123,7 +123,41 @@ int al_compat_stream(const json_t *result, const char *name,
 void al_compat_store_put(const char *tenant, const char *token, json_t *sub,
 			 size_t bytes);
 json_t *al_compat_store_get(const char *tenant, const char *token);
+/* Adds run_id to the submission's "_runs", or (run_id NULL) marks its
+ * sequence of runs over ("_repeat_done"). */
+void al_compat_store_add_run(const char *tenant, const char *token,
+			     const char *run_id);
 void al_compat_store_clear(void);
+
+/* compat_repeat.c: Judge0's number_of_runs, the runs after the first
+ * (token's), one after the other while each is Accepted. */
+typedef struct al_compat_repeat {
+	al_service *svc;
+	char *tenant, *principal;
+	char token[40];
+	json_t *req; /* the /v1 request each run is given */
+	unsigned runs;
+	/* The callback, sent once the sequence is over (cb_url NULL:
+	 * none). */
+	char *cb_url;
+	bool b64;
+	unsigned cb_tries, cb_timeout_ms;
+} al_compat_repeat;
+al_compat_repeat *al_compat_repeat_new(al_service *svc, const char *tenant,
+				       const char *principal,
+				       const char *token, const json_t *req,
+				       unsigned runs);
+/* Runs the sequence in the caller's thread (wait=true). */
+void al_compat_repeat_run(al_compat_repeat *r);
+/* Runs it from a thread of its own (which frees r). */
+int al_compat_repeat_start(al_compat_repeat *r);
+void al_compat_repeat_free(al_compat_repeat *r);
+/* Waits for the sequences' threads (service teardown). */
+void al_compat_repeats_stop(void);
+/* compat_judge0.c: whether run_id (a run of token's submission) is
+ * Accepted, the condition for the next of number_of_runs. */
+bool al_compat_judge0_accepted(al_service *svc, const char *tenant,
+			       const char *token, const char *run_id);
 
 /* compat_zip.c: a zip archive's regular files as /v1 request files
  * [{path, content_b64, mode?}]; -EINVAL with *why for an archive that is
@@ -153,6 +187,10 @@ json_t *al_compat_judge0_body(al_service *svc, const char *tenant,
  * protocol) and /v1/connect; 426 unless the request is an upgrade. */
 enum MHD_Result al_compat_ws_answer(const al_compat_req *q,
 				    al_compat_kind kind);
+/* Ends every session and waits up to wait_ms until none is left, before
+ * libmicrohttpd stops (a session's upgrade handle dies with it).  False
+ * when one is still going: it then never uses its handle again. */
+bool al_compat_ws_end(unsigned wait_ms);
 /* Waits for the sessions to end (they end once the service closes). */
 void al_compat_ws_stop(void);
 

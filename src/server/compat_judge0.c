@@ -294,6 +294,10 @@ static void limits_of(json_t *in, json_t *stored, json_t *errs)
 				continue;
 			}
 		}
+		if (v != NULL && !json_is_null(v) &&
+		    strcmp(l->name, "stack_limit") == 0)
+			json_object_set_new(stored, "_stack_given",
+					    json_true());
 		/* Judge0's seconds are floats, its sizes and counts
 		 * integers. */
 		json_object_set_new(stored, l->name,
@@ -384,6 +388,17 @@ static json_t *v1_request(json_t *stored, json_t *lang)
 				     ? 1024
 				     : stored_num(stored, "max_file_size") *
 					       1024));
+	/* The stack only when asked for: a provider that cannot bound it
+	 * (container, remote) still takes the submissions that do not. */
+	if (json_is_true(json_object_get(stored, "_stack_given")))
+		json_object_set_new(
+			limits, "stack_bytes",
+			json_integer((json_int_t)(stored_num(stored,
+							     "stack_limit") < 1
+							  ? 1024
+							  : stored_num(stored,
+								       "stack_limit") *
+								    1024)));
 	json_object_set_new(req, "limits", limits);
 	if (json_is_true(json_object_get(stored, "enable_network"))) {
 		json_t *g = json_object_get(req, "grant");
@@ -553,6 +568,10 @@ static void j0_status(const json_t *r, json_t *stored, const unsigned char *out,
 	} else if (rs != NULL && (strcmp(rs, "build_failed") == 0 ||
 				  strcmp(rs, "build_flags") == 0)) {
 		v->status = 6;
+	} else if (rs != NULL && strcmp(rs, "exec_format") == 0) {
+		/* The kernel refused the program (ENOEXEC). */
+		v->status = 14;
+		v->message = "Exec format error";
 	} else if (strcmp(oc, "completed") == 0) {
 		v->status = 3;
 		const char *exp = json_string_value(
@@ -703,7 +722,7 @@ static json_t *seconds(json_int_t ms)
  * NULL with *utf8 false when a wanted text is not UTF-8. */
 static json_t *render(const char *token, json_t *stored, json_t *langs,
 		      const al_compat_out *o, int running, const char *fields,
-		      bool b64, bool *utf8)
+		      bool b64, bool *utf8, json_t *avg)
 {
 	json_t *all = json_object();
 	*utf8 = true;
@@ -828,9 +847,9 @@ static json_t *render(const char *token, json_t *stored, json_t *langs,
 				      "description", statuses[v.status]));
 	json_object_set_new(all, "status_id", json_integer(v.status));
 	/* No program ran (compilation error, lost, refused): no figures. */
-	json_t *usage = r != NULL && v.status != 6 && v.status != 13
-				? json_object_get(r, "usage")
-				: NULL;
+	json_t *usage = r == NULL || v.status == 6 || v.status >= 13 ? NULL
+			: avg != NULL ? avg
+				      : json_object_get(r, "usage");
 	const char *fin = r ? json_string_value(
 				      json_object_get(r, "finished_at"))
 			    : NULL;
@@ -866,6 +885,39 @@ static json_t *render(const char *token, json_t *stored, json_t *langs,
 	return cut;
 }
 
+/* The mean of the runs' usage (those that have one), or NULL. */
+static json_t *average_usage(const al_compat_req *q, json_t *runs)
+{
+	json_int_t cpu = 0, wall = 0, mem = 0, n = 0;
+	size_t i;
+	json_t *id;
+	json_array_foreach(runs, i, id) {
+		al_compat_out o;
+		if (al_compat_lookup(q->svc, q->tenant, json_string_value(id),
+				     &o) == 0 &&
+		    o.result != NULL) {
+			json_t *u = json_object_get(o.result, "usage");
+			if (json_is_object(u)) {
+				cpu += json_integer_value(
+					       json_object_get(u, "cpu_user_ms")) +
+				       json_integer_value(
+					       json_object_get(u, "cpu_sys_ms"));
+				wall += json_integer_value(
+					json_object_get(u, "wall_ms"));
+				mem += json_integer_value(
+					json_object_get(u, "peak_memory_bytes"));
+				n++;
+			}
+		}
+		al_compat_out_clear(&o);
+	}
+	if (n == 0)
+		return NULL;
+	return json_pack("{s:I, s:I, s:I, s:I}", "cpu_user_ms", cpu / n,
+			 "cpu_sys_ms", (json_int_t)0, "wall_ms", wall / n,
+			 "peak_memory_bytes", mem / n);
+}
+
 /* The token's submission for tenant: 0 with *out, -ENOENT. */
 static int show(const al_compat_req *q, const char *token, json_t *langs,
 		const char *fields, bool b64, json_t **out, bool *utf8)
@@ -879,11 +931,53 @@ static int show(const al_compat_req *q, const char *token, json_t *langs,
 	json_t *stored = al_compat_store_get(q->tenant, token);
 	if (stored == NULL)
 		stored = json_object();
+	json_t *runs = json_object_get(stored, "_runs"), *avg = NULL;
+	if (rc == 0 && json_is_array(runs) &&
+	    !json_is_true(json_object_get(stored, "_repeat_done"))) {
+		rc = 1; /* number_of_runs: the next runs are to come */
+		o.queued = false;
+	} else if (rc == 0 && json_array_size(runs) > 1) {
+		/* The last run's outcome and output, the runs' average
+		 * time and memory (Judge0's). */
+		const char *last = json_string_value(
+			json_array_get(runs, json_array_size(runs) - 1));
+		al_compat_out_clear(&o);
+		if (last == NULL ||
+		    al_compat_lookup(q->svc, q->tenant, last, &o) != 0) {
+			al_compat_out_clear(&o);
+			o = (al_compat_out){0};
+			rc = 1;
+		}
+		avg = average_usage(q, runs);
+	}
 	*out = render(token, stored, langs, rc == 0 ? &o : NULL,
-		      rc == 1 ? (o.queued ? 1 : 2) : 0, fields, b64, utf8);
+		      rc == 1 ? (o.queued ? 1 : 2) : 0, fields, b64, utf8,
+		      avg);
+	json_decref(avg);
 	json_decref(stored);
 	al_compat_out_clear(&o);
 	return 0;
+}
+
+bool al_compat_judge0_accepted(al_service *svc, const char *tenant,
+			       const char *token, const char *run_id)
+{
+	al_compat_out o;
+	if (al_compat_lookup(svc, tenant, run_id, &o) != 0) {
+		al_compat_out_clear(&o);
+		return false;
+	}
+	json_t *stored = al_compat_store_get(tenant, token);
+	if (stored == NULL)
+		stored = json_object();
+	bool utf8 = true;
+	json_t *v = render(token, stored, NULL, &o, 0, "status_id", false,
+			   &utf8, NULL);
+	bool ok = json_integer_value(json_object_get(v, "status_id")) == 3;
+	json_decref(v);
+	json_decref(stored);
+	al_compat_out_clear(&o);
+	return ok;
 }
 
 static const char *fields_of(const al_compat_req *q, const char *dflt)
@@ -904,16 +998,33 @@ static enum MHD_Result utf8_refusal(const al_compat_req *q)
 /* Judge0's defaults the caller did not ask for are brought down to the
  * tenant's ceilings (a value the caller gave is checked as given: past
  * a ceiling it is refused, as on /v1). */
+static const char *const limit_map[][2] = {
+	{"cpu_time_limit", "cpu_ms"},
+	{"wall_time_limit", "wall_ms"},
+	{"memory_limit", "memory_bytes"},
+	{"max_processes_and_or_threads", "pids"},
+	{"max_file_size", "file_bytes"},
+	{"stack_limit", "stack_bytes"}};
+#define N_LIMIT_MAP (sizeof(limit_map) / sizeof(limit_map[0]))
+
+/* The Judge0 field a refusal's reason names ("gate:ceiling:pids"), or
+ * NULL. */
+static const char *refused_field(const char *reason)
+{
+	static const char pfx[] = "gate:ceiling:";
+	if (reason == NULL || strncmp(reason, pfx, sizeof(pfx) - 1) != 0)
+		return NULL;
+	for (size_t i = 0; i < N_LIMIT_MAP; i++)
+		if (strcmp(reason + sizeof(pfx) - 1, limit_map[i][1]) == 0)
+			return limit_map[i][0];
+	return NULL;
+}
+
 static void clamp_defaults(const al_compat_req *q, json_t *in, json_t *req)
 {
-	static const char *const map[][2] = {
-		{"cpu_time_limit", "cpu_ms"},
-		{"wall_time_limit", "wall_ms"},
-		{"memory_limit", "memory_bytes"},
-		{"max_processes_and_or_threads", "pids"},
-		{"max_file_size", "file_bytes"}};
+	const char *const(*map)[2] = limit_map;
 	json_t *limits = json_object_get(req, "limits");
-	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+	for (size_t i = 0; i < N_LIMIT_MAP; i++) {
 		json_t *given = json_object_get(in, map[i][0]);
 		json_t *v = json_object_get(limits, map[i][1]);
 		if ((given != NULL && !json_is_null(given)) || v == NULL)
@@ -968,8 +1079,8 @@ static int submit(const al_compat_req *q, json_t *in, bool b64, bool wait,
 	}
 	clamp_defaults(q, in, req);
 	int rc = al_compat_run(q->svc, q->tenant, q->principal, req, wait, o);
-	json_decref(req);
 	if (rc < 0) {
+		json_decref(req);
 		json_decref(stored);
 		return rc;
 	}
@@ -988,6 +1099,7 @@ static int submit(const al_compat_req *q, json_t *in, bool b64, bool wait,
 		add_err(*errs,
 			rs && strcmp(rs, "build_flags") == 0
 				? "compiler_options"
+			: refused_field(rs) != NULL ? refused_field(rs)
 			: rs &&
 					(strncmp(rs, "gate:grant", 10) == 0 ||
 					 strcmp(rs, "network") == 0) &&
@@ -996,16 +1108,45 @@ static int submit(const al_compat_req *q, json_t *in, bool b64, bool wait,
 				? "enable_network"
 				: "submission",
 			msg);
+		json_decref(req);
 		json_decref(stored);
 		return o->status == 429 ? -EBUSY : -EINVAL;
 	}
 	/* The unpacked files served the run; the archive itself is kept. */
 	json_object_del(stored, "_files");
+	unsigned runs = (unsigned)stored_num(stored, "number_of_runs");
+	al_compat_repeat *rp =
+		runs > 1 ? al_compat_repeat_new(q->svc, q->tenant, q->principal,
+						token, req, runs)
+			 : NULL;
+	json_decref(req);
+	if (rp != NULL)
+		json_object_set_new(stored, "_runs",
+				    json_pack("[s]", token));
 	size_t bytes = 0;
 	char *text = json_dumps(stored, JSON_COMPACT);
 	bytes = text ? strlen(text) : 0;
 	free(text);
 	al_compat_store_put(q->tenant, token, stored, bytes);
+	if (rp != NULL && cb_url != NULL) {
+		/* Sent once the sequence is over. */
+		rp->cb_url = strdup(cb_url);
+		rp->b64 = b64;
+		rp->cb_tries = cb_tries;
+		rp->cb_timeout_ms = cb_timeout;
+	}
+	if (rp != NULL && wait) {
+		al_compat_repeat_run(rp);
+		al_compat_repeat_free(rp);
+		rp = NULL;
+	} else if (rp != NULL) {
+		if (al_compat_repeat_start(rp) < 0) {
+			al_logf(AL_LOG_WARN, token,
+				"number_of_runs: thread not started");
+			al_compat_store_add_run(q->tenant, token, NULL);
+		}
+		cb_url = NULL;
+	}
 	if (cb_url != NULL &&
 	    al_compat_callback_start(q->svc, q->tenant, q->principal, token,
 				     cb_url, b64, cb_tries, cb_timeout) < 0)
@@ -1043,8 +1184,15 @@ static enum MHD_Result create(const al_compat_req *q, json_t *langs)
 				     NULL, NULL);
 	} else {
 		bool utf8 = true;
-		json_t *sub = render(token, stored, langs, &o, 0,
-				     fields_of(q, default_fields), b64, &utf8);
+		json_t *sub = NULL;
+		if (json_object_get(stored, "_runs") != NULL)
+			(void)show(q, token, langs,
+				   fields_of(q, default_fields), b64, &sub,
+				   &utf8);
+		else
+			sub = render(token, stored, langs, &o, 0,
+				     fields_of(q, default_fields), b64, &utf8,
+				     NULL);
 		if (!utf8) {
 			json_decref(sub);
 			ret = al_compat_send(
@@ -1186,10 +1334,18 @@ static enum MHD_Result delete_one(const al_compat_req *q, const char *token,
 {
 	if (!token_ok(token))
 		return j0_error(q, 404, "Not Found");
-	al_srv_run *run = al_service_find(q->svc, q->tenant, token);
-	if (run != NULL && al_service_owns(q->svc, q->tenant, token, run) == 0)
+	/* number_of_runs: the run going now is the last one started. */
+	json_t *stored = al_compat_store_get(q->tenant, token);
+	json_t *runs = json_object_get(stored, "_runs");
+	const char *id = json_string_value(
+		json_array_get(runs, json_array_size(runs) - 1));
+	if (id == NULL)
+		id = token;
+	al_srv_run *run = al_service_find(q->svc, q->tenant, id);
+	if (run != NULL && al_service_owns(q->svc, q->tenant, id, run) == 0)
 		(void)al_service_interrupt(q->svc, run, true);
 	al_service_run_put(q->svc, run);
+	json_decref(stored);
 	return get_one(q, token, langs);
 }
 

@@ -68,6 +68,26 @@ json_t *al_compat_store_get(const char *tenant, const char *token)
 	return sub;
 }
 
+void al_compat_store_add_run(const char *tenant, const char *token,
+			     const char *run_id)
+{
+	pthread_mutex_lock(&store_lock);
+	for (size_t i = 0; i < count; i++) {
+		entry *e = &entries[(head + i) % MAX_ENTRIES];
+		if (strcmp(e->token, token) != 0 ||
+		    strcmp(e->tenant, tenant) != 0)
+			continue;
+		json_t *runs = json_object_get(e->sub, "_runs");
+		if (run_id == NULL)
+			json_object_set_new(e->sub, "_repeat_done",
+					    json_true());
+		else if (json_is_array(runs))
+			json_array_append_new(runs, json_string(run_id));
+		break;
+	}
+	pthread_mutex_unlock(&store_lock);
+}
+
 void al_compat_store_clear(void)
 {
 	pthread_mutex_lock(&store_lock);

@@ -12,10 +12,11 @@
  * "data"} as output arrives, {"type": "exit", "stage", "code", "signal"},
  * and closes 4999 "Job Completed".  {"type": "signal", "signal": "SIG…"}
  * ends the run (airlock interrupts it, then kills its tree after the
- * grace).  An init with "stdin_stream": true makes the run interactive:
- * its stdin is a live stream (the init's stdin first, then each
+ * grace).  A Piston run is interactive (unless its init says
+ * "stdin_stream": false), a /v1 one when its init says "stdin_stream":
+ * true: its stdin is a live stream (the init's stdin first, then each
  * {"type": "data", "stream": "stdin"}; {"type": "data", "stream":
- * "stdin", "eof": true} or the socket's close ends it).  Without it, live
+ * "stdin", "eof": true} or the socket's close ends it).  Otherwise live
  * stdin is refused with an error and close 4002, as is a frame over
  * STDIN_FRAME_MAX.  Close codes: 4000 already
  * initialized, 4001 initialization timeout, 4002 notified error, 4003
@@ -44,6 +45,8 @@
 
 #define INIT_TIMEOUT_MS 1000
 #define CLOSE_WAIT_MS 5000
+/* While the daemon stops, a peer gets this long to answer the close. */
+#define STOP_CLOSE_WAIT_MS 500
 #define MAX_MSG_BYTES (8u << 20)
 /* One stdin message's data at most.  The socket is not read while stdin
  * is buffered (the program's pipe is full): a slow program makes the
@@ -86,6 +89,32 @@ static unsigned ws_active;
  * peer gone before it never reaches the handler, so they are freed at
  * teardown. */
 static ws_session *ws_pending;
+/* Shutdown (al_compat_ws_end): ws_stopping ends every session at once;
+ * ws_daemon_gone means libmicrohttpd is stopping, so an upgrade handle
+ * may no longer be used, and ws_in_action counts the sessions handing
+ * theirs back at that moment (the stop waits for them). */
+static bool ws_stopping, ws_daemon_gone;
+static unsigned ws_in_action;
+
+/* Hands the socket back to libmicrohttpd, unless the daemon is already
+ * stopping (it then closes the socket itself); a session's last use of
+ * its handle. */
+static void session_release(struct MHD_UpgradeResponseHandle *urh)
+{
+	pthread_mutex_lock(&ws_lock);
+	bool ok = !ws_daemon_gone;
+	if (ok)
+		ws_in_action++;
+	pthread_mutex_unlock(&ws_lock);
+	if (ok)
+		MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+	pthread_mutex_lock(&ws_lock);
+	if (ok)
+		ws_in_action--;
+	ws_active--;
+	pthread_cond_broadcast(&ws_cond);
+	pthread_mutex_unlock(&ws_lock);
+}
 
 static void pending_take(ws_session *s)
 {
@@ -281,9 +310,12 @@ static void stdin_message(ws_session *s, const json_t *msg)
 {
 	const json_t *data = json_object_get(msg, "data");
 	if (!s->interactive) {
-		notify_error(s, "live stdin needs an interactive run: send "
-				"\"stdin_stream\": true in init, or give "
-				"stdin in init");
+		notify_error(s, s->kind == AL_COMPAT_PISTON
+					? "live stdin was turned off by "
+					  "\"stdin_stream\": false in init"
+					: "live stdin needs an interactive run: "
+					  "send \"stdin_stream\": true in "
+					  "init, or give stdin in init");
 	} else if (s->stdin_eof) {
 		notify_error(s, "stdin was already ended");
 	} else if (data != NULL && !json_is_string(data)) {
@@ -493,7 +525,11 @@ static void start_run(ws_session *s, json_t *msg)
 		}
 		json_object_set_new(grant, "streaming", json_true());
 	}
-	s->interactive = json_is_true(json_object_get(msg, "stdin_stream"));
+	/* Piston keeps a connect's stdin open (its protocol), unless the
+	 * init opts out; /v1 opts in. */
+	const json_t *ss = json_object_get(msg, "stdin_stream");
+	s->interactive = s->kind == AL_COMPAT_PISTON ? !json_is_false(ss)
+						     : json_is_true(ss);
 	if (s->interactive && stdin_take_init(s, req) < 0) {
 		json_decref(req);
 		al_service_gen_put(s->svc, gen);
@@ -598,13 +634,17 @@ static void *session_main(void *arg)
 			pthread_mutex_lock(&s->svc->lock);
 			bool closing = s->svc->closing;
 			pthread_mutex_unlock(&s->svc->lock);
-			if (closing)
-				close_with(s, 1001, "going away");
+			pthread_mutex_lock(&ws_lock);
+			bool stopping = ws_stopping;
+			pthread_mutex_unlock(&ws_lock);
 			if (!s->inited && !s->close_queued &&
 			    now_ms() - s->t0_ms > INIT_TIMEOUT_MS)
 				close_with(s, 4001, "Initialization Timeout");
+			/* A run that ended gives its exit before a 1001. */
 			if (s->run != NULL && !s->finished && !s->close_queued)
 				pump(s);
+			if (closing || stopping)
+				close_with(s, 1001, "going away");
 			stdin_flush(s);
 			flush_close(s);
 			/* A peer that never answers the close is not waited
@@ -612,7 +652,9 @@ static void *session_main(void *arg)
 			if (s->close_sent && s->close_at_ms == 0)
 				s->close_at_ms = now_ms();
 			if (s->close_at_ms != 0 &&
-			    now_ms() - s->close_at_ms > CLOSE_WAIT_MS)
+			    now_ms() - s->close_at_ms >
+				    (stopping ? STOP_CLOSE_WAIT_MS
+					      : CLOSE_WAIT_MS))
 				break;
 			bool rd = wslay_event_want_read(s->ctx);
 			bool wr = wslay_event_want_write(s->ctx);
@@ -648,13 +690,10 @@ static void *session_main(void *arg)
 	stdin_flush(s);
 	free(s->in);
 	al_service_run_put(s->svc, s->run);
-	MHD_upgrade_action(s->urh, MHD_UPGRADE_ACTION_CLOSE);
+	struct MHD_UpgradeResponseHandle *urh = s->urh;
 	free(s->extra);
 	free(s);
-	pthread_mutex_lock(&ws_lock);
-	ws_active--;
-	pthread_cond_broadcast(&ws_cond);
-	pthread_mutex_unlock(&ws_lock);
+	session_release(urh);
 	return NULL;
 }
 
@@ -681,20 +720,18 @@ static void upgraded(void *cls, struct MHD_Connection *conn, void *con_cls,
 	pthread_mutex_lock(&ws_lock);
 	pending_take(s);
 	ws_active++;
+	/* An upgrade completing while the daemon stops gets no session. */
+	bool stopping = ws_stopping;
 	pthread_mutex_unlock(&ws_lock);
-	if (pthread_attr_init(&attr) == 0) {
+	if (!stopping && pthread_attr_init(&attr) == 0) {
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		started = pthread_create(&t, &attr, session_main, s) == 0;
 		pthread_attr_destroy(&attr);
 	}
 	if (!started) {
-		MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
 		free(s->extra);
 		free(s);
-		pthread_mutex_lock(&ws_lock);
-		ws_active--;
-		pthread_cond_broadcast(&ws_cond);
-		pthread_mutex_unlock(&ws_lock);
+		session_release(urh);
 	}
 }
 
@@ -781,6 +818,31 @@ enum MHD_Result al_compat_ws_answer(const al_compat_req *q,
 	return ret;
 }
 
+bool al_compat_ws_end(unsigned wait_ms)
+{
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += (time_t)(wait_ms / 1000);
+	deadline.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&ws_lock);
+	ws_stopping = true;
+	while (ws_active > 0 &&
+	       pthread_cond_timedwait(&ws_cond, &ws_lock, &deadline) == 0)
+		;
+	bool all = ws_active == 0;
+	/* A session still going must not touch its handle once the daemon
+	 * stops; one already handing it back finishes first (briefly). */
+	ws_daemon_gone = true;
+	while (ws_in_action > 0)
+		pthread_cond_wait(&ws_cond, &ws_lock);
+	pthread_mutex_unlock(&ws_lock);
+	return all;
+}
+
 void al_compat_ws_stop(void)
 {
 	pthread_mutex_lock(&ws_lock);
@@ -791,5 +853,6 @@ void al_compat_ws_stop(void)
 		ws_pending = s->next_pending;
 		free(s);
 	}
+	ws_stopping = ws_daemon_gone = false; /* for a next daemon */
 	pthread_mutex_unlock(&ws_lock);
 }

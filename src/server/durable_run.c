@@ -289,6 +289,7 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 	const char *const *env = al_admission_host_env(adm, &n_env);
 	char *facts = al_facts_to_json(al_admission_facts(adm), 0);
 	char *ops = NULL;
+	int hold_fd = -1; /* an interactive run's FIFO, read side */
 	int64_t created = al_admission_admitted_ms(adm);
 	al_launch_spec spec = {
 		.run_id = al_admission_run_id(adm),
@@ -355,15 +356,19 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 	/* An interactive run's stdin: the write end is held before the
 	 * supervisor starts, so its open never blocks nor sees an early
 	 * end.  A daemon that goes away closes it: the program's input
-	 * ends (a restarted daemon does not resume the stream). */
+	 * ends (a restarted daemon does not resume the stream).  The read
+	 * side is held until the run ends: stdin written and ended before
+	 * the supervisor opened the FIFO stays in the pipe for it. */
 	int in_fd = -1;
 	pthread_mutex_lock(&svc->lock);
 	bool interactive = run->stdin_stream;
 	pthread_mutex_unlock(&svc->lock);
 	if (interactive &&
 	    (mkfifoat(al_drun_dirfd(dr), AL_RF_STDIN, 0600) < 0 ||
+	     (hold_fd = openat(al_drun_dirfd(dr), AL_RF_STDIN,
+			       O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0 ||
 	     (in_fd = openat(al_drun_dirfd(dr), AL_RF_STDIN,
-			     O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0))
+			     O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0))
 		al_logf(AL_LOG_WARN, run_id, "cannot make its stdin stream: %s",
 			strerror(errno));
 	pthread_mutex_lock(&svc->lock);
@@ -404,6 +409,8 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 	run->stdin_open = false;
 	pthread_mutex_unlock(&svc->lock);
 out:
+	if (hold_fd >= 0)
+		close(hold_fd);
 	*status = f.status;
 	*outcome = f.outcome;
 	return f.json;

@@ -38,6 +38,8 @@
 #define INTERRUPT_WAIT_MS 30000u
 /* How long answers already decided get to reach their clients. */
 #define FLUSH_WAIT_MS 5000u
+/* WebSocket sessions' end: their close frame and the peer's answer. */
+#define WS_END_WAIT_MS 3000u
 
 static int sig_pipe[2] = {-1, -1};
 
@@ -429,6 +431,9 @@ int al_server_run(const al_server_options *opts, al_error **err)
 	clean = drain(svc, d, fds, n);
 	rc = 0;
 out:
+	/* WebSocket sessions hold libmicrohttpd's upgrade handles. */
+	if (svc_ok && !al_compat_ws_end(WS_END_WAIT_MS))
+		clean = false;
 	for (int i = 0; i < 2; i++) {
 		if (d[i] != NULL)
 			MHD_stop_daemon(d[i]);

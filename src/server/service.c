@@ -123,6 +123,7 @@ int al_service_idle_start(al_service *svc)
 
 void al_service_destroy(al_service *svc)
 {
+	al_compat_repeats_stop(); /* before callbacks: it starts them */
 	al_compat_callbacks_stop();
 	al_compat_ws_stop();
 	al_compat_store_clear();

@@ -42,10 +42,11 @@ def config(anonymous_rate=None):
 DEFAULTS = object()
 
 
-def start(tmp_path, cfg=DEFAULTS, name="d"):
+def start(tmp_path, cfg=DEFAULTS, name="d", extra_args=()):
     """cfg None: no configuration file (the built-in defaults)."""
     need(language="python")
-    d = Daemon(tmp_path, config() if cfg is DEFAULTS else cfg, name=name)
+    d = Daemon(tmp_path, config() if cfg is DEFAULTS else cfg, name=name,
+               extra_args=extra_args)
     d.state.mkdir(mode=0o700, parents=True)
     d.state.joinpath("token").write_text(TOKEN)
     d.state.joinpath("token").chmod(0o600)

@@ -4,6 +4,7 @@ close codes) and airlock's own /v1/connect.  The client is Debian's
 python3-websocket (installed by scripts/install-deps.sh; without it this
 test fails)."""
 import json
+import signal
 import time
 
 import pytest
@@ -44,6 +45,8 @@ def test_piston_interactive_run(d):
         "files": [{"content": "import sys\nprint(sys.stdin.read().upper())\n"
                               "sys.stderr.write('e\\n')\nsys.exit(3)"}],
         "stdin": "hi"}))
+    # Piston's stdin stays open on a connect: the client ends it.
+    ws.send(stdin_frame(eof=True))
     got, code = messages(ws)
     assert code == 4999
     assert got[0]["type"] == "runtime" and got[0]["language"] == "python"
@@ -106,15 +109,19 @@ def test_piston_close_codes_before_init(d, first, code):
 
 
 def test_piston_close_codes_after_init(d):
+    # Short runs: the sessions close before them, and a run goes on to
+    # its end holding a slot that the next tests need.
     init = {"type": "init", "language": "bash", "version": "*",
-            "files": [{"content": "sleep 30"}]}
-    for second, code in (
-            (init, 4000),
-            ({"type": "data", "stream": "stdout", "data": "x"}, 4004),
-            ({"type": "signal", "signal": "SIGNOPE"}, 4005),
-            ({"type": "data", "stream": "stdin", "data": "x"}, 4002)):
+            "run_timeout": 3000, "files": [{"content": "sleep 30"}]}
+    batch = dict(init, stdin_stream=False)
+    for first, second, code in (
+            (init, init, 4000),
+            (init, {"type": "data", "stream": "stdout", "data": "x"}, 4004),
+            (init, {"type": "signal", "signal": "SIGNOPE"}, 4005),
+            (batch, {"type": "data", "stream": "stdin", "data": "x"},
+             4002)):
         ws = connect(d, "/api/v2/connect")
-        ws.send(json.dumps(init))
+        ws.send(json.dumps(first))
         json.loads(ws.recv())  # runtime
         ws.send(json.dumps(second))
         _, got = messages(ws)
@@ -156,7 +163,7 @@ def test_v1_interactive_mode(d):
     assert st == 200 and r["stdout"] == "v1\n"
 
 
-# ---- live stdin (an interactive run: "stdin_stream": true in init) ----
+# ---- live stdin (Piston's default; "stdin_stream": true on /v1) ----
 
 ECHO = ("import sys\n"
         "for line in sys.stdin:\n"
@@ -185,7 +192,7 @@ def stdin_frame(data=None, eof=False):
 def test_piston_live_stdin_echoes_each_line_before_the_next(d):
     ws = connect(d, "/api/v2/connect")
     ws.send(json.dumps({"type": "init", "language": "python",
-                        "version": "*", "stdin_stream": True,
+                        "version": "*",
                         "files": [{"content": ECHO}], "stdin": "zero\n"}))
     # The init's stdin comes first; each answer arrives before the next
     # line is sent, so the program read them live (a causal order).
@@ -205,7 +212,7 @@ def test_piston_live_stdin_echoes_each_line_before_the_next(d):
 def test_piston_live_stdin_signal_still_ends_it(d):
     ws = connect(d, "/api/v2/connect")
     ws.send(json.dumps({"type": "init", "language": "python",
-                        "version": "*", "stdin_stream": True,
+                        "version": "*",
                         "files": [{"content": ECHO}]}))
     ws.send(stdin_frame("a\n"))
     assert next_stdout(ws) == "got a\n"
@@ -218,7 +225,7 @@ def test_piston_live_stdin_signal_still_ends_it(d):
 def test_piston_oversized_stdin_frame_is_an_error(d):
     ws = connect(d, "/api/v2/connect")
     ws.send(json.dumps({"type": "init", "language": "python",
-                        "version": "*", "stdin_stream": True,
+                        "version": "*",
                         "files": [{"content": ECHO}]}))
     ws.send(stdin_frame("x" * (64 * 1024 + 1)))
     got, code = messages(ws)
@@ -227,12 +234,32 @@ def test_piston_oversized_stdin_frame_is_an_error(d):
     assert errors and "over 65536 bytes" in errors[0]["message"]
 
 
-def test_piston_without_stdin_stream_keeps_init_stdin_only(d):
-    # Not interactive: stdin ends after the init's, as before.
+def test_piston_live_stdin_round_trip(d):
+    # Without any opt-in: the program reads a line, answers, and reads
+    # another that is only sent once the answer arrived.
+    code = ("a = input()\nprint('hello ' + a, flush=True)\n"
+            "b = input()\nprint('bye ' + b, flush=True)\n")
+    ws = connect(d, "/api/v2/connect")
+    ws.send(json.dumps({"type": "init", "language": "python",
+                        "version": "*", "files": [{"content": code}]}))
+    ws.send(stdin_frame("ann\n"))
+    assert next_stdout(ws) == "hello ann\n"
+    ws.send(stdin_frame("bob\n"))
+    got, code = messages(ws)
+    assert code == 4999
+    out = "".join(m["data"] for m in got
+                  if m["type"] == "data" and m["stream"] == "stdout")
+    assert out == "bye bob\n"
+    assert got[-1] == {"type": "exit", "stage": "run", "code": 0,
+                       "signal": None}
+
+
+def test_piston_stdin_stream_false_keeps_init_stdin_only(d):
+    # Opted out: stdin ends after the init's, as on /execute.
     ws = connect(d, "/api/v2/connect")
     ws.send(json.dumps({"type": "init", "language": "python",
                         "version": "*", "files": [{"content": ECHO}],
-                        "stdin": "only\n"}))
+                        "stdin": "only\n", "stdin_stream": False}))
     got, code = messages(ws)
     assert code == 4999
     out = "".join(m["data"] for m in got
@@ -386,3 +413,30 @@ def test_live_stdin_backpressure_holds_the_client(d):
     got, code = messages(ws)
     assert code == 1000, got
     assert got[-1]["result"]["stdout"] == "%d\n" % (80 * 64 * 1024)
+
+
+# ---- the daemon stopping with a session open ----
+
+def test_sigterm_with_an_open_session_exits_cleanly(tmp_path_factory):
+    # Each upgraded session holds a libmicrohttpd handle: the daemon ends
+    # every session before it stops libmicrohttpd, so SIGTERM with a
+    # program still waiting for stdin ends in exit 0, no crash, and
+    # (under the sanitizers) no report.
+    ds = start(tmp_path_factory.mktemp("stop"),
+               extra_args=["--shutdown-grace-ms", "300"])
+    try:
+        ws = connect(ds, "/api/v2/connect")
+        ws.send(json.dumps({"type": "init", "language": "python",
+                            "version": "*", "files": [{"content": ECHO}]}))
+        ws.send(stdin_frame("a\n"))
+        assert next_stdout(ws) == "got a\n"
+        ds.signal(signal.SIGTERM)
+        got, code = messages(ws)
+        assert code in (1001, 4999), (got, code)
+        rc = ds.wait(timeout=40)
+        log = ds.log()
+        assert rc == 0, log
+        assert "AddressSanitizer" not in log and "runtime error" not in log
+        assert "stopped" in log, log
+    finally:
+        ds.stop()

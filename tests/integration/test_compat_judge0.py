@@ -627,3 +627,131 @@ def test_defaults_fit_a_smaller_ceiling(tmp_path):
         assert st == 422, out
     finally:
         daemon.stop()
+
+
+# ---- number_of_runs ---------------------------------------------------------
+
+def run_count(d):
+    st, _, out = d.request("GET", "/v1/runs?limit=1000", token=TOKEN)
+    assert st == 200
+    return len(out["runs"])
+
+
+def test_number_of_runs_runs_each_time_and_averages(d):
+    before = run_count(d)
+    out = run(d, PY_HELLO, stdin="x", expected_output="hello, x",
+              number_of_runs=3)
+    assert status_of(out) == 3 and out["number_of_runs"] == 3
+    assert out["stdout"] == "hello, x\n"
+    assert float(out["time"]) >= 0 and out["memory"] > 0
+    assert run_count(d) == before + 3
+    # The token reads the same sequence back.
+    st, _, again = j0(d, "GET", "/submissions/%s?fields=status,time"
+                      % out["token"])
+    assert st == 200 and again["status"]["id"] == 3
+    assert again["time"] == out["time"]
+
+
+def test_number_of_runs_stops_at_the_first_not_accepted(d):
+    before = run_count(d)
+    out = run(d, "import sys; sys.exit(4)", number_of_runs=3)
+    assert status_of(out) == 11
+    assert run_count(d) == before + 1
+
+
+def test_number_of_runs_without_wait(d):
+    before = run_count(d)
+    st, _, out = j0(d, "POST", "/submissions",
+                    {"source_code": PY_HELLO, "language_id": 71,
+                     "stdin": "y", "number_of_runs": 2})
+    assert st == 201
+    tok = out["token"]
+
+    def finished():
+        st, _, s = j0(d, "GET", "/submissions/%s?fields=status,stdout"
+                      % tok)
+        return s if st == 200 and s["status"]["id"] > 2 else None
+    s = poll(finished)
+    assert s["status"]["id"] == 3 and s["stdout"] == "hello, y\n"
+    assert run_count(d) == before + 2
+
+
+def test_number_of_runs_past_its_maximum_is_422(d):
+    st, _, out = j0(d, "POST", "/submissions",
+                    {"source_code": "print(1)", "language_id": 71,
+                     "number_of_runs": 21})
+    assert st == 422 and out == {
+        "number_of_runs": ["must be less than or equal to 20"]}
+
+
+# ---- stack_limit ------------------------------------------------------------
+
+# Each frame holds 64 KiB: 64 frames need about 4 MiB of stack.
+C_DEEP = ("#include <stdio.h>\n#include <string.h>\n"
+          "static int down(int n) {\n  volatile char pad[65536];\n"
+          "  memset((char *)pad, n, sizeof(pad));\n"
+          "  return n == 0 ? pad[100] : down(n - 1) + pad[7];\n}\n"
+          "int main(void) { printf(\"%d\\n\", down(64)); return 0; }\n")
+
+
+def test_stack_limit_is_the_runs_stack(d):
+    need_compiled(d, "c")
+    out = run(d, C_DEEP, lang=50, stack_limit=16000)
+    assert status_of(out) == 3, out
+    out = run(d, C_DEEP, lang=50, stack_limit=1024)
+    assert status_of(out) == 7, out
+    assert out["exit_signal"] == signal.SIGSEGV
+    assert out["stack_limit"] == 1024
+
+
+def test_stack_limit_reads_back_in_the_program(d):
+    src = ("import resource\n"
+           "print(resource.getrlimit(resource.RLIMIT_STACK)[0] // 1024)")
+    assert run(d, src, stack_limit=2000)["stdout"] == "2000\n"
+
+
+def test_stack_limit_bounded(tmp_path):
+    from compat_support import config
+    cfg = config()
+    cfg["tenants"]["default"]["ceilings"] = {"stack_bytes": 4 << 20}
+    daemon = start(tmp_path, cfg)
+    try:
+        st, _, out = j0(daemon, "POST", "/submissions",
+                        {"source_code": "print(1)", "language_id": 71,
+                         "stack_limit": 128001})
+        assert st == 422 and out == {
+            "stack_limit": ["must be less than or equal to 128000"]}
+        st, _, out = j0(daemon, "POST", "/submissions?wait=true",
+                        {"source_code": "print(1)", "language_id": 71,
+                         "stack_limit": 8192})
+        assert st == 422 and list(out) == ["stack_limit"], out
+        st, _, out = j0(daemon, "POST", "/submissions?wait=true",
+                        {"source_code": "print(1)", "language_id": 71,
+                         "stack_limit": 4096})
+        assert st == 201 and out["status"]["id"] == 3, out
+    finally:
+        daemon.stop()
+
+
+# ---- Exec Format Error ------------------------------------------------------
+
+# A C program whose own bytes join the linker's .interp section: the
+# dynamic loader's path no longer ends in NUL, so the kernel refuses to
+# execute the binary it builds (execve fails with ENOEXEC).
+C_BAD_INTERP = ("#include <stdio.h>\n"
+                "__attribute__((section(\".interp\"), used))\n"
+                "static const char bad[4] = \"abcd\";\n"
+                "int main(void) { puts(\"ran\"); return 0; }\n")
+
+
+def test_exec_format_error_is_14(d):
+    need_compiled(d, "c")
+    out = run(d, C_BAD_INTERP, lang=50)
+    assert status_of(out) == 14, out
+    assert out["status"]["description"] == "Exec Format Error"
+    assert out["message"] == "Exec format error"
+    assert out["stdout"] is None and out["time"] is None
+    # The same source without the stray section runs.
+    assert status_of(run(d, C_BAD_INTERP.replace(
+        "__attribute__((section(\".interp\"), used))\n", ""),
+        lang=50)) == 3

@@ -45,7 +45,9 @@ static void test_example_loads(void **state)
 	assert_true(al_cfg_tenant_allows_language(acme, "python"));
 	assert_false(al_cfg_tenant_allows_language(acme, "ruby"));
 	assert_int_equal(acme->ceilings.memory_bytes, 536870912);
-	assert_int_equal(acme->ceilings.set, AL_LIMIT__ALL);
+	/* every limit but stack_bytes, which is newer than the example */
+	assert_int_equal(acme->ceilings.set,
+			 AL_LIMIT__ALL & ~AL_LIMIT_STACK_BYTES);
 	assert_int_equal(acme->n_pins, 2);
 	assert_int_equal(acme->pins[0].kind, AL_PIN_PLAN);
 	assert_int_equal(acme->pins[1].kind, AL_PIN_CODE);
@@ -84,7 +86,8 @@ static void test_default(void **state)
 #define HEX64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 /* A tenant that names no ceiling still has one for every limit but
- * workspace_bytes and socket_bytes (the sandbox bounds those itself); a
+ * workspace_bytes and socket_bytes (the sandbox bounds those itself) and
+ * stack_bytes (a run keeps the stack limit it inherits unless asked); a
  * configured one replaces the built-in one alone. */
 static void test_default_ceilings(void **state)
 {
@@ -95,7 +98,8 @@ static void test_default_ceilings(void **state)
 	assert_int_equal(t->ceilings_configured, 0);
 	assert_int_equal(t->ceilings.set,
 			 AL_LIMIT__ALL & ~(AL_LIMIT_WORKSPACE_BYTES |
-					   AL_LIMIT_SOCKET_BYTES));
+					   AL_LIMIT_SOCKET_BYTES |
+					   AL_LIMIT_STACK_BYTES));
 	assert_int_equal(t->ceilings.wall_ms, AL_CFG_CEIL_WALL_MS);
 	assert_int_equal(t->ceilings.memory_bytes, AL_CFG_CEIL_MEMORY_BYTES);
 	assert_int_equal(t->ceilings.pids, AL_CFG_CEIL_PIDS);

@@ -441,7 +441,7 @@ static const char full_request[] =
 	"\"limits\":{\"wall_ms\":5000,\"cpu_ms\":5000,\"memory_bytes\":268435456,"
 	"\"pids\":64,\"output_bytes\":65536,\"file_bytes\":16777216,"
 	"\"workspace_bytes\":67108864,\"open_files\":256,"
-	"\"socket_bytes\":4194304},"
+	"\"socket_bytes\":4194304,\"stack_bytes\":8388608},"
 	"\"grant\":{\"network\":\"loopback\",\"workspace\":\"rw\",\"secrets\":"
 	"[\"TOKEN_B\",\"TOKEN_A\"],\"streaming\":true},"
 	"\"env\":{\"MODE\":\"fast\",\"A_FIRST\":\"1\",\"EMPTY\":\"\"},"
@@ -469,6 +469,7 @@ static void test_full_request(void **state)
 	assert_int_equal(r->purpose, AL_PURPOSE_PLUGIN);
 	assert_int_equal(r->limits.set, AL_LIMIT__ALL);
 	assert_int_equal(r->limits.memory_bytes, 268435456);
+	assert_int_equal(r->limits.stack_bytes, 8388608);
 	assert_int_equal(r->grant.network, AL_NETWORK_LOOPBACK);
 	assert_int_equal(r->grant.workspace, AL_WORKSPACE_RW);
 	assert_true(r->grant.streaming);
