@@ -985,13 +985,28 @@ struct reap_args {
 	uint64_t lease_ms;
 };
 
+/* Whether some node other than self whose lease ran out still has
+ * running runs: most heartbeats find none and take no write lock. */
+static int dead_runs(sqlite3 *c, const char *self, int64_t cutoff)
+{
+	json_t *rows = NULL;
+	int rc = query(c, &rows,
+		       "SELECT 1 FROM runs r JOIN nodes d ON d.id = r.node "
+		       "WHERE r.state = 'running' AND d.id <> ?1 AND "
+		       "d.heartbeat_ms < ?2 LIMIT 1",
+		       "ti", self, cutoff);
+	size_t n = json_array_size(rows);
+	json_decref(rows);
+	return rc < 0 ? rc : (int)n;
+}
+
 static int reap_body(sq_store *s, sqlite3 *c, void *a_)
 {
 	struct reap_args *a = a_;
 	json_t *rows = NULL;
 	int64_t now = now_ms();
-	int rc = begin(c);
-	if (rc < 0)
+	int rc = dead_runs(c, a->self, now - (int64_t)a->lease_ms);
+	if (rc <= 0 || (rc = begin(c)) < 0)
 		return rc;
 	/* One UPDATE settles each run at most once.  A dead node with a
 	 * live node of its host and boot is left to that node's adoption. */
@@ -1047,8 +1062,9 @@ static int adopt_body(sq_store *s, sqlite3 *c, void *a_)
 	(void)s;
 	struct adopt_args *a = a_;
 	json_t *rows = NULL;
-	int rc = begin(c);
-	if (rc < 0)
+	int64_t cutoff = now_ms() - (int64_t)a->lease_ms;
+	int rc = dead_runs(c, a->self, cutoff);
+	if (rc <= 0 || (rc = begin(c)) < 0)
 		return rc;
 	/* The dead node's state directory stays the first adopter's across
 	 * a second adoption. */
@@ -1058,8 +1074,7 @@ static int adopt_body(sq_store *s, sqlite3 *c, void *a_)
 		   "nodes d ON d.id = r.node WHERE r.state = 'running' AND "
 		   "d.id <> ?1 AND d.host = ?2 AND json_extract(d.facts, "
 		   "'$.boot_id') = ?3 AND d.heartbeat_ms < ?4 ORDER BY r.qseq",
-		   "ttti", a->self, a->host, a->boot_id,
-		   now_ms() - (int64_t)a->lease_ms);
+		   "ttti", a->self, a->host, a->boot_id, cutoff);
 	if (rc < 0)
 		return rc;
 	size_t n = json_array_size(rows);
@@ -1270,6 +1285,28 @@ static int migrate(sqlite3 *c, al_error **err)
 	return 0;
 }
 
+/* Opening an existing store only (audit verify): a file without the
+ * fleet's schema — a node's own airlock.db, say — is refused, untouched. */
+static int is_fleet_store(sqlite3 *c, const char *path, al_error **err)
+{
+	json_t *rows = NULL;
+	int rc = query(c, &rows,
+		       "SELECT count(*) FROM sqlite_schema WHERE type = "
+		       "'table' AND name IN ('schema_migrations', 'notices', "
+		       "'runs', 'audit')",
+		       "");
+	int64_t n = rc == 0 ? col_i(rows, 0, 0) : 0;
+	json_decref(rows);
+	if (rc < 0)
+		return al_error_set(err, AL_ERR_IO, -rc, "store",
+				    "cannot read the store %s: %s", path,
+				    sqlite3_errmsg(c));
+	if (n != 4)
+		return al_error_set(err, AL_ERR_INVALID_CONFIG, EINVAL, "store",
+				    "%s is not a fleet store", path);
+	return 0;
+}
+
 static const al_store_ops sq_ops = {
 	.name = "sqlite",
 	.close = sq_close,
@@ -1377,7 +1414,8 @@ int al_store_sqlite_open(const char *url, bool create, al_store **out,
 		return al_error_set(err, AL_ERR_IO, -rc, "store",
 				    "cannot open the store %s", path);
 	}
-	if ((rc = wal_on(c, err)) < 0 || (rc = migrate(c, err)) < 0) {
+	if ((!create && (rc = is_fleet_store(c, path, err)) < 0) ||
+	    (rc = wal_on(c, err)) < 0 || (create && (rc = migrate(c, err)) < 0)) {
 		if (!sqlite3_get_autocommit(c))
 			(void)sqlite3_exec(c, "ROLLBACK", NULL, NULL, NULL);
 		sqlite3_close(c);

@@ -315,6 +315,20 @@ def test_verify_never_creates_a_store(tmp_path):
                          text=True, timeout=60)
     assert out.returncode == 1 and "no store at" in out.stderr
     assert not missing.exists()
+    # Another SQLite file (a node's own airlock.db has an audit table
+    # too) is refused and left as it was.
+    other = tmp_path / "other.db"
+    c = sqlite3.connect(str(other))
+    c.execute("CREATE TABLE audit (seq INTEGER PRIMARY KEY, record TEXT)")
+    c.close()
+    os.chmod(other, 0o600)
+    before = other.read_bytes()
+    out = subprocess.run([AIRLOCK_BIN, "audit", "verify", "--store",
+                          "sqlite://%s" % other], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 1 and "is not a fleet store" in out.stderr
+    assert other.read_bytes() == before
+    assert not (tmp_path / "other.db-wal").exists()
 
 
 @pytest.mark.parametrize("url, reason", [
