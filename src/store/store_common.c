@@ -31,8 +31,7 @@ int al_store_chain_hash(const char *prev, const char *record, char hash[65])
 	char *cat = malloc(pl + rl + 1);
 	if (cat == NULL)
 		return -ENOMEM;
-	memcpy(cat, prev, pl);
-	memcpy(cat + pl, record, rl + 1);
+	snprintf(cat, pl + rl + 1, "%s%s", prev, record);
 	al_sha256_hex(cat, pl + rl, hash);
 	free(cat);
 	return 0;
