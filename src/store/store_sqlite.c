@@ -84,6 +84,20 @@ static int64_t now_ms(void)
 
 /* ---- connections ----------------------------------------------------- */
 
+/* SQLite's own busy handler sleeps longer and longer (up to 100 ms) while
+ * the write lock is taken, so with several nodes contending a waiter
+ * often sleeps well past the lock's release.  Transactions here hold it
+ * for a commit or so: look again every millisecond, up to BUSY_MS. */
+static int busy_wait(void *ctx, int count)
+{
+	(void)ctx;
+	if (count >= BUSY_MS)
+		return 0;
+	struct timespec ts = {0, 1000 * 1000};
+	nanosleep(&ts, NULL);
+	return 1;
+}
+
 static int conn_open(const char *path, sqlite3 **out)
 {
 	sqlite3 *c = NULL;
@@ -93,7 +107,7 @@ static int conn_open(const char *path, sqlite3 **out)
 					SQLITE_OPEN_NOFOLLOW,
 				NULL);
 	if (r == SQLITE_OK) {
-		sqlite3_busy_timeout(c, BUSY_MS);
+		sqlite3_busy_handler(c, busy_wait, NULL);
 		r = sqlite3_exec(c,
 				 "PRAGMA foreign_keys = ON; "
 				 "PRAGMA synchronous = FULL",
