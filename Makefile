@@ -169,6 +169,15 @@ $(SQL_INC): $(SQL_FILES) scripts/embed-sql.sh
 	@scripts/embed-sql.sh $@ $(SQL_FILES)
 $(BUILD)/obj/src/store/store_pg.o $(BUILD)/obj-netmod/src/store/store_pg.o: $(SQL_INC)
 $(BUILD)/obj/src/store/store_pg.o $(BUILD)/obj-netmod/src/store/store_pg.o: CFLAGS += -I$(BUILD)/gen
+# The SQLite store's own migrations, into src/store/store_sqlite.c.
+SQLITE_SQL_FILES = $(sort $(wildcard src/store/migrations/sqlite/*.sql))
+SQLITE_SQL_INC   = $(BUILD)/gen/store_sqlite_migrations.inc
+$(SQLITE_SQL_INC): $(SQLITE_SQL_FILES) scripts/embed-sql.sh
+	@mkdir -p $(dir $@)
+	@echo "  GEN     $@"
+	@scripts/embed-sql.sh $@ $(SQLITE_SQL_FILES)
+$(BUILD)/obj/src/store/store_sqlite.o $(BUILD)/obj-netmod/src/store/store_sqlite.o: $(SQLITE_SQL_INC)
+$(BUILD)/obj/src/store/store_sqlite.o $(BUILD)/obj-netmod/src/store/store_sqlite.o: CFLAGS += -I$(BUILD)/gen
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(KITA) $(LIBA)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"

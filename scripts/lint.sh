@@ -10,7 +10,8 @@ cppcheck --quiet --error-exitcode=1 --std=c11 --enable=warning,portability \
 # them under build/gen).
 gen=$(mktemp -d)
 scripts/embed-ui.sh "$gen/ui_assets.inc" $(find ui -type f | sort)
-scripts/embed-sql.sh "$gen/store_migrations.inc" $(find src/store/migrations -name '*.sql' | sort)
+scripts/embed-sql.sh "$gen/store_migrations.inc" $(find src/store/migrations -maxdepth 1 -name '*.sql' | sort)
+scripts/embed-sql.sh "$gen/store_sqlite_migrations.inc" $(find src/store/migrations/sqlite -name '*.sql' | sort)
 cflags="-std=c17 -D_GNU_SOURCE -Iinclude -Isrc -I$gen $(pkg-config --cflags jansson libseccomp libcap sqlite3 nettle libcrypto libmicrohttpd libcurl libpq)"
 # valist.Uninitialized: clang 14 misreads glibc's va_start (false positive).
 checks='-*,clang-analyzer-*,-clang-analyzer-valist.Uninitialized,-clang-analyzer-security.insecureAPI.*,bugprone-*,-bugprone-easily-swappable-parameters,-bugprone-reserved-identifier,-bugprone-narrowing-conversions,-bugprone-assignment-in-if-condition,-bugprone-implicit-widening-of-multiplication-result,-bugprone-branch-clone,-bugprone-signal-handler'

@@ -849,10 +849,12 @@ static int parse_root(json_t *root, al_config *cfg, al_error **err)
 	if ((v = json_object_get(root, "store")) &&
 	    (!json_is_string(v) ||
 	     (strcmp(json_string_value(v), "sqlite") != 0 &&
+	      strncmp(json_string_value(v), "sqlite:///", 10) != 0 &&
 	      strncmp(json_string_value(v), "postgresql://", 13) != 0 &&
 	      strncmp(json_string_value(v), "postgres://", 11) != 0)))
 		return bad(err, "store",
-			   "expected \"sqlite\" or a postgresql:// URL");
+			   "expected \"sqlite\", sqlite:///PATH or a "
+			   "postgresql:// URL");
 	if ((v = json_object_get(root, "fleet")) && !json_is_object(v))
 		return bad(err, "fleet", "expected an object");
 	if ((v = json_object_get(root, "execution_enabled")) &&

@@ -1,0 +1,348 @@
+"""Several airlockd nodes of ONE host on a shared SQLite store
+(docs/scale-out.md, "One host: SQLite"): the core fleet checks of
+test_fleet.py against `"store": "sqlite:///…"`.  Every run appends its
+token to a marker file, so "executed once" is counted from what actually
+ran; every accepted run's one outcome is counted in the store and in the
+fleet's audit chain, read straight from the database file."""
+import collections
+import json
+import os
+import sqlite3
+import subprocess
+import threading
+
+import pytest
+
+from fleet_support import TOKEN2, Node, fleet_config, start_nodes, wait_until
+from test_api_support import AIRLOCK_BIN, local_config, sh
+from test_durable_support import DurableDaemon, cleanup_state
+
+
+class SqliteStore:
+    """The fleet's database file; the nodes create it."""
+
+    def __init__(self, path):
+        self.path = path
+        self.url = "sqlite://" + str(path)
+
+    def query(self, sql, args=()):
+        c = sqlite3.connect(str(self.path), timeout=30)
+        try:
+            return c.execute(sql, args).fetchall()
+        finally:
+            c.close()
+
+
+@pytest.fixture
+def store(tmp_path):
+    return SqliteStore(tmp_path / "fleetdb" / "fleet.db")
+
+
+@pytest.fixture
+def fleet(tmp_path, store, request):
+    kw = {"lease_ms": 2000}
+    kw.update(getattr(request, "param", {}))
+    nodes = start_nodes(tmp_path, store, n=3, **kw)
+    yield nodes
+    for n in nodes:
+        if n.proc is not None:
+            n.stop()
+        cleanup_state(n)
+
+
+def marker_code(marker, token, extra=""):
+    return "%secho %s >> %s" % (extra, token, marker)
+
+
+def submit_all(nodes, bodies):
+    """POSTs each body (wait=false) to the nodes round robin from a few
+    threads: {index: (status, answer)}."""
+    out = {}
+    lock = threading.Lock()
+    todo = list(enumerate(bodies))
+
+    def worker():
+        while True:
+            with lock:
+                if not todo:
+                    return
+                i, body = todo.pop()
+            try:
+                st, _, b = nodes[i % len(nodes)].request(
+                    "POST", "/v1/runs?wait=false", body, timeout=60)
+            except OSError as e:  # a killed node
+                st, b = None, str(e)
+            with lock:
+                out[i] = (st, b)
+
+    threads = [threading.Thread(target=worker) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    return out
+
+
+def states(store, ids):
+    rows = store.query("SELECT id, state, node, outcome FROM runs WHERE id "
+                       "IN (%s)" % ",".join("?" * len(ids)), list(ids))
+    return {r[0]: r[1:] for r in rows}
+
+
+def all_finished(store, ids):
+    s = states(store, ids)
+    return len(s) == len(ids) and all(v[0] == "finished"
+                                      for v in s.values())
+
+
+def audit_counts(store, event):
+    c = collections.Counter()
+    for (rec,) in store.query("SELECT record FROM audit"):
+        r = json.loads(rec)
+        if r["event"] == event:
+            c[r["run_id"]] += 1
+    return c
+
+
+def verify_chain(store):
+    out = subprocess.run([AIRLOCK_BIN, "audit", "verify", "--store",
+                          store.url], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "chain intact" in out.stdout
+    return out.stdout
+
+
+def assert_once(store, ids):
+    finished = audit_counts(store, "run.finished")
+    queued = audit_counts(store, "run.queued")
+    for i in ids:
+        assert finished[i] == 1, (i, finished[i])
+        assert queued[i] == 1, (i, queued[i])
+
+
+def test_runs_once_spread_and_read_anywhere(fleet, store, tmp_path):
+    marker = tmp_path / "marker"
+    bodies = [sh(marker_code(marker, "t%d" % i, "sleep 0.05; "))
+              for i in range(60)]
+    answers = submit_all(fleet, bodies)
+    assert all(st == 202 for st, _ in answers.values()), answers
+    ids = [b["run_id"] for _, b in answers.values()]
+    assert len(set(ids)) == 60
+    assert wait_until(lambda: all_finished(store, ids), 60, 0.2)
+    s = states(store, ids)
+    assert all(v[2] == "completed" for v in s.values()), s
+    # Spread: more than one node claimed runs.
+    assert len({v[1] for v in s.values()}) >= 2
+    lines = marker.read_text().split()
+    assert sorted(lines) == sorted("t%d" % i for i in range(60))
+    assert_once(store, ids)
+    # Chained as they commit: nothing waits to be chained.
+    assert "%d records" % (2 * 60) in verify_chain(store)
+    files = {p.name for p in store.path.parent.iterdir()}
+    assert files <= {"fleet.db", "fleet.db-wal", "fleet.db-shm"}, files
+    assert oct(store.path.stat().st_mode & 0o777) == "0o600"
+    assert store.query("SELECT version FROM schema_migrations") == [(1,)]
+
+    # Read anywhere: a run with output, read from a node that did not
+    # run it, its events streamed there and resumed on a third.
+    st, _, b = fleet[0].request("POST", "/v1/runs?wait=false",
+                                sh("echo one; sleep 0.2; echo two",
+                                   streaming=True))
+    assert st == 202
+    rid = b["run_id"]
+    assert wait_until(lambda: all_finished(store, [rid]), 30, 0.1)
+    ran_on = states(store, [rid])[rid][1]
+    others = [n for n in fleet if "node%d" % fleet.index(n) != ran_on]
+    st, _, res = others[0].request("GET", "/v1/runs/" + rid)
+    assert st == 200 and res["stdout"] == "one\ntwo\n"
+    st, _, text = others[0].request("GET", "/v1/runs/%s/events" % rid)
+    assert st == 200
+    assert text.count("event: stdout") >= 1 and "event: result" in text
+    first_id = [ln for ln in text.splitlines() if ln.startswith("id: ")][0]
+    st, _, rest = others[1].request("GET", "/v1/runs/%s/events" % rid,
+                                    headers={"Last-Event-ID":
+                                             first_id[4:]})
+    assert st == 200 and "event: result" in rest
+    assert first_id not in rest
+    # Another tenant's run answers like an unknown one, everywhere.
+    st, _, _ = others[1].request("GET", "/v1/runs/" + rid, token=TOKEN2)
+    assert st == 404
+    # A blocking submission to one node gets the result another node
+    # recorded (the waiter is woken through the store).
+    st, _, res = fleet[1].request("POST", "/v1/runs", sh("echo waited"))
+    assert st == 200 and res["stdout"] == "waited\n"
+
+
+@pytest.mark.parametrize("fleet", [{"adopt": True}, {"adopt": False}],
+                         indirect=True, ids=["same_host", "host_lost"])
+def test_kill9_node_mid_burst(fleet, store, tmp_path, request):
+    """With adoption a surviving node watches the dead node's supervisors
+    and records their results; without it (as for a dead host) the runs
+    end lost.  Either way each accepted run has one outcome."""
+    adopt = request.node.callspec.params["fleet"]["adopt"]
+    marker = tmp_path / "marker"
+    bodies = [sh(marker_code(marker, "k%d" % i, "sleep 0.3; "))
+              for i in range(30)]
+    accepted = {}
+
+    def submit():
+        accepted.update(submit_all(fleet, bodies))
+
+    t = threading.Thread(target=submit)
+    t.start()
+    victim = fleet[1]
+    # Killed once a run of its own is launched (its supervisor recorded).
+    launched = wait_until(lambda: sorted(
+        (victim.state / "runs").glob("*/identity.json")), 60, 0.02)
+    assert launched
+    victim.kill9()
+    launched = {p.parent.name for p in launched}
+    t.join(timeout=120)
+    ids = [b["run_id"] for st, b in accepted.values() if st == 202]
+    assert len(ids) >= 20
+    # The lease (2 s) runs out; a surviving node settles node1's runs.
+    assert wait_until(lambda: all_finished(store, ids), 60, 0.25)
+    s = states(store, ids)
+    lost = [i for i, v in s.items() if v[2] == "unavailable"]
+    adopted = {i: c for i, c in audit_counts(store, "run.adopted").items()
+               if i in s}
+    if adopt:
+        assert adopted, "node1 had runs in flight"
+        assert all(c == 1 for c in adopted.values())
+        assert all(s[i][1] != "node1" for i in adopted)
+        for i in launched & set(ids):
+            if s[i][1] != "node1":
+                assert s[i][2] == "completed", (i, s[i])
+        assert any(s[i][2] == "completed" for i in adopted)
+    else:
+        assert lost, "node1 had runs in flight"
+        assert not adopted
+        assert all(s[i][1] == "node1" for i in lost)
+    # Nothing ran twice; every completed run ran.
+    lines = collections.Counter(marker.read_text().split())
+    assert all(c == 1 for c in lines.values()), lines
+    body_token = {b["run_id"]: "k%d" % i for i, (st, b) in accepted.items()
+                  if st == 202}
+    for i, v in s.items():
+        if v[2] == "completed":
+            assert lines[body_token[i]] == 1
+    assert_once(store, ids)
+    # node1 comes back: the store keeps the one outcome it has.
+    victim.start(timeout=30)
+    st, _, b = victim.request("POST", "/v1/runs", sh("echo back"))
+    assert st == 200 and b["stdout"] == "back\n"
+    victim.stop()
+    assert_once(store, ids)
+    verify_chain(store)
+
+
+def test_idempotency_race_two_nodes(fleet, store, tmp_path):
+    marker = tmp_path / "marker"
+    for i in range(20):
+        body = sh(marker_code(marker, "i%d" % i),
+                  idempotency_key="race-%d" % i)
+        res = [None, None]
+
+        def post(k):
+            res[k] = fleet[k].request("POST", "/v1/runs", body)
+
+        ts = [threading.Thread(target=post, args=(k,)) for k in (0, 1)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(timeout=60)
+        assert res[0][0] == 200 and res[1][0] == 200, res
+        assert res[0][2]["run_id"] == res[1][2]["run_id"]
+    lines = collections.Counter(marker.read_text().split())
+    assert sorted(lines) == sorted("i%d" % i for i in range(20))
+    assert all(c == 1 for c in lines.values())
+    assert store.query("SELECT count(*) FROM runs") == [(20,)]
+    # The same key with another request is a conflict, on any node.
+    st, _, b = fleet[2].request("POST", "/v1/runs",
+                                sh("echo other", idempotency_key="race-0"))
+    assert st == 409 and b["error"] == "idempotency_conflict"
+
+
+@pytest.mark.parametrize("fleet", [{"tenant_max": 2}], indirect=True)
+def test_fleet_wide_tenant_concurrency(fleet, store, tmp_path):
+    active = tmp_path / "active"
+    active.mkdir()
+    counts = tmp_path / "counts"
+    code = ("touch %s/$$; ls %s | wc -l >> %s; sleep 0.25; rm %s/$$"
+            % (active, active, counts, active))
+    answers = submit_all(fleet, [sh(code) for _ in range(12)])
+    ids = [b["run_id"] for _, b in answers.values()]
+    assert wait_until(lambda: all_finished(store, ids), 60, 0.25)
+    seen = [int(x) for x in counts.read_text().split()]
+    assert len(seen) == 12
+    assert max(seen) <= 2, seen
+    # More than one node ran them: the limit held across nodes.
+    assert len({v[1] for v in states(store, ids).values()}) >= 2
+    verify_chain(store)
+
+
+def test_tampered_chain_fails_verify(store, tmp_path):
+    node = Node(tmp_path, fleet_config(store.url, node_id="solo"),
+                name="solo")
+    try:
+        node.start(timeout=30)
+        st, _, _ = node.request("POST", "/v1/runs", sh("true"))
+        assert st == 200
+    finally:
+        node.stop()
+        cleanup_state(node)
+    verify_chain(store)
+    # The triggers refuse the edit; behind their back it is caught.
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        store.query("UPDATE audit SET record = record WHERE seq = 1")
+    c = sqlite3.connect(str(store.path))
+    c.executescript("DROP TRIGGER audit_no_update; UPDATE audit SET "
+                    "record = replace(record, 'run.queued', 'run.qveued') "
+                    "WHERE seq = 1;")
+    c.close()
+    out = subprocess.run([AIRLOCK_BIN, "audit", "verify", "--store",
+                          store.url], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 1
+    assert "record 1: record hash mismatch" in out.stderr
+
+
+def test_verify_never_creates_a_store(tmp_path):
+    missing = tmp_path / "nothing.db"
+    out = subprocess.run([AIRLOCK_BIN, "audit", "verify", "--store",
+                          "sqlite://%s" % missing], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 1 and "no store at" in out.stderr
+    assert not missing.exists()
+    # Another SQLite file (a node's own airlock.db has an audit table
+    # too) is refused and left as it was.
+    other = tmp_path / "other.db"
+    c = sqlite3.connect(str(other))
+    c.execute("CREATE TABLE audit (seq INTEGER PRIMARY KEY, record TEXT)")
+    c.close()
+    os.chmod(other, 0o600)
+    before = other.read_bytes()
+    out = subprocess.run([AIRLOCK_BIN, "audit", "verify", "--store",
+                          "sqlite://%s" % other], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 1 and "is not a fleet store" in out.stderr
+    assert other.read_bytes() == before
+    assert not (tmp_path / "other.db-wal").exists()
+
+
+@pytest.mark.parametrize("url, reason", [
+    ("sqlite://relative/fleet.db", "store"),
+    ("sqlite:///", "sqlite:///ABSOLUTE/PATH/FILE"),
+    ("sqlite:///tmp/x.db?mode=ro", "sqlite:///ABSOLUTE/PATH/FILE"),
+    # Another user could swap the -wal file in a directory anyone writes.
+    ("sqlite:///tmp/airlock-fleet-test.db", "not writable by others"),
+])
+def test_bad_sqlite_store_is_refused(tmp_path, url, reason):
+    cfg = local_config()
+    cfg["store"] = url
+    d = DurableDaemon(tmp_path, cfg)
+    d.start(expect_ok=False)
+    assert d.proc.wait(timeout=20) != 0
+    assert reason in d.log()
+    assert not os.path.exists("/tmp/airlock-fleet-test.db")
