@@ -3,7 +3,8 @@ backing) lives on the per-boot tmpfs, not beneath RUN/ on the state
 directory (docs/durability.md, "The run directory"): nothing in it must
 outlive a reboot, and creating it on disk cost an inode allocation per
 entry (docs/performance.md).  The daemon removes what a killed
-supervisor's sandbox left there when it finishes the run."""
+supervisor's sandbox left there when it finishes the run.  The finishing
+marker, likewise, is a link rather than a new inode."""
 import os
 import pathlib
 import signal
@@ -84,6 +85,11 @@ def test_the_run_directory_is_on_tmpfs_and_gone_after(daemon):
     assert st == 200 and res["outcome"] == "interrupted", res
     assert not leftover.exists()
     assert audit_events(d, rid) == ["run.started", "run.finished"]
+    # The finishing marker is a second name of identity.json's inode
+    # (only its existence counts; a link allocates no inode).
+    rd = run_dir(d, rid)
+    assert (rd / "finishing").stat().st_ino == \
+        (rd / "identity.json").stat().st_ino
 
 
 def test_a_killed_supervisors_run_directory_is_removed(daemon):
