@@ -4,12 +4,13 @@
 usage: bench/api_cpu.py AIRLOCK RUNS CLIENTS OUT [airlock options...]
 
 Starts `AIRLOCK --state-dir TMP serve` (TMP under $STATE_BASE, default
-/var/tmp), posts 20 warm-up runs of sh `true`, then attaches to the daemon
+/var/tmp), posts 40 warm-up runs of sh `true`, then attaches to the daemon
 (children inherited) and posts RUNS more from CLIENTS threads, a new
 connection per request.  OUT decides what is attached:
 
   X.data    perf record -F 4000 -g   (then: bench/api_phases.py X.data RUNS)
-  X.stat    perf stat: task-clock, fdatasync, fsync, clone3, execve counts
+  X.stat    perf stat: task-clock, fdatasync, fsync, clone3, execve counts,
+            ext4 inodes allocated and freed
   X.strace  strace -f -c (system calls by count)
   -         nothing (runs/s only)
 
@@ -80,9 +81,12 @@ def main():
         except urllib.error.HTTPError as e:
             bad.append(f"HTTP {e.code}: {e.read()[:200]!r}")
 
-    for _ in range(20):
+    # The first supervisors on an empty cache directory observe every
+    # language inside the sandbox (seconds of javac, go, rustc...): let
+    # that finish before the measurement.
+    for _ in range(40):
         post()
-    time.sleep(1)
+    time.sleep(5)
     pid = str(p.pid)
     if out.endswith(".data"):
         cmd = ["perf", "record", "-q", "-F", "4000", "-g", "-p", pid,
@@ -91,7 +95,8 @@ def main():
         cmd = ["perf", "stat", "-x,", "-e",
                "task-clock,syscalls:sys_enter_fdatasync,"
                "syscalls:sys_enter_fsync,syscalls:sys_enter_clone3,"
-               "syscalls:sys_enter_execve", "-p", pid, "-o", out]
+               "syscalls:sys_enter_execve,ext4:ext4_allocate_inode,"
+               "ext4:ext4_free_inode", "-p", pid, "-o", out]
     elif out.endswith(".strace"):
         cmd = ["strace", "-f", "-c", "-S", "calls", "-o", out, "-p", pid]
     else:
