@@ -312,7 +312,8 @@ int al_epoch_next(const char *state_dir, uint64_t *out)
 
 const char *al_run_work_tmpfs(const char *provider, const char *module)
 {
-	if (provider == NULL || module != NULL || strcmp(provider, "sandbox") != 0)
+	if (provider == NULL || module != NULL ||
+	    strcmp(provider, "sandbox") != 0)
 		return NULL;
 	return al_rundir_tmpfs_base();
 }
