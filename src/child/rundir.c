@@ -2,10 +2,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "bundle/bundle.h"
@@ -24,6 +27,38 @@ bool al_run_id_safe(const char *id)
 			return false;
 	}
 	return true;
+}
+
+static pthread_once_t tmpfs_once = PTHREAD_ONCE_INIT;
+static char tmpfs_base[64]; /* empty: no usable tmpfs */
+
+static void find_tmpfs(void)
+{
+	struct statfs sf;
+	struct stat st;
+	if (statfs("/dev/shm", &sf) == 0 && sf.f_type == TMPFS_MAGIC &&
+	    lstat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) &&
+	    st.st_uid == 0 && (st.st_mode & S_ISVTX))
+		snprintf(tmpfs_base, sizeof(tmpfs_base), "/dev/shm/airlock-%u",
+			 (unsigned)geteuid());
+}
+
+const char *al_rundir_tmpfs_base(void)
+{
+	pthread_once(&tmpfs_once, find_tmpfs);
+	return tmpfs_base[0] != '\0' ? tmpfs_base : NULL;
+}
+
+int al_rundir_remove_leftover(const char *base, const char *run_id)
+{
+	if (base == NULL || !al_run_id_safe(run_id))
+		return base == NULL ? 0 : -EINVAL;
+	int fd = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	int rc = al_remove_tree_at(fd, run_id);
+	close(fd);
+	return rc == -ENOENT ? 0 : rc;
 }
 
 /* The base must be a real directory of ours that nobody else can write:

@@ -43,6 +43,14 @@ int al_rundir_materialise(al_rundir *rd, const al_bundle *b,
 /* An O_PATH directory descriptor of RUN/workspace (not through a link),
  * or -errno. */
 int al_rundir_workspace_fd(const al_rundir *rd);
+/* "/dev/shm/airlock-<euid>" when /dev/shm is a root-owned sticky tmpfs,
+ * else NULL: a per-boot place for run directories that hold only what
+ * the host wrote (a sandboxed run's code and inputs), where creating and
+ * removing them costs no disk inode allocation.  The string is static. */
+const char *al_rundir_tmpfs_base(void);
+/* Removes base/run_id (a leftover of a killed provider) when base is not
+ * NULL; nothing when it is absent.  0 or -errno. */
+int al_rundir_remove_leftover(const char *base, const char *run_id);
 /* Removes the tree (without following links) and frees the paths. */
 int al_rundir_remove(al_rundir *rd);
 /* Removes parent_fd/name and everything beneath it, never following a

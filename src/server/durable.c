@@ -215,7 +215,11 @@ int al_drun_create(al_durable *d, const al_launch_spec *s, al_drun **out,
 	made = true;
 	if ((rc = al_drun_lock(r)) < 0 || (rc = al_inbox_prepare(r->dirfd)) < 0)
 		goto fail;
-	if (mkdirat(r->dirfd, AL_RF_WORK, 0700) < 0) {
+	/* RUN/work only where the provider's run directory stays on the
+	 * state directory (else the supervisor's provider makes its own on
+	 * the tmpfs: no disk inode per run for it). */
+	if (al_run_work_tmpfs(s->provider, s->provider_module) == NULL &&
+	    mkdirat(r->dirfd, AL_RF_WORK, 0700) < 0) {
 		rc = -errno;
 		goto fail;
 	}
@@ -988,7 +992,15 @@ int al_drun_mark_finishing(al_drun *r)
 {
 	/* Not synced: another daemon on this machine sees it in the page
 	 * cache; after a machine crash the recovering daemon checks the
-	 * audit trail for every run it finishes (service: finish). */
+	 * audit trail for every run it finishes (service: finish).  Only
+	 * its existence is ever asked, so it is a second name of
+	 * identity.json's inode when there is one: a link allocates no
+	 * inode (docs/performance.md, "The service, round three"). */
+	if (linkat(r->dirfd, AL_RF_IDENTITY, r->dirfd, AL_RF_FINISHING, 0) ==
+	    0)
+		return 0;
+	if (errno == EEXIST)
+		return 1;
 	int fd = openat(r->dirfd, AL_RF_FINISHING,
 			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			0600);
@@ -1026,6 +1038,13 @@ void al_drun_cleanup(al_drun *r)
 	if (al_recovery_drop_request(r->dirfd, &r->rec) < 0)
 		al_logf(AL_LOG_WARN, r->run_id, "cannot drop its request");
 	al_remove_tree_at(r->dirfd, AL_RF_WORK);
+	/* A killed provider's run directory on the tmpfs (run ids are
+	 * unique, so the name is this run's). */
+	if (al_rundir_remove_leftover(al_run_work_tmpfs(r->rec.provider,
+							r->rec.module),
+				      r->run_id) < 0)
+		al_logf(AL_LOG_WARN, r->run_id,
+			"cannot remove its run directory");
 	/* What a supervisor killed while holding its result left. */
 	unlinkat(r->dirfd, AL_RF_RESERVE, 0);
 	unlinkat(r->dirfd, AL_RF_PENDING, 0);

@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "airlock/json.h"
+#include "child/rundir.h"
 #include "core/util.h"
 #include "supervisor/record_file.h"
 #include "cgroup/cgroup.h"
@@ -307,4 +308,12 @@ int al_epoch_next(const char *state_dir, uint64_t *out)
 	if (rc == 0)
 		*out = epoch;
 	return rc;
+}
+
+const char *al_run_work_tmpfs(const char *provider, const char *module)
+{
+	if (provider == NULL || module != NULL ||
+	    strcmp(provider, "sandbox") != 0)
+		return NULL;
+	return al_rundir_tmpfs_base();
 }

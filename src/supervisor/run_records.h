@@ -37,6 +37,13 @@
 #define AL_RF_INBOX "inbox"
 #define AL_RF_ACKS "acks"
 #define AL_RF_WORK "work"
+/* Where the provider's run directory of a durable run goes instead of
+ * RUN/work: the per-boot tmpfs for the built-in sandbox, whose run
+ * directory holds only what the host wrote (a rw /workspace is a tmpfs
+ * of its own), so nothing in it needs to outlive a reboot, which no run
+ * outlives; NULL: RUN/work, on the state directory.  The daemon removes
+ * a killed provider's leftover there when it cleans the run up. */
+const char *al_run_work_tmpfs(const char *provider, const char *module);
 
 /* Bound for records read back (results carry captured output). */
 #define AL_RF_MAX_RUNREC (4u * 16u * 1024u * 1024u + 256u * 1024u)

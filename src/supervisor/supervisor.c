@@ -616,8 +616,11 @@ static const char *prepare(sup *s, const char *state_dir, int secrets_fd)
 	}
 	if (why == NULL)
 		why = open_stdin_stream(s);
-	/* The provider's run directory goes beneath the run's own. */
-	if (why == NULL && setenv("AIRLOCK_RUN_BASE", s->work, 1) < 0)
+	/* The provider's run directory goes beneath the run's own, or to
+	 * the per-boot tmpfs when nothing in it must outlive a reboot. */
+	const char *work = al_run_work_tmpfs(provider, s->rec.module);
+	if (why == NULL &&
+	    setenv("AIRLOCK_RUN_BASE", work != NULL ? work : s->work, 1) < 0)
 		why = "start_failed";
 	else if (s->ops == NULL || strcmp(s->ops->id, provider) != 0)
 		why = "start_failed";
