@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "core/util.h"
-#include "cgroup/cgfs.h"
 #include "lang/languages.h"
 #include "child/env.h"
 #include "sandbox/launch.h"
@@ -157,26 +156,6 @@ const char *al_sb_warm_mismatch(const al_sb_warm_class *c,
 	return NULL;
 }
 
-/* ---- CPU weight ---------------------------------------------------- */
-
-/* A member being made or idle has the least CPU weight: its start (the
- * interpreter's boot above all) takes only CPU that runs leave unused,
- * so a refill never slows the runs that wait.  The claim gives it the
- * default weight a cold run's fresh cgroup has (cgroup v1 cpu.shares
- * 1024, v2 cpu.weight 100).  0, or a negative errno. */
-static int member_cpu_weight(const al_sb_context *ctx, const al_sb_cgrun *cg,
-			     bool idle)
-{
-	const al_sb_cgver v = ctx->cg.ver[AL_CG_CPU];
-	if (v == AL_CG_V1 && cg->v1_dir[AL_CG_CPU] != NULL)
-		return al_cgfs_write(cg->v1_dir[AL_CG_CPU], "cpu.shares",
-				     idle ? "2" : "1024");
-	if (v == AL_CG_V2 && cg->v2_dir != NULL)
-		return al_cgfs_write(cg->v2_dir, "cpu.weight",
-				     idle ? "1" : "100");
-	return 0; /* no CPU controller: nothing to weigh */
-}
-
 /* ---- preparing --------------------------------------------------- */
 
 static void member_free(al_sb_member *m)
@@ -283,10 +262,6 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 	rc = al_sb_cgrun_create(&ctx->cg, cg_name, &idle, &m->cg, err);
 	if (rc < 0)
 		goto fail;
-	/* (a member at the default weight is only slower to get ready
-	 * under load) */
-	int wrc = member_cpu_weight(ctx, &m->cg, true);
-	(void)wrc;
 	/* socket accounting on before the interpreter starts (its sockets
 	 * would go uncharged); the request's own bound is written at go */
 	rc = al_sb_cgrun_limit_sockets(&ctx->cg, &m->cg,
@@ -364,6 +339,7 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 		.rlimits = rl,
 		.n_rlimits = nrl,
 		.stdin_pipe = true, /* the header comes this way */
+		.stdin_src = -1,    /* a pipe of its own, never our stdin */
 		.filter = &ctx->filter,
 		.landlock = {.abi = ctx->landlock_abi,
 			     .workspace_rw = workspace == AL_WORKSPACE_RW,
@@ -408,8 +384,6 @@ int al_sb_member_claim(const al_sb_context *ctx, al_sb_member *m,
 		       const al_limits *limits)
 {
 	int rc = al_sb_cgrun_relimit(&ctx->cg, &m->cg, limits);
-	if (rc == 0)
-		rc = member_cpu_weight(ctx, &m->cg, false);
 	if (rc == 0)
 		rc = al_sb_cgrun_limit_sockets(&ctx->cg, &m->cg,
 					       al_sb_socket_bytes(&ctx->cfg,

@@ -355,10 +355,28 @@ static void test_pooled_is_cold(void **state)
 	compare_case(cold, warm, "syntax", false,
 		     "console.log('never');\nlet x = ;\n");
 
+	/* and the runs above were really warm: a member's node was started
+	 * as `node -e LOADER` (its /proc/self/cmdline: a documented
+	 * residue), a cold one as `node /code/main.js` */
+	al_request *req = probe_request(
+		"console.log(require('fs').readFileSync('/proc/self/cmdline',\n"
+		"  'utf8').split('\\0')[1])\n",
+		"x", false);
+	char id[40];
+	al_run_id_new(id);
+	al_result *a = run_on(cold, req, id);
+	wait_idle(warm);
+	al_result *b = run_on(warm, req, id);
+	assert_string_equal(text_of(a, 0), "/code/main.js\n");
+	assert_string_equal(text_of(b, 0), "-e\n");
+	al_result_free(a);
+	al_result_free(b);
+	al_request_free(req);
+
 	/* every pooled run took a member: none went cold */
 	al_sb_pool_stats st;
 	al_sb_provider_pool_stats(warm, &st);
-	assert_int_equal(st.taken, n + 2);
+	assert_int_equal(st.taken, n + 3);
 	assert_int_equal(st.cold, 0);
 	assert_int_equal(ops->release(warm, NULL), 0);
 	assert_int_equal(ops->release(cold, NULL), 0);
