@@ -208,10 +208,8 @@ al_sb_member *al_sb_pool_take(al_sb_pool *p, const al_exec *exec,
 	snprintf(cls.language, sizeof(cls.language), "%s", l->cfg.language);
 	if (al_sb_warm_mismatch(&cls, exec, tc_path) != NULL)
 		goto cold;
-	/* None ready, but one on its way (being prepared, or about to be:
-	 * right after ensure the thread may not have begun): wait for it. */
-	/* a run with other rlimits than javascript members start with:
-	 * none on its way could serve it; later ones start with its */
+	/* A run with other rlimits than javascript members start with:
+	 * none on its way could serve it; later ones start with its. */
 	bool fresh = true;
 	if (al_sb_warm_fixed_rlimits(l->cfg.language) &&
 	    !al_sb_warm_same_rlimits(&l->start_limits,
@@ -219,6 +217,8 @@ al_sb_member *al_sb_pool_take(al_sb_pool *p, const al_exec *exec,
 		l->start_limits = exec->request->limits;
 		fresh = false;
 	}
+	/* None ready, but one on its way (being prepared, or about to be:
+	 * right after ensure the thread may not have begun): wait for it. */
 	struct timespec until;
 	deadline_in(&until, TAKE_WAIT_MS);
 	uint64_t rest = 0;
