@@ -56,7 +56,8 @@ status=0
 cat >"$work/pool.json" <<'JSON'
 {"providers": [{"provider": "sandbox",
                 "config": {"pool": {"sh": {"size": 2, "workspace": "rw"},
-                                    "python": {"size": 1, "workspace": "rw"}}}}],
+                                    "python": {"size": 1, "workspace": "rw"},
+                                    "javascript": {"size": 1}}}}],
  "tenants": {"default": {"languages": "*"}}}
 JSON
 AIRLOCK_SANDBOX_POOL_STATS="$work/pool-stats" "$BIN" --state-dir "$work/pool-state" \

@@ -28,6 +28,9 @@ struct lang {
 	uint64_t rest_until_ms; /* back-off after a failed start */
 	unsigned made;		/* members made (without refill: <= size) */
 	unsigned fails;		/* failed starts in a row */
+	/* javascript: the rlimits new members start with, those of the
+	 * latest run that asked (al_sb_warm_fixed_rlimits) */
+	al_limits start_limits;
 };
 
 struct al_sb_pool {
@@ -95,6 +98,7 @@ static void *refill_main(void *arg)
 		l->preparing++;
 		l->made++;
 		unsigned n = p->seq++;
+		al_limits start = l->start_limits;
 		pthread_mutex_unlock(&p->mu);
 
 		char run_id[40], cg_name[64];
@@ -104,8 +108,8 @@ static void *refill_main(void *arg)
 		al_sb_member *m = NULL;
 		int rc = al_sb_member_prepare(p->ctx, l->cfg.language,
 					      l->cfg.network, l->cfg.workspace,
-					      l->cfg.inbox, run_id, cg_name,
-					      &m, NULL);
+					      l->cfg.inbox, &start, run_id,
+					      cg_name, &m, NULL);
 
 		pthread_mutex_lock(&p->mu);
 		l->preparing--;
@@ -148,8 +152,11 @@ int al_sb_pool_start(const al_sb_context *ctx, al_sb_pool **out,
 		return -ENOMEM;
 	p->ctx = ctx;
 	for (size_t i = 0; i < ctx->cfg.n_pool; i++)
-		if (al_sb_warm_supported(ctx->cfg.pool[i].language))
-			p->langs[p->n_langs++].cfg = ctx->cfg.pool[i];
+		if (al_sb_warm_supported(ctx->cfg.pool[i].language)) {
+			struct lang *l = &p->langs[p->n_langs++];
+			l->cfg = ctx->cfg.pool[i];
+			al_sb_warm_default_limits(&l->start_limits);
+		}
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -187,6 +194,8 @@ al_sb_member *al_sb_pool_take(al_sb_pool *p, const al_exec *exec,
 	if (p == NULL)
 		return NULL;
 	al_sb_member *m = NULL;
+	al_sb_member *stale[AL_SB_POOL_MAX_SIZE];
+	unsigned n_stale = 0;
 	pthread_mutex_lock(&p->mu);
 	struct lang *l = find_lang(p, exec->request->language);
 	if (l == NULL)
@@ -199,20 +208,38 @@ al_sb_member *al_sb_pool_take(al_sb_pool *p, const al_exec *exec,
 	snprintf(cls.language, sizeof(cls.language), "%s", l->cfg.language);
 	if (al_sb_warm_mismatch(&cls, exec, tc_path) != NULL)
 		goto cold;
+	/* A run with other rlimits than javascript members start with:
+	 * none on its way could serve it; later ones start with its. */
+	bool fresh = true;
+	if (al_sb_warm_fixed_rlimits(l->cfg.language) &&
+	    !al_sb_warm_same_rlimits(&l->start_limits,
+				     &exec->request->limits)) {
+		l->start_limits = exec->request->limits;
+		fresh = false;
+	}
 	/* None ready, but one on its way (being prepared, or about to be:
 	 * right after ensure the thread may not have begun): wait for it. */
 	struct timespec until;
 	deadline_in(&until, TAKE_WAIT_MS);
 	uint64_t rest = 0;
-	while (l->n_ready == 0 && !p->stopping &&
+	while (fresh && l->n_ready == 0 && !p->stopping &&
 	       (l->preparing > 0 || wanted(p, al_mono_ms(), &rest) == l))
 		if (pthread_cond_timedwait(&p->cv, &p->mu, &until) != 0)
 			break;
 	for (unsigned i = l->n_ready; i-- > 0;) {
 		/* the member's own class (its interpreter, observed when it
 		 * was made) must match too */
-		if (al_sb_warm_mismatch(&l->ready[i]->cls, exec, tc_path) !=
-		    NULL)
+		const char *why =
+			al_sb_warm_mismatch(&l->ready[i]->cls, exec, tc_path);
+		if (why != NULL && strcmp(why, "rlimit") == 0 &&
+		    l->ready[i]->cls.fixed_rlimits) {
+			/* members follow the latest run's rlimits: this one
+			 * makes way for one started with them */
+			stale[n_stale++] = l->ready[i];
+			l->ready[i] = l->ready[--l->n_ready];
+			continue;
+		}
+		if (why != NULL)
 			continue;
 		m = l->ready[i];
 		l->ready[i] = l->ready[--l->n_ready];
@@ -223,7 +250,11 @@ al_sb_member *al_sb_pool_take(al_sb_pool *p, const al_exec *exec,
 cold:
 	p->stats.cold++;
 out:
+	if (n_stale > 0)
+		pthread_cond_broadcast(&p->cv); /* room for new members */
 	pthread_mutex_unlock(&p->mu);
+	for (unsigned i = 0; i < n_stale; i++)
+		al_sb_member_destroy(stale[i]);
 	return m;
 }
 

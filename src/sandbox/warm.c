@@ -24,9 +24,14 @@
 #include "sandbox/warm_inbox.h"
 #include "sandbox/warm_loaders.h"
 
+static bool is_node(const char *language)
+{
+	return strcmp(language, "javascript") == 0;
+}
+
 static bool interp_start(const char *language)
 {
-	return strcmp(language, "python") == 0;
+	return strcmp(language, "python") == 0 || is_node(language);
 }
 
 bool al_sb_warm_supported(const char *language)
@@ -40,15 +45,52 @@ bool al_sb_warm_supported(const char *language)
 
 /* Variables the dynamic loader, libc or the interpreter read while
  * starting: a member started without them, so a request setting one goes
- * cold.  (PYTHON* is ignored by both: the plan runs python -E.) */
-static bool env_affects_start(const char *name, size_t len)
+ * cold.  (PYTHON* is ignored by both: the plan runs python -E.)  node
+ * reads NODE_OPTIONS, NODE_PATH and its other NODE_* at start, libuv
+ * UV_*, OpenSSL its OPENSSL_* and SSL_CERT_*; HOME only for the global
+ * module paths, which the loader recomputes. */
+static bool env_affects_start(bool node, const char *name, size_t len)
 {
 	static const char *const prefixes[] = {"LD_", "GLIBC_", "MALLOC_",
 					       "LC_", "LANG", NULL};
+	static const char *const node_prefixes[] = {"NODE_", "UV_", "OPENSSL_",
+						    "SSL_CERT_", NULL};
 	for (const char *const *p = prefixes; *p != NULL; p++)
 		if (len >= strlen(*p) && strncmp(name, *p, strlen(*p)) == 0)
 			return true;
+	for (const char *const *p = node_prefixes; node && *p != NULL; p++)
+		if (len >= strlen(*p) && strncmp(name, *p, strlen(*p)) == 0)
+			return true;
 	return len == 2 && strncmp(name, "TZ", 2) == 0;
+}
+
+/* The limits a node member starts with when its pool has seen no run
+ * yet: what a host gives a request that sets none (docs/configuration.md,
+ * "Ceilings"): cpu_ms 900 000, file_bytes 1 GiB, open_files 256. */
+void al_sb_warm_default_limits(al_limits *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->cpu_ms = 900000u;
+	out->file_bytes = 1ull << 30;
+	out->open_files = AL_DEFAULT_OPEN_FILES;
+}
+
+bool al_sb_warm_fixed_rlimits(const char *language)
+{
+	return language != NULL && is_node(language);
+}
+
+bool al_sb_warm_same_rlimits(const al_limits *a, const al_limits *b)
+{
+	al_rlimit_spec ra[AL_CHILD_RLIMITS_MAX], rb[AL_CHILD_RLIMITS_MAX];
+	size_t na = al_child_rlimits(a, ra), nb = al_child_rlimits(b, rb);
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++)
+		if (ra[i].resource != rb[i].resource ||
+		    ra[i].value != rb[i].value)
+			return false;
+	return true;
 }
 
 const char *al_sb_warm_mismatch(const al_sb_warm_class *c,
@@ -99,14 +141,19 @@ const char *al_sb_warm_mismatch(const al_sb_warm_class *c,
 		    cur.rlim_max != RLIM_INFINITY && want > cur.rlim_max)
 			return "rlimit";
 	}
+	/* node cannot set its own: the member started with its class's */
+	if (c->fixed_rlimits &&
+	    !al_sb_warm_same_rlimits(&req->limits, &c->rlimits))
+		return "rlimit";
 	if (!interp_start(req->language))
 		return NULL; /* execve gets the run's own environment */
+	bool node = is_node(req->language);
 	for (size_t i = 0; i < req->n_env; i++)
-		if (env_affects_start(req->env[i].name,
+		if (env_affects_start(node, req->env[i].name,
 				      strlen(req->env[i].name)))
 			return "env";
 	for (size_t i = 0; i < exec->n_host_env; i++)
-		if (env_affects_start(exec->host_env[i],
+		if (env_affects_start(node, exec->host_env[i],
 				      strcspn(exec->host_env[i], "=")))
 			return "env";
 	return NULL;
@@ -129,7 +176,8 @@ static void member_free(al_sb_member *m)
 
 int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 			 al_network network, al_workspace_mode workspace,
-			 bool inbox, const char *run_id, const char *cg_name,
+			 bool inbox, const al_limits *start_limits,
+			 const char *run_id, const char *cg_name,
 			 al_sb_member **out, al_error **err)
 {
 	al_toolchain *tc = NULL;
@@ -158,6 +206,13 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 	m->cls.network = network;
 	m->cls.workspace = workspace;
 	m->cls.inbox = inbox;
+	if (al_sb_warm_fixed_rlimits(language)) {
+		m->cls.fixed_rlimits = true;
+		if (start_limits != NULL)
+			m->cls.rlimits = *start_limits;
+		else
+			al_sb_warm_default_limits(&m->cls.rlimits);
+	}
 
 	rc = al_toolchain_observe(language, NULL, ctx->cache_dir, &tc, err);
 	if (rc < 0)
@@ -252,7 +307,17 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 	int er = path_env != NULL ? al_env_baseline(&eb, &envp) : -ENOMEM;
 	char *argv[] = {tc->path, "-E", "-s", "-c",
 			(char *)al_sb_warm_python_loader, NULL};
-	al_rlimit_spec rl[] = {{RLIMIT_CORE, 0}};
+	al_rlimit_spec rl[AL_CHILD_RLIMITS_MAX] = {{RLIMIT_CORE, 0}};
+	size_t nrl = 1;
+	if (is_node(language)) {
+		/* `node -e LOADER`; the run's rlimits from the start (the
+		 * start's CPU counts against RLIMIT_CPU as a cold start's
+		 * does) */
+		argv[1] = "-e";
+		argv[2] = (char *)al_sb_warm_node_loader;
+		argv[3] = NULL;
+		nrl = al_child_rlimits(&m->cls.rlimits, rl);
+	}
 	if (!m->interp) {
 		/* prepared up to its execve, which the header names */
 		go_buf = malloc(AL_SB_GO_BUF);
@@ -275,8 +340,9 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 		.envp = envp,
 		.cwd = "/workspace",
 		.rlimits = rl,
-		.n_rlimits = 1,
+		.n_rlimits = nrl,
 		.stdin_pipe = true, /* the header comes this way */
+		.stdin_src = -1,    /* a pipe of its own, never our stdin */
 		.filter = &ctx->filter,
 		.landlock = {.abi = ctx->landlock_abi,
 			     .workspace_rw = workspace == AL_WORKSPACE_RW,

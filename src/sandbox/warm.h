@@ -5,7 +5,8 @@
  * A member is everything a cold run does up to the program's start (uid,
  * run directory, cgroups, clone3 into the namespaces, mounts, pivot_root,
  * user namespace, capabilities dropped, no_new_privs, Landlock, seccomp,
- * exec) for one class: language, network mode and workspace grant.  What
+ * exec) for one class: language, network mode and workspace grant (and,
+ * for javascript, the rlimits).  What
  * only the request knows is applied at "go": its limits (cgroup values
  * rewritten by the host, rlimits by the loader), its code and input files (written
  * by the host into RUN/code, which the member already has bound at /code,
@@ -37,6 +38,11 @@ typedef struct al_sb_warm_class {
 	al_workspace_mode workspace;
 	const char *tc_path; /* the interpreter it started */
 	bool inbox; /* serves runs with an inbox (and only those) */
+	/* javascript: node cannot set its own rlimits, so a member starts
+	 * with those of `rlimits` (al_child_rlimits) and serves only runs
+	 * whose rlimits are the same */
+	bool fixed_rlimits;
+	al_limits rlimits;
 } al_sb_warm_class;
 
 typedef struct al_sb_member {
@@ -47,8 +53,9 @@ typedef struct al_sb_member {
 	al_sb_cgrun cg;
 	al_child child;
 	al_sb_cgusage base; /* cgroup usage when handed its request */
-	bool interp;	    /* python: the interpreter runs a loader; else the
-			     * program waits before its execve */
+	bool interp;	    /* python, javascript: the interpreter runs a
+			     * loader; else the program waits before its
+			     * execve */
 	int fail_fd;	    /* exec kind: reports an exec failure after go */
 	/* inbox class: the member's own RUN/inbox, bound at /inbox
 	 * (removed with rd), and its /inbox-acks tmpfs (warm_inbox.h) */
@@ -60,10 +67,19 @@ typedef struct al_sb_member {
 	int ws_fd;
 } al_sb_member;
 
-/* true when the language has a warm start: python's interpreter started
- * with a loader, or (sh, bash, javascript, ruby, powershell: languages
- * without a build step) the program prepared up to its execve. */
+/* true when the language has a warm start: python's and node's
+ * (javascript) interpreter started with a loader, or (sh, bash, ruby,
+ * powershell: languages without a build step) the program prepared up to
+ * its execve. */
 bool al_sb_warm_supported(const char *language);
+
+/* true when a member of the language starts with its run's rlimits
+ * (javascript), which then belong to its class. */
+bool al_sb_warm_fixed_rlimits(const char *language);
+/* The start limits of such a member before its pool has seen a run. */
+void al_sb_warm_default_limits(al_limits *out);
+/* true when a and b give the same rlimits (al_child_rlimits). */
+bool al_sb_warm_same_rlimits(const al_limits *a, const al_limits *b);
 
 /* NULL when a member of class c can serve exec exactly as a cold run
  * would, else the reason it cannot (a short word, for tests and logs). */
@@ -71,11 +87,14 @@ const char *al_sb_warm_mismatch(const al_sb_warm_class *c,
 				const al_exec *exec, const char *tc_path);
 
 /* Prepares a member; run_id names its run directory, cg_name its
- * cgroups; inbox: a member of an inbox class.  0, or a negative errno
- * with err set (nothing left). */
+ * cgroups; inbox: a member of an inbox class; start_limits: the rlimits
+ * a javascript member starts with (NULL: al_sb_warm_default_limits;
+ * other languages ignore it).  0, or a negative errno with err set
+ * (nothing left). */
 int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 			 al_network network, al_workspace_mode workspace,
-			 bool inbox, const char *run_id, const char *cg_name,
+			 bool inbox, const al_limits *start_limits,
+			 const char *run_id, const char *cg_name,
 			 al_sb_member **out, al_error **err);
 
 /* The request's cgroup limits into the member, before anything of the
