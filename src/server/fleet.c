@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +32,10 @@
 #include "core/util.h"
 #include "server/fleet_internal.h"
 #include "server/service.h"
-#include "supervisor/record_file.h"
+#include "supervisor/control.h"
 #include "supervisor/identity.h"
+#include "supervisor/inbox.h"
+#include "supervisor/record_file.h"
 #include "supervisor/run_records.h"
 
 #define DEFAULT_LEASE_MS 5000u
@@ -414,9 +417,55 @@ static void record_text(al_fleet *f, const char *run_id, const char *text)
 	json_decref(r);
 }
 
+/* Control requests for an adopted run, applied to the dead node's run
+ * directory the way that node would have: an inbox event is written
+ * under the run's lock (the supervisor refuses it once its result is
+ * recorded); an interrupt or stop is written with the epoch the run's
+ * lease names (the store made this node its owner, and a newer daemon of
+ * that directory that took the run over since outranks it) and rung
+ * through the verified supervisor's pidfd. */
+typedef struct adopted_ctl {
+	int dirfd;
+	const al_recovery *rec; /* NULL: unreadable, only the inbox works */
+	const char *run_id;
+} adopted_ctl;
+
+static void apply_adopted(void *ctx, const char *kind, const char *event_id,
+			  const char *event)
+{
+	adopted_ctl *c = ctx;
+	int rc;
+	if (strcmp(kind, "inbox") == 0) {
+		if (event_id == NULL || event == NULL)
+			return;
+		int lock = al_record_file_lock_dir(c->dirfd);
+		rc = lock < 0 ? lock : al_inbox_deliver(c->dirfd, event_id, event);
+		if (lock >= 0)
+			close(lock);
+	} else {
+		uint64_t lease = 0;
+		al_identity id;
+		rc = c->rec == NULL ? -ESRCH
+				    : al_lease_read(c->dirfd, c->rec, &lease);
+		if (rc == 0)
+			rc = al_control_write(c->dirfd, lease,
+					      strcmp(kind, "stop") == 0
+						      ? AL_CONTROL_STOP
+						      : AL_CONTROL_INTERRUPT);
+		if (rc == 0 && (rc = al_identity_read(c->dirfd, &id)) == 0)
+			rc = al_identity_signal(&id, c->rec->nonce, SIGUSR1);
+	}
+	/* -EALREADY, -ESRCH: it ended meanwhile, its result says so. */
+	if (rc < 0 && rc != -EALREADY && rc != -ESRCH)
+		al_logf(AL_LOG_WARN, c->run_id,
+			"fleet: cannot pass a %s to the adopted run: %s", kind,
+			strerror(-rc));
+}
+
 /* A run adopted from a dead node on this host: its supervisor does not
  * die with its daemon, so it is watched in that node's state directory
- * (read only) until it records its result — final.json when the dead
+ * (written only to pass control requests on, apply_adopted) until it
+ * records its result — final.json when the dead
  * node got to finish it, else the supervisor's own result.json — or is
  * verified gone without one (lost).  Only the owning node's restart
  * finishes it there (step 11, its own audit trail).  false: the node is
@@ -433,9 +482,18 @@ static bool watch_adopted(al_fleet *f, const char *run_id, const char *dir)
 		goto out;
 	}
 	bool have_rec = al_recovery_read(d, run_id, &rec) == 0;
+	adopted_ctl ac = {d, have_rec ? &rec : NULL, run_id};
+	uint64_t seen = UINT64_MAX; /* the first look takes what waits */
 	for (bool last = false;;) {
 		char *text = NULL;
 		size_t len = 0;
+		/* Interrupts and inbox events sent at any node (pending ones
+		 * from before the adoption too). */
+		uint64_t before = seen;
+		f->st->ops->wait(f->st, false, &seen, 0);
+		if (seen != before)
+			(void)f->st->ops->control_take(f->st, run_id,
+						       apply_adopted, &ac);
 		if (al_record_file_read(d, AL_RF_FINAL, AL_RF_MAX_RECORD, &text,
 				  &len) == 0) {
 			record_text(f, run_id, text);

@@ -369,6 +369,88 @@ def test_node_without_a_capable_provider_leaves_the_run(pg, tmp_path):
             cleanup_state(n)
 
 
+# Waits for an inbox event, copies it to $SEEN, ends (bounded).
+INBOX_READER = r'''
+for i in $(seq 600); do
+  for f in "$AIRLOCK_INBOX"/*.json; do
+    [ -e "$f" ] || continue
+    cat "$f" > "$SEEN"; exit 0
+  done
+  sleep 0.05
+done
+exit 3
+'''
+
+
+def solo_nodes(tmp_path, pg, names, **kw):
+    return [Node(tmp_path, fleet_config(pg.url, node_id=n, **kw), name=n)
+            for n in names]
+
+
+def test_controls_reach_an_adopted_run(pg, tmp_path):
+    """A node is killed with two runs in flight; a surviving node of the
+    host adopts them; an inbox event and an interrupt sent to a third
+    node reach them through the store."""
+    victim, heir, third = solo_nodes(tmp_path, pg, ["victim", "heir",
+                                                    "third"])
+    seen = tmp_path / "seen"
+    try:
+        victim.start(timeout=30)
+        st, _, b = victim.request("POST", "/v1/runs?wait=false",
+                                  sh(INBOX_READER, env={"SEEN": str(seen)},
+                                     limits={"wall_ms": 60000}))
+        assert st == 202
+        reader = b["run_id"]
+        st, _, b = victim.request("POST", "/v1/runs?wait=false",
+                                  sh("sleep 50", limits={"wall_ms": 60000}))
+        assert st == 202
+        sleeper = b["run_id"]
+        # Both launched (their supervisors recorded) on the victim.
+        assert wait_until(lambda: all(
+            (victim.state / "runs" / r / "identity.json").exists()
+            for r in (reader, sleeper)), 30, 0.05)
+        heir.start(timeout=30)
+        third.start(timeout=30)
+        victim.kill9()
+        # The lease runs out; a survivor (same host and boot) adopts both.
+        def adopted():
+            s = states(pg, [reader, sleeper])
+            return len(s) == 2 and all(v[0] == "running" and
+                                       v[1] in ("heir", "third")
+                                       for v in s.values()) and s
+        s = wait_until(adopted, 30, 0.1)
+        assert s, states(pg, [reader, sleeper])
+        assert set(audit_counts(pg, "run.adopted")) >= {reader, sleeper}
+        # Each is reached through the node that did not adopt it.
+        other = {"heir": third, "third": heir}
+        st, _, b = other[s[reader][1]].request(
+            "POST", "/v1/runs/%s/inbox" % reader,
+            {"id": "ev-1", "event": {"n": 7}})
+        assert st == 202, b
+        st, _, b = other[s[sleeper][1]].request(
+            "POST", "/v1/runs/%s/interrupt" % sleeper)
+        assert st == 202 and b["state"] == "interrupting", b
+        assert wait_until(lambda: all_finished(pg, [reader, sleeper]), 30,
+                          0.1)
+        s = states(pg, [reader, sleeper])
+        assert s[reader][2] == "completed", s
+        assert json.loads(seen.read_text()) == {"id": "ev-1",
+                                                "event": {"n": 7}}
+        assert s[sleeper][2] == "interrupted", s
+        st, _, res = third.request("GET", "/v1/runs/" + sleeper)
+        assert st == 200 and res["outcome"] == "interrupted", res
+        # Once recorded, both are refused as finished.
+        st, _, b = third.request("POST", "/v1/runs/%s/inbox" % reader,
+                                 {"id": "ev-2", "event": {}})
+        assert st == 409 and b["error"] == "run_finished"
+        assert_once(pg, [reader, sleeper])
+    finally:
+        for n in (victim, heir, third):
+            if n.proc is not None:
+                n.stop()
+            cleanup_state(n)
+
+
 def test_zz_tampered_chain_fails_verify(pg):
     """The last test on the shared store: it breaks its chain on purpose."""
     chained(pg)
