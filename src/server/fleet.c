@@ -204,6 +204,7 @@ static bool follow(al_fleet *f, al_srv_run *run, const char *run_id)
 {
 	al_service *svc = f->svc;
 	uint64_t next = 0, seen = 0;
+	bool told_language = false;
 	control_ctx cc = {svc, run};
 	(void)f->st->ops->control_take(f->st, run_id, apply_control, &cc);
 	for (;;) {
@@ -241,7 +242,14 @@ static bool follow(al_fleet *f, al_srv_run *run, const char *run_id)
 		}
 		done = run->state == AL_SRV_RUN_DONE;
 		closing = svc->closing;
+		char language[sizeof(run->language)];
+		memcpy(language, run->language, sizeof(language));
 		pthread_mutex_unlock(&svc->lock);
+		/* Admitted: the fleet's list shows and filters its language. */
+		if (!told_language && language[0] != '\0')
+			told_language = f->st->ops->set_language(
+						f->st, f->node, run_id,
+						language) == 0;
 		for (size_t i = 0; i < n; i++) {
 			for (int t = 0; t < 50; t++) {
 				if (f->st->ops->events_append(
@@ -482,6 +490,15 @@ static bool watch_adopted(al_fleet *f, const char *run_id, const char *dir)
 		goto out;
 	}
 	bool have_rec = al_recovery_read(d, run_id, &rec) == 0;
+	/* It was admitted: the list shows its language (a hint). */
+	json_t *req = have_rec && rec.request != NULL
+			      ? json_loads(rec.request, 0, NULL)
+			      : NULL;
+	const char *lang =
+		json_string_value(json_object_get(req, "language"));
+	if (lang != NULL)
+		(void)f->st->ops->set_language(f->st, f->node, run_id, lang);
+	json_decref(req);
 	adopted_ctl ac = {d, have_rec ? &rec : NULL, run_id};
 	uint64_t seen = UINT64_MAX; /* the first look takes what waits */
 	for (bool last = false;;) {

@@ -43,6 +43,14 @@ enum MHD_Result al_fleet_inbox(al_service *svc, struct MHD_Connection *conn,
 			       const char *tenant, const char *run_id,
 			       const char *id, const char *event);
 
+/* GET /v1/runs on a fleet node: the tenant's runs of the whole fleet,
+ * from the store (the query already checked). */
+struct al_run_filter;
+enum MHD_Result al_fleet_list(al_service *svc, struct MHD_Connection *conn,
+			      const char *tenant, size_t limit,
+			      const char *after,
+			      const struct al_run_filter *filter);
+
 /* The shared artifact root (fleet.artifacts_dir) when the store has the
  * run as this tenant's, else NULL: a run another node executed. */
 const char *al_fleet_artifacts_root(al_service *svc, const char *tenant,

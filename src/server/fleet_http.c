@@ -15,6 +15,7 @@
 #include "core/util.h"
 #include "server/fleet_internal.h"
 #include "server/http.h"
+#include "server/run_filter.h"
 #include "server/service.h"
 
 #define KEEPALIVE_WAITS 15 /* one-second waits between keepalives */
@@ -411,6 +412,81 @@ enum MHD_Result al_fleet_inbox(al_service *svc, struct MHD_Connection *conn,
 	default:
 		return unreachable(svc, conn);
 	}
+}
+
+/* ---- the list ------------------------------------------------------- */
+
+typedef struct list_ctx {
+	json_t *arr;
+	char last[40];
+	unsigned n, limit;
+	bool more;
+} list_ctx;
+
+static int list_one(void *ctx, const char *run_id, const char *state,
+		    int64_t created_ms, const char *outcome,
+		    const char *language)
+{
+	list_ctx *l = ctx;
+	char ts[40];
+	if (l->n == l->limit) {
+		l->more = true;
+		return 1;
+	}
+	al_format_time_ms(created_ms, ts, sizeof(ts));
+	json_t *item = json_pack("{s:s, s:s, s:s}", "run_id", run_id, "state",
+				 state, "created_at", ts);
+	if (item != NULL && outcome != NULL)
+		json_object_set_new(item, "outcome", json_string(outcome));
+	if (item != NULL && language != NULL)
+		json_object_set_new(item, "language", json_string(language));
+	if (item == NULL || json_array_append_new(l->arr, item) < 0)
+		return -ENOMEM;
+	snprintf(l->last, sizeof(l->last), "%s", run_id);
+	l->n++;
+	return 0;
+}
+
+enum MHD_Result al_fleet_list(al_service *svc, struct MHD_Connection *conn,
+			      const char *tenant, size_t limit,
+			      const char *after,
+			      const struct al_run_filter *filter)
+{
+	al_fleet *f = svc->fleet;
+	list_ctx l = {.arr = json_array(), .limit = (unsigned)limit};
+	/* One more than asked: whether a next page exists. */
+	al_store_list_query q = {
+		.tenant = tenant,
+		.limit = (unsigned)limit + 1,
+		.after = after,
+		.outcome = filter->by_outcome ? al_outcome_name(filter->outcome)
+					      : NULL,
+		.language = filter->language[0] ? filter->language : NULL,
+		.since_ms = filter->since_ms,
+		.until_ms = filter->until_ms,
+	};
+	int rc = l.arr != NULL ? f->st->ops->list(f->st, &q, list_one, &l)
+			       : -ENOMEM;
+	json_t *doc = NULL;
+	if (rc == 0 &&
+	    (doc = json_pack("{s:O, s:o}", "runs", l.arr, "next_after",
+			     l.more ? json_string(l.last) : json_null())) ==
+		    NULL)
+		rc = -ENOMEM;
+	json_decref(l.arr);
+	char *text = doc != NULL ? json_dumps(doc, JSON_COMPACT) : NULL;
+	json_decref(doc);
+	if (rc == -ENOENT)
+		return al_http_error(svc, conn, 400, "invalid_query",
+				     "after: no such run");
+	if (rc == -EAGAIN)
+		return unreachable(svc, conn);
+	if (rc < 0 || text == NULL) {
+		free(text);
+		return al_http_error(svc, conn, 503, "unavailable",
+				     "out of memory");
+	}
+	return al_http_json(svc, conn, 200, text);
 }
 
 const char *al_fleet_artifacts_root(al_service *svc, const char *tenant,

@@ -686,6 +686,9 @@ static enum MHD_Result list_runs(al_service *svc, struct MHD_Connection *conn,
 				query(conn, "language"), query(conn, "since"),
 				query(conn, "until"), &why) < 0)
 		return al_http_error(svc, conn, 400, "invalid_query", why);
+	/* A fleet node lists the fleet's runs (docs/scale-out.md). */
+	if (svc->fleet != NULL)
+		return al_fleet_list(svc, conn, tenant, limit, after, &filter);
 	int rc = al_service_list(svc, tenant, limit, after, &filter, &text);
 	if (rc == -ENOENT)
 		return al_http_error(svc, conn, 400, "invalid_query",

@@ -65,6 +65,23 @@ typedef void (*al_store_orphan_fn)(void *ctx, const char *run_id,
 typedef void (*al_store_adopt_fn)(void *ctx, const char *run_id,
 				  const char *tenant, const char *state_dir);
 
+/* GET /v1/runs's query (docs/api.md, "Listing runs"). */
+typedef struct al_store_list_query {
+	const char *tenant;
+	unsigned limit;	     /* at most this many runs */
+	const char *after;   /* start past this run of the tenant; NULL: newest */
+	const char *outcome; /* finished with this outcome; NULL: any */
+	const char *language; /* admitted in this language; NULL: any */
+	int64_t since_ms;    /* created at or after (ms); INT64_MIN: any */
+	int64_t until_ms;    /* created before; INT64_MAX: any */
+} al_store_list_query;
+
+/* One listed run: state queued, running or finished; outcome NULL
+ * unless finished; language NULL until admitted. */
+typedef int (*al_store_list_fn)(void *ctx, const char *run_id,
+				const char *state, int64_t created_ms,
+				const char *outcome, const char *language);
+
 typedef struct al_store_ops {
 	const char *name;
 	void (*close)(al_store *st);
@@ -132,6 +149,15 @@ typedef struct al_store_ops {
 	 * chain (one node at a time): the number chained, 0 when none (or
 	 * another node holds the chain). */
 	int (*audit_chain)(al_store *st);
+	/* Notes the language the run (this node's, running) was admitted in,
+	 * for list: a hint, not made durable before it returns. */
+	int (*set_language)(al_store *st, const char *node, const char *run_id,
+			    const char *language);
+	/* The tenant's runs newest first (in submission order) that pass q,
+	 * at most q->limit, fn each (non-zero stops): 0, or -ENOENT when
+	 * q->after names no run of the tenant. */
+	int (*list)(al_store *st, const al_store_list_query *q,
+		    al_store_list_fn fn, void *ctx);
 } al_store_ops;
 
 struct al_store {

@@ -986,6 +986,106 @@ static int pg_orphans(al_store *st, const char *node, al_store_orphan_fn fn,
 	return with_conn((pg_store *)st, orphan_body, &a);
 }
 
+/* ---- listing ---------------------------------------------------------- */
+
+struct lang_args {
+	const char *node, *run_id, *language;
+};
+
+static int lang_body(PGconn *c, void *a_)
+{
+	struct lang_args *a = a_;
+	int rc;
+	/* A hint for listing: its commit does not wait for the disk. */
+	if ((rc = cmd(c, "BEGIN")) < 0 ||
+	    (rc = cmd(c, "SET LOCAL synchronous_commit = off")) < 0)
+		return rc;
+	const char *v[] = {a->run_id, a->node, a->language};
+	PGresult *r = q(c,
+			"UPDATE runs SET admitted_language = $3 WHERE id = $1 "
+			"AND node = $2 AND state = 'running'",
+			3, v);
+	if (r == NULL)
+		return fail(c);
+	PQclear(r);
+	return commit(c);
+}
+
+static int pg_set_language(al_store *st, const char *node, const char *run_id,
+			   const char *language)
+{
+	struct lang_args a = {node, run_id, language};
+	return with_conn((pg_store *)st, lang_body, &a);
+}
+
+struct list_args {
+	const al_store_list_query *q;
+	al_store_list_fn fn;
+	void *ctx;
+};
+
+static int list_body(PGconn *c, void *a_)
+{
+	struct list_args *a = a_;
+	const al_store_list_query *lq = a->q;
+	char after[24] = "", since[24] = "", until[24] = "", lim[16];
+	if (lq->after != NULL) {
+		const char *v[] = {lq->after, lq->tenant};
+		PGresult *r = q(c,
+				"SELECT qseq FROM runs WHERE id = $1 AND "
+				"tenant = $2",
+				2, v);
+		if (r == NULL)
+			return fail(c);
+		int n = PQntuples(r);
+		if (n == 1)
+			snprintf(after, sizeof(after), "%s",
+				 PQgetvalue(r, 0, 0));
+		PQclear(r);
+		if (n != 1)
+			return -ENOENT;
+	}
+	if (lq->since_ms != INT64_MIN)
+		snprintf(since, sizeof(since), "%" PRId64, lq->since_ms);
+	if (lq->until_ms != INT64_MAX)
+		snprintf(until, sizeof(until), "%" PRId64, lq->until_ms);
+	snprintf(lim, sizeof(lim), "%u", lq->limit);
+	const char *v[] = {lq->tenant,	     after[0] ? after : NULL,
+			   lq->outcome,	     lq->language,
+			   since[0] ? since : NULL, until[0] ? until : NULL,
+			   lim};
+	/* created_at in whole milliseconds, as the list shows it. */
+	PGresult *r = q(
+		c,
+		"SELECT id, state, ms, outcome, admitted_language FROM (SELECT "
+		"id, qseq, state, floor(extract(epoch FROM created_at) * "
+		"1000)::bigint AS ms, CASE WHEN state = 'finished' THEN "
+		"outcome END AS outcome, admitted_language FROM runs WHERE "
+		"tenant = $1 AND ($2::bigint IS NULL OR qseq < $2::bigint)) x "
+		"WHERE ($3::text IS NULL OR outcome = $3) AND ($4::text IS NULL "
+		"OR admitted_language = $4) AND ($5::bigint IS NULL OR ms >= "
+		"$5::bigint) AND ($6::bigint IS NULL OR ms < $6::bigint) ORDER "
+		"BY qseq DESC LIMIT $7::integer",
+		7, v);
+	if (r == NULL)
+		return fail(c);
+	int rc = 0;
+	for (int i = 0; i < PQntuples(r) && rc == 0; i++)
+		rc = a->fn(a->ctx, PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
+			   strtoll(PQgetvalue(r, i, 2), NULL, 10),
+			   PQgetisnull(r, i, 3) ? NULL : PQgetvalue(r, i, 3),
+			   PQgetisnull(r, i, 4) ? NULL : PQgetvalue(r, i, 4));
+	PQclear(r);
+	return rc < 0 ? rc : 0;
+}
+
+static int pg_list(al_store *st, const al_store_list_query *q,
+		   al_store_list_fn fn, void *ctx)
+{
+	struct list_args a = {q, fn, ctx};
+	return with_conn((pg_store *)st, list_body, &a);
+}
+
 /* ---- notices --------------------------------------------------------- */
 
 static void bump(pg_store *s, bool queued)
@@ -1252,6 +1352,8 @@ static const al_store_ops pg_ops = {
 	.wait = pg_wait,
 	.audit_verify = pg_audit_verify,
 	.audit_chain = pg_audit_chain,
+	.set_language = pg_set_language,
+	.list = pg_list,
 };
 
 int al_store_pg_open(const char *url, al_store **out, al_error **err);

@@ -369,6 +369,75 @@ def test_node_without_a_capable_provider_leaves_the_run(pg, tmp_path):
             cleanup_state(n)
 
 
+def rfc3339(t):
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + \
+        ".%03dZ" % int((t % 1) * 1000)
+
+
+def test_list_runs_across_nodes(fleet, pg):
+    """GET /v1/runs on any node lists the tenant's runs of the whole
+    fleet from the store, newest first, with the single node's filters
+    and paging."""
+    since = rfc3339(time.time() - 1)
+    ids, failed = [], []
+    for i in range(6):
+        st, _, b = fleet[i % 3].request(
+            "POST", "/v1/runs", sh("exit 3" if i % 2 else "true"))
+        assert st == 200, b
+        ids.append(b["run_id"])
+        if i % 2:
+            failed.append(b["run_id"])
+    st, _, other = fleet[1].request("POST", "/v1/runs", sh("true"),
+                                    token=TOKEN2)
+    assert st == 200
+    until = rfc3339(time.time() + 1)
+    newest_first = ids[::-1]
+    ran_on = {v[1] for v in states(pg, ids).values()}
+    assert len(ran_on) >= 2, ran_on
+    for n in fleet:
+        st, _, b = n.request("GET", "/v1/runs?limit=6")
+        assert st == 200, b
+        assert [r["run_id"] for r in b["runs"]] == newest_first
+        assert all(r["state"] == "finished" and r["language"] == "sh"
+                   for r in b["runs"]), b
+        assert {r["run_id"]: r["outcome"] for r in b["runs"]} == {
+            i: "failed" if i in failed else "completed" for i in ids}
+    # Filters, combined, and paging through the filtered list.
+    q = "/v1/runs?outcome=failed&language=sh&since=%s&until=%s" % (
+        since, until)
+    st, _, b = fleet[2].request("GET", q)
+    assert [r["run_id"] for r in b["runs"]] == failed[::-1]
+    assert b["next_after"] is None
+    st, _, b = fleet[0].request("GET", q + "&limit=2")
+    assert [r["run_id"] for r in b["runs"]] == failed[::-1][:2]
+    assert b["next_after"] == failed[1]
+    st, _, b = fleet[1].request("GET", q + "&limit=2&after=" +
+                                b["next_after"])
+    assert [r["run_id"] for r in b["runs"]] == [failed[0]]
+    assert b["next_after"] is None
+    st, _, b = fleet[0].request("GET", "/v1/runs?until=" + since)
+    assert not set(ids) & {r["run_id"] for r in b["runs"]}
+    st, _, b = fleet[0].request("GET", "/v1/runs?outcome=timed_out&since="
+                                + since)
+    assert b["runs"] == []
+    # The other tenant sees only its own; its run is no page mark here.
+    st, _, b = fleet[0].request("GET", "/v1/runs?since=" + since,
+                                token=TOKEN2)
+    assert [r["run_id"] for r in b["runs"]] == [other["run_id"]]
+    st, _, b = fleet[2].request("GET", "/v1/runs?after=" +
+                                other["run_id"])
+    assert st == 400 and b["error"] == "invalid_query"
+    st, _, b = fleet[2].request("GET", "/v1/runs?outcome=nope")
+    assert st == 400 and b["error"] == "invalid_query"
+    # A queued run is listed too, with its state and no outcome yet.
+    st, _, b = fleet[0].request("POST", "/v1/runs?wait=false",
+                                sh("sleep 0.2"))
+    assert st == 202
+    st, _, lst = fleet[1].request("GET", "/v1/runs?limit=1")
+    assert lst["runs"][0]["run_id"] == b["run_id"]
+    assert lst["runs"][0]["state"] in ("queued", "running", "finished")
+
+
 # Waits for an inbox event, copies it to $SEEN, ends (bounded).
 INBOX_READER = r'''
 for i in $(seq 600); do
