@@ -47,6 +47,7 @@ typedef struct job {
 	/* An adopted run: the dead node's state directory, whose
 	 * supervisor is watched; else NULL. */
 	char *adopted_dir;
+	char *fwd_env; /* a pinned run's forwarded environment, or NULL */
 } job;
 
 static void sleep_ms(unsigned ms)
@@ -86,6 +87,43 @@ static bool ids_has_locked(const al_fleet *f, const char *id)
 		if (strcmp(f->ids[i], id) == 0)
 			return true;
 	return false;
+}
+
+int al_fleet_pin_add(al_fleet *f, const char *run_id, const char *env)
+{
+	char *copy = strdup(env);
+	if (copy == NULL)
+		return -ENOMEM;
+	pthread_mutex_lock(&f->lock);
+	if (f->n_pins == f->cap_pins) {
+		size_t cap = f->cap_pins ? f->cap_pins * 2 : 8;
+		struct al_fleet_pin *v = realloc(f->pins, cap * sizeof(*v));
+		if (v == NULL) {
+			pthread_mutex_unlock(&f->lock);
+			al_explicit_free_str(copy);
+			return -ENOMEM;
+		}
+		f->pins = v;
+		f->cap_pins = cap;
+	}
+	snprintf(f->pins[f->n_pins].run_id, 40, "%s", run_id);
+	f->pins[f->n_pins++].env = copy;
+	pthread_mutex_unlock(&f->lock);
+	return 0;
+}
+
+char *al_fleet_pin_take(al_fleet *f, const char *run_id)
+{
+	char *env = NULL;
+	pthread_mutex_lock(&f->lock);
+	for (size_t i = 0; i < f->n_pins; i++)
+		if (strcmp(f->pins[i].run_id, run_id) == 0) {
+			env = f->pins[i].env;
+			f->pins[i] = f->pins[--f->n_pins];
+			break;
+		}
+	pthread_mutex_unlock(&f->lock);
+	return env;
 }
 
 static bool abandoned(al_fleet *f)
@@ -573,13 +611,17 @@ static void *exec_main(void *arg)
 		(void)watch_adopted(f, id, j->adopted_dir);
 	} else if (run == NULL) {
 		al_srv_gen *gen = al_service_gen_get(svc);
-		al_srv_submit_headers h = {.run_id = id};
+		al_srv_submit_headers h = {.run_id = id,
+					   .forwarded_env = j->fwd_env};
 		rc = gen != NULL ? al_service_submit(svc, gen, j->r.tenant,
 						     j->r.principal, j->r.body,
 						     strlen(j->r.body), &h,
 						     &run)
 				 : -ESHUTDOWN;
 		al_service_gen_put(svc, gen);
+		/* The run holds its own copy now. */
+		al_explicit_free_str(j->fwd_env);
+		j->fwd_env = NULL;
 	}
 	if (j->adopted_dir != NULL) {
 		/* watched above */
@@ -694,6 +736,15 @@ static void *claim_main(void *arg)
 		}
 		j->f = f;
 		int rc = f->st->ops->claim(f->st, f->node, f->langs, &j->r);
+		/* A pinned run's environment is in this memory, or nowhere
+		 * (this node restarted since it accepted the run). */
+		if (rc == 1 && j->r.pinned &&
+		    (j->fwd_env = al_fleet_pin_take(f, j->r.run_id)) == NULL) {
+			record_lost(f, j->r.run_id, "forwarded_env_lost");
+			al_store_run_clear(&j->r);
+			free(j);
+			continue;
+		}
 		if (rc == 1) {
 			told = false;
 			pthread_mutex_lock(&f->lock);
@@ -706,6 +757,7 @@ static void *claim_main(void *arg)
 					ids_del_locked(f, j->r.run_id);
 				pthread_mutex_unlock(&f->lock);
 				al_store_run_clear(&j->r);
+				al_explicit_free_str(j->fwd_env);
 				free(j);
 			}
 			continue;
@@ -1164,6 +1216,12 @@ int al_fleet_start(al_service *svc, al_error **err)
 		goto out;
 	svc->fleet = f;
 	settle_orphans(f);
+	/* Runs pinned to this node before it restarted: their forwarded
+	 * environments went with the old process. */
+	if (f->st->ops->lose_pinned(f->st, f->node) < 0)
+		al_logf(AL_LOG_WARN, NULL,
+			"fleet: cannot settle this node's pinned runs; its "
+			"claimer will");
 	if ((rc = start_threads(f, err)) < 0)
 		goto out;
 	al_logf(AL_LOG_INFO, NULL, "fleet: node %s on a %s store", f->node,
@@ -1224,6 +1282,12 @@ bool al_fleet_free(al_service *svc)
 	if (!all)
 		return false;
 	svc->fleet = NULL;
+	/* Queued runs pinned here can run nowhere else: they end now. */
+	if (f->st != NULL && f->n_pins > 0)
+		(void)f->st->ops->lose_pinned(f->st, f->node);
+	for (size_t i = 0; i < f->n_pins; i++)
+		al_explicit_free_str(f->pins[i].env);
+	free(f->pins);
 	/* The records of the runs recorded during the drain. */
 	for (int i = 0; f->st != NULL && i < 10 &&
 			f->st->ops->audit_chain(f->st) > 0;

@@ -30,9 +30,12 @@ void al_fleet_stop(al_service *svc);
 bool al_fleet_free(al_service *svc);
 
 /* The routes a fleet node answers from the store. */
+/* asked_run_id, fwd_env: X-Airlock-Run-Id, X-Airlock-Forwarded-Env
+ * (docs/api.md), or NULL. */
 enum MHD_Result al_fleet_post(al_service *svc, struct MHD_Connection *conn,
 			      const char *tenant, const char *principal,
-			      const char *body, size_t len, bool wait);
+			      const char *body, size_t len, bool wait,
+			      const char *asked_run_id, const char *fwd_env);
 /* GET /v1/runs/{id}, its events, interrupt: for a run this node's table
  * does not hold.  kind: 'g' get, 'e' events, 'i' interrupt. */
 enum MHD_Result al_fleet_run(al_service *svc, struct MHD_Connection *conn,

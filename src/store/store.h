@@ -28,6 +28,12 @@ typedef struct al_store_submit {
 	unsigned tenant_max;	    /* the tenant's concurrency; 0: none */
 	const char *language;	    /* the request's, or NULL */
 	uint64_t lease_ms;	    /* a node heard from within this is live */
+	/* The only node that may claim it (it holds what the run needs in
+	 * memory: a forwarded environment), or NULL: any. */
+	const char *pinned;
+	/* This submission's own random tag, or NULL: a row under run_id
+	 * with another tag is another submission's (-EADDRINUSE). */
+	const char *nonce;
 } al_store_submit;
 
 /* A run as the store has it.  Strings are owned (al_store_run_clear). */
@@ -40,6 +46,7 @@ typedef struct al_store_run {
 	char *body;   /* claim only */
 	char *result; /* finished only */
 	unsigned status;
+	bool pinned; /* claim: pinned to the claiming node */
 } al_store_run;
 
 void al_store_run_clear(al_store_run *r);
@@ -87,13 +94,14 @@ typedef struct al_store_ops {
 	void (*close)(al_store *st);
 	/* 0: queued as run_id; 1: the key names an earlier run of the
 	 * same request, whose id is copied to existing; -EEXIST: the key
-	 * belongs to a different request. */
+	 * belongs to a different request; -EADDRINUSE: run_id names a run
+	 * of another submission (a caller-chosen id in use). */
 	int (*enqueue)(al_store *st, const al_store_submit *s,
 		       char existing[40]);
 	/* Claims the oldest queued run of a tenant under its fleet-wide
 	 * concurrency, FIFO per tenant, whose language is one of languages
-	 * (a JSON array of strings) or was published by no live node:
-	 * 1 claimed (*out filled), 0 none. */
+	 * (a JSON array of strings) or was published by no live node, and
+	 * that is pinned to no other node: 1 claimed (*out filled), 0 none. */
 	int (*claim)(al_store *st, const char *node, const char *languages,
 		     al_store_run *out);
 	/* Records the run's one terminal outcome: 1 recorded, 0 the run was
@@ -121,7 +129,8 @@ typedef struct al_store_ops {
 			    al_store_control_fn fn, void *ctx);
 	int (*heartbeat)(al_store *st, const al_store_node *n);
 	/* Settles the running runs of nodes whose lease ran out (lease_ms
-	 * without a heartbeat) as lost, each once: the number settled. */
+	 * without a heartbeat), and the queued runs pinned to them, as
+	 * lost, each once: the number settled. */
 	int (*reap)(al_store *st, const char *self, uint64_t lease_ms);
 	/* Takes over the running runs of dead nodes (lease_ms without a
 	 * heartbeat) that published this host and boot id: they become
@@ -158,6 +167,10 @@ typedef struct al_store_ops {
 	 * q->after names no run of the tenant. */
 	int (*list)(al_store *st, const al_store_list_query *q,
 		    al_store_list_fn fn, void *ctx);
+	/* Settles the queued runs pinned to node as lost, each once (what
+	 * they needed was in its memory: it restarted or is stopping): the
+	 * number settled. */
+	int (*lose_pinned)(al_store *st, const char *node);
 } al_store_ops;
 
 struct al_store {

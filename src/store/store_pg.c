@@ -382,18 +382,20 @@ static int enq_body(PGconn *c, void *a_)
 		return rc;
 	const char *v[] = {s->run_id,	    s->tenant,	 s->principal,
 			   s->body,	    s->request_sha256, s->idem_key,
-			   maxs,	    s->language, lease};
+			   maxs,	    s->language, lease,
+			   s->pinned,	    s->nonce};
 	/* The language routes the run only when a live node can run it;
 	 * otherwise any node takes it and its admission answers. */
 	PGresult *r = q(c,
 			"INSERT INTO runs (id, tenant, principal, body, "
 			"request_sha256, idem_key, tenant_max, state, "
-			"language) VALUES ($1, $2, $3, $4, $5, $6, $7, "
-			"'queued', CASE WHEN EXISTS (SELECT 1 FROM nodes "
-			"WHERE heartbeat_at > now() - $9::interval AND "
-			"(facts::jsonb -> 'languages') ? $8::text) THEN "
-			"$8::text END) ON CONFLICT DO NOTHING RETURNING id",
-			9, v);
+			"language, pinned, submit_nonce) VALUES ($1, $2, $3, "
+			"$4, $5, $6, $7, 'queued', CASE WHEN EXISTS (SELECT 1 "
+			"FROM nodes WHERE heartbeat_at > now() - $9::interval "
+			"AND (facts::jsonb -> 'languages') ? $8::text) THEN "
+			"$8::text END, $10, $11) ON CONFLICT DO NOTHING "
+			"RETURNING id",
+			11, v);
 	if (r == NULL)
 		return fail(c);
 	int added = PQntuples(r);
@@ -401,18 +403,20 @@ static int enq_body(PGconn *c, void *a_)
 	if (added == 0) {
 		/* This very run, committed by an attempt whose answer was
 		 * lost with its connection: queued once, as asked. */
-		const char *u[] = {s->run_id, s->tenant, s->request_sha256};
+		const char *u[] = {s->run_id, s->tenant, s->request_sha256,
+				   s->nonce};
 		r = q(c,
-		      "SELECT 1 FROM runs WHERE id = $1 AND tenant = $2 AND "
-		      "request_sha256 = $3",
-		      3, u);
+		      "SELECT tenant = $2 AND request_sha256 = $3 AND ($4::text "
+		      "IS NULL OR submit_nonce = $4) FROM runs WHERE id = $1",
+		      4, u);
 		if (r == NULL)
 			return fail(c);
-		int mine = PQntuples(r);
+		int taken = PQntuples(r);
+		bool mine = taken == 1 && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
 		PQclear(r);
-		if (mine == 1) {
+		if (taken == 1) {
 			rc = commit(c);
-			return rc < 0 ? rc : 0;
+			return rc < 0 ? rc : mine ? 0 : -EADDRINUSE;
 		}
 	}
 	if (added == 0 && s->idem_key == NULL) {
@@ -482,15 +486,17 @@ static int claim_body(PGconn *c, void *a_)
 	PGresult *r = q(
 		c,
 		"WITH heads AS (SELECT DISTINCT ON (tenant) id, tenant, "
-		"tenant_max, qseq, language FROM runs WHERE state = 'queued' "
+		"tenant_max, qseq, language, pinned FROM runs WHERE state = "
+		"'queued' "
 		"ORDER BY tenant, qseq), elig AS (SELECT h.id FROM heads h "
 		"WHERE (h.language IS NULL OR h.language IN (SELECT "
-		"json_array_elements_text($2::json))) AND (h.tenant_max = 0 "
+		"json_array_elements_text($2::json))) AND (h.pinned IS NULL OR "
+		"h.pinned = $1) AND (h.tenant_max = 0 "
 		"OR (SELECT count(*) FROM runs x WHERE x.tenant = h.tenant AND "
 		"x.state = 'running') < h.tenant_max) ORDER BY h.qseq LIMIT 1) "
 		"UPDATE runs SET state = 'running', node = $1, claimed_at = "
 		"now() WHERE id = (SELECT id FROM elig) AND state = 'queued' "
-		"RETURNING id, tenant, principal, body",
+		"RETURNING id, tenant, principal, body, pinned IS NOT NULL",
 		2, v);
 	if (r == NULL)
 		return fail(c);
@@ -503,6 +509,7 @@ static int claim_body(PGconn *c, void *a_)
 		o->tenant = dup_or_null(r, 0, 1);
 		o->principal = dup_or_null(r, 0, 2);
 		o->body = dup_or_null(r, 0, 3);
+		o->pinned = strcmp(PQgetvalue(r, 0, 4), "t") == 0;
 		o->node = strdup(a->node);
 	}
 	PQclear(r);
@@ -836,18 +843,22 @@ static int reap_body(PGconn *c, void *a_)
 	 * until some transaction moves it, and only one can.  A dead node
 	 * with a live node of its host and boot is left to that node's
 	 * adoption. */
+	/* A queued run pinned to a dead node is lost whatever its host:
+	 * what it needed was in that node's memory. */
 	PGresult *r = q(
 		c,
 		"UPDATE runs SET state = 'finished', status = 503, outcome = "
 		"'unavailable', finished_at = now(), result = "
 		"json_build_object('run_id', id, 'outcome', 'unavailable', "
-		"'reason', 'lost', 'detail', 'node_lost')::text WHERE state = "
+		"'reason', 'lost', 'detail', 'node_lost')::text WHERE (state = "
 		"'running' AND node IN (SELECT d.id FROM nodes d WHERE d.id <> $1 "
 		"AND d.heartbeat_at < now() - $2::interval AND NOT EXISTS "
 		"(SELECT 1 FROM nodes l WHERE l.heartbeat_at >= now() - "
 		"$2::interval AND l.host = d.host AND (l.facts::jsonb ->> "
-		"'boot_id') = (d.facts::jsonb ->> 'boot_id'))) RETURNING id, "
-		"tenant, node",
+		"'boot_id') = (d.facts::jsonb ->> 'boot_id')))) OR (state = "
+		"'queued' AND pinned IN (SELECT id FROM nodes WHERE id <> $1 AND "
+		"heartbeat_at < now() - $2::interval)) RETURNING id, tenant, "
+		"coalesce(node, pinned)",
 		2, v);
 	if (r == NULL)
 		return fail(c);
@@ -925,6 +936,47 @@ static int pg_adopt(al_store *st, const char *self, const char *host,
 {
 	struct adopt_args a = {self, host, boot_id, lease_ms, fn, ctx};
 	return with_conn((pg_store *)st, adopt_body, &a);
+}
+
+static int lose_pinned_body(PGconn *c, void *a_)
+{
+	const char *node = a_;
+	int rc;
+	if ((rc = cmd(c, "BEGIN")) < 0)
+		return rc;
+	const char *v[] = {node};
+	PGresult *r = q(
+		c,
+		"UPDATE runs SET state = 'finished', status = 503, outcome = "
+		"'unavailable', finished_at = now(), result = "
+		"json_build_object('run_id', id, 'outcome', 'unavailable', "
+		"'reason', 'lost', 'detail', 'forwarded_env_lost')::text WHERE "
+		"state = 'queued' AND pinned = $1 RETURNING id, tenant",
+		1, v);
+	if (r == NULL)
+		return fail(c);
+	int n = PQntuples(r);
+	for (int i = 0; i < n && rc == 0; i++) {
+		json_t *rec = json_pack(
+			"{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "event",
+			"run.finished", "run_id", PQgetvalue(r, i, 0), "tenant",
+			PQgetvalue(r, i, 1), "node", node, "outcome",
+			"unavailable", "reason", "lost", "detail",
+			"forwarded_env_lost");
+		rc = rec == NULL ? -ENOMEM : audit_append(c, rec);
+		json_decref(rec);
+	}
+	PQclear(r);
+	if (rc == 0 && n > 0)
+		rc = notify(c, "lost");
+	if (rc == 0)
+		rc = commit(c);
+	return rc < 0 ? rc : n;
+}
+
+static int pg_lose_pinned(al_store *st, const char *node)
+{
+	return with_conn((pg_store *)st, lose_pinned_body, (void *)node);
 }
 
 static int pg_reap(al_store *st, const char *self, uint64_t lease_ms)
@@ -1354,6 +1406,7 @@ static const al_store_ops pg_ops = {
 	.audit_chain = pg_audit_chain,
 	.set_language = pg_set_language,
 	.list = pg_list,
+	.lose_pinned = pg_lose_pinned,
 };
 
 int al_store_pg_open(const char *url, al_store **out, al_error **err);
