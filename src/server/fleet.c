@@ -716,11 +716,18 @@ static bool stopping(al_fleet *f)
 
 static bool reconcile(al_fleet *f);
 
+/* Claims when woken (set_self: a queued run names one node with a free
+ * slot), right away again while a claim left runs queued, and otherwise
+ * at most every POLL_MS (a wake-up lost with the listener's connection, a
+ * woken node that died). */
+#define POLL_MS 2000u
+
 static void *claim_main(void *arg)
 {
 	al_fleet *f = arg;
 	uint64_t seen = 0;
-	bool told = false;
+	bool told = false, look = true;
+	unsigned timeout = POLL_MS;
 	for (;;) {
 		pthread_mutex_lock(&f->lock);
 		while (f->executing >= f->slots && !f->stopping)
@@ -729,13 +736,30 @@ static void *claim_main(void *arg)
 		pthread_mutex_unlock(&f->lock);
 		if (stop)
 			break;
+		/* A wake-up that came while this node was full counts.  In
+		 * slices: a stopping node does not wait out the poll. */
+		uint64_t before = seen;
+		for (unsigned waited = 0; !look && seen == before &&
+					  waited < timeout && !stopping(f);
+		     waited += 250)
+			f->st->ops->wait(f->st, true, &seen, 250);
+		look = false;
+		timeout = POLL_MS;
+		if (stopping(f))
+			break;
 		job *j = calloc(1, sizeof(*j));
 		if (j == NULL) {
 			sleep_ms(100);
+			look = true;
 			continue;
 		}
 		j->f = f;
 		int rc = f->st->ops->claim(f->st, f->node, f->langs, &j->r);
+		pthread_mutex_lock(&f->lock);
+		f->claims++;
+		f->claimed += rc == 1;
+		pthread_mutex_unlock(&f->lock);
+		look = rc == 1 && j->r.more;
 		/* A pinned run's environment is in this memory, or nowhere
 		 * (this node restarted since it accepted the run). */
 		if (rc == 1 && j->r.pinned &&
@@ -774,7 +798,8 @@ static void *claim_main(void *arg)
 				strerror(-rc));
 			told = true;
 		}
-		f->st->ops->wait(f->st, true, &seen, rc < 0 ? 500 : 1000);
+		if (rc < 0)
+			timeout = 500;
 	}
 	return NULL;
 }
@@ -1214,6 +1239,7 @@ int al_fleet_start(al_service *svc, al_error **err)
 	}
 	if ((rc = al_store_open(url, &f->st, err)) < 0)
 		goto out;
+	f->st->ops->set_self(f->st, f->node, f->lease_ms);
 	svc->fleet = f;
 	settle_orphans(f);
 	/* Runs pinned to this node before it restarted: their forwarded
@@ -1278,9 +1304,14 @@ bool al_fleet_free(al_service *svc)
 		pthread_cond_timedwait(&f->cond, &f->lock, &dl);
 	}
 	bool all = f->executing == 0;
+	unsigned long long claims = f->claims, claimed = f->claimed;
 	pthread_mutex_unlock(&f->lock);
 	if (!all)
 		return false;
+	/* What claiming cost (docs/scale-out.md, "Wake-ups"). */
+	al_logf(AL_LOG_INFO, NULL,
+		"fleet: %llu claim queries, %llu runs claimed", claims,
+		claimed);
 	svc->fleet = NULL;
 	/* Queued runs pinned here can run nowhere else: they end now. */
 	if (f->st != NULL && f->n_pins > 0)

@@ -31,6 +31,7 @@ struct al_fleet {
 	size_t cap_ids;
 	bool stopping, abandon, claiming, beating, chaining;
 	bool reconcile; /* claimer: a claim's answer was lost */
+	unsigned long long claims, claimed; /* claim queries, runs claimed */
 	/* Forwarded environments of queued runs pinned to this node
 	 * (X-Airlock-Forwarded-Env): only ever in this memory, wiped when
 	 * taken or dropped.  Under lock. */

@@ -47,6 +47,7 @@ typedef struct al_store_run {
 	char *result; /* finished only */
 	unsigned status;
 	bool pinned; /* claim: pinned to the claiming node */
+	bool more;   /* claim: other runs were left queued */
 } al_store_run;
 
 void al_store_run_clear(al_store_run *r);
@@ -147,8 +148,9 @@ typedef struct al_store_ops {
 	 * has certainly not started.  1 given back, 0 not ours. */
 	int (*requeue)(al_store *st, const char *node, const char *run_id);
 	/* Waits for a change notice (a run queued, finished, an event,
-	 * a control; queue: only a run queued) past *seen, at most
-	 * timeout_ms (0: does not wait); updates *seen. */
+	 * a control; queue: only a wake-up for this node's claimer, see
+	 * set_self) past *seen, at most timeout_ms (0: does not wait);
+	 * updates *seen. */
 	void (*wait)(al_store *st, bool queue, uint64_t *seen,
 		     unsigned timeout_ms);
 	/* Checks the audit chain: 0 with *records, or -EBADMSG with *err
@@ -171,6 +173,12 @@ typedef struct al_store_ops {
 	 * they needed was in its memory: it restarted or is stopping): the
 	 * number settled. */
 	int (*lose_pinned)(al_store *st, const char *node);
+	/* Names this process's node and its lease (before it claims): a
+	 * queued run wakes one live node with a free slot that can run it
+	 * (every node only when none is known to), a claim that fills its
+	 * node wakes another while runs are left, and wait(queue) returns
+	 * only for wake-ups naming this node or all. */
+	void (*set_self)(al_store *st, const char *node, uint64_t lease_ms);
 } al_store_ops;
 
 struct al_store {

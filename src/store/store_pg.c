@@ -50,9 +50,32 @@ typedef struct pg_store {
 	/* LISTEN */
 	pthread_t listener;
 	bool listening, closing;
-	uint64_t notices, queued; /* any notice; runs queued */
+	uint64_t notices, queued; /* any notice; wake-ups of our claimer */
 	pthread_cond_t notice;
+	/* set_self: this node ("" none: every queue notice wakes us), and
+	 * how recent a heartbeat makes a node live (an interval) */
+	char self[64];
+	char lease[32];
 } pg_store;
+
+/* A queue notice: "q NODE" wakes NODE's claimer, "q *" every one.  The
+ * node woken is a live one with a free slot (nodes.in_use, counted by
+ * claims and finishes, set again by each heartbeat), the freest first;
+ * when none is known to have one, every node is woken (a count can lag
+ * a heartbeat behind).  WAKE_SQL(cond): one statement sending it, cond
+ * narrowing the nodes (on columns of nodes; $L is the lease). */
+#define WAKE_SQL(cond, lease)                                                \
+	"SELECT pg_notify('" CHANNEL "', 'q ' || coalesce((SELECT id FROM "  \
+	"nodes WHERE heartbeat_at > now() - " lease "::interval AND in_use < " \
+	"concurrency AND " cond " ORDER BY concurrency - in_use DESC, "       \
+	"random() LIMIT 1), '*'))"
+
+static void lease_of(pg_store *s, char out[32])
+{
+	pthread_mutex_lock(&s->lock);
+	memcpy(out, s->lease, 32);
+	pthread_mutex_unlock(&s->lock);
+}
 
 static const char zero_hash[65] =
 	"0000000000000000000000000000000000000000000000000000000000000000";
@@ -367,6 +390,7 @@ static int notify(PGconn *c, const char *what)
 struct enq_args {
 	const al_store_submit *s;
 	char *existing;
+	char lease[32];
 };
 
 static int enq_body(PGconn *c, void *a_)
@@ -394,12 +418,27 @@ static int enq_body(PGconn *c, void *a_)
 			"FROM nodes WHERE heartbeat_at > now() - $9::interval "
 			"AND (facts::jsonb -> 'languages') ? $8::text) THEN "
 			"$8::text END, $10, $11) ON CONFLICT DO NOTHING "
-			"RETURNING id",
+			"RETURNING id, language",
 			11, v);
 	if (r == NULL)
 		return fail(c);
 	int added = PQntuples(r);
+	char *routed = added == 1 ? dup_or_null(r, 0, 1) : NULL;
 	PQclear(r);
+	if (added == 1) {
+		/* One node that can take it is woken (WAKE_SQL). */
+		const char *w[] = {routed, s->pinned, a->lease};
+		r = q(c,
+		      WAKE_SQL("($1::text IS NULL OR (facts::jsonb -> "
+			       "'languages') ? $1::text) AND ($2::text IS "
+			       "NULL OR id = $2::text)",
+			       "$3"),
+		      3, w);
+		free(routed);
+		if (r == NULL)
+			return fail(c);
+		PQclear(r);
+	}
 	if (added == 0) {
 		/* This very run, committed by an attempt whose answer was
 		 * lost with its connection: queued once, as asked. */
@@ -446,9 +485,7 @@ static int enq_body(PGconn *c, void *a_)
 				"run_id", s->run_id, "tenant", s->tenant);
 	if (rec == NULL)
 		return -ENOMEM;
-	rc = notify(c, "queued");
-	if (rc == 0)
-		rc = audit_append(c, rec);
+	rc = audit_append(c, rec);
 	json_decref(rec);
 	if (rc == 0)
 		rc = commit(c);
@@ -458,8 +495,10 @@ static int enq_body(PGconn *c, void *a_)
 static int pg_enqueue(al_store *st, const al_store_submit *s,
 		      char existing[40])
 {
-	struct enq_args a = {s, existing};
+	struct enq_args a = {s, existing, ""};
 	existing[0] = '\0';
+	snprintf(a.lease, sizeof(a.lease), "%" PRIu64 " milliseconds",
+		 s->lease_ms);
 	return with_conn((pg_store *)st, enq_body, &a);
 }
 
@@ -468,6 +507,7 @@ static int pg_enqueue(al_store *st, const al_store_submit *s,
 struct claim_args {
 	const char *node, *languages;
 	al_store_run *out;
+	char lease[32];
 };
 
 static int claim_body(PGconn *c, void *a_)
@@ -513,6 +553,27 @@ static int claim_body(PGconn *c, void *a_)
 		o->node = strdup(a->node);
 	}
 	PQclear(r);
+	if (n == 1) {
+		/* The node's count of runs (WAKE_SQL); while runs are left
+		 * and this node is now full, another with a free slot is
+		 * woken to take them. */
+		const char *w[] = {a->node, a->lease};
+		r = q(c,
+		      "WITH u AS (UPDATE nodes SET in_use = in_use + 1 WHERE id "
+		      "= $1 RETURNING in_use >= concurrency AS is_full), m AS "
+		      "(SELECT EXISTS (SELECT 1 FROM runs WHERE state = "
+		      "'queued') AS more, coalesce((SELECT is_full FROM u), false) "
+		      "AS is_full) SELECT more, CASE WHEN more AND is_full THEN (SELECT "
+		      "count(*) FROM (" WAKE_SQL("id <> $1", "$2") ") w) END "
+		      "FROM m",
+		      2, w);
+		if (r == NULL) {
+			al_store_run_clear(a->out);
+			return fail(c);
+		}
+		a->out->more = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+		PQclear(r);
+	}
 	if ((rc = commit(c)) < 0) {
 		al_store_run_clear(a->out);
 		return rc;
@@ -526,8 +587,9 @@ static int claim_body(PGconn *c, void *a_)
 static int pg_claim(al_store *st, const char *node, const char *languages,
 		    al_store_run *out)
 {
-	struct claim_args a = {node, languages, out};
+	struct claim_args a = {node, languages, out, ""};
 	memset(out, 0, sizeof(*out));
+	lease_of((pg_store *)st, a.lease);
 	return with_conn((pg_store *)st, claim_body, &a);
 }
 
@@ -536,6 +598,7 @@ static int pg_claim(al_store *st, const char *node, const char *languages,
 struct fin_args {
 	const char *node, *run_id, *outcome, *result;
 	unsigned status;
+	char lease[32];
 };
 
 static int fin_body(PGconn *c, void *a_)
@@ -568,14 +631,18 @@ static int fin_body(PGconn *c, void *a_)
 	if (rec == NULL)
 		return -ENOMEM;
 	rc = notify(c, a->run_id);
-	/* A slot of the tenant is free: claimers waiting for queued runs
-	 * held back by the tenant's limit look again. */
-	const char *w[] = {json_string_value(json_object_get(rec, "tenant"))};
+	/* A slot of the node and one of the tenant are free: while the
+	 * tenant has runs held back by its limit, a node is woken to take
+	 * one (its own free slot wakes this node's claimer without it). */
+	const char *w[] = {json_string_value(json_object_get(rec, "tenant")),
+			   a->node, a->lease};
 	PGresult *x = rc == 0 ? q(c,
-				  "SELECT pg_notify('" CHANNEL "', 'queued') "
-				  "WHERE EXISTS (SELECT 1 FROM runs WHERE "
+				  "WITH u AS (UPDATE nodes SET in_use = "
+				  "greatest(in_use - 1, 0) WHERE id = $2 "
+				  "RETURNING id) " WAKE_SQL("true", "$3")
+				  " WHERE EXISTS (SELECT 1 FROM runs WHERE "
 				  "state = 'queued' AND tenant = $1)",
-				  1, w)
+				  3, w)
 			      : NULL;
 	if (rc == 0 && x == NULL)
 		rc = fail(c);
@@ -591,7 +658,8 @@ static int fin_body(PGconn *c, void *a_)
 static int pg_finish(al_store *st, const char *node, const char *run_id,
 		     unsigned status, const char *outcome, const char *result)
 {
-	struct fin_args a = {node, run_id, outcome, result, status};
+	struct fin_args a = {node, run_id, outcome, result, status, ""};
+	lease_of((pg_store *)st, a.lease);
 	return with_conn((pg_store *)st, fin_body, &a);
 }
 
@@ -998,7 +1066,7 @@ static int requeue_body(PGconn *c, void *a_)
 	int n = atoi(PQcmdTuples(r));
 	PQclear(r);
 	if (n == 1)
-		(void)notify(c, "queued");
+		(void)notify(c, "q *");
 	return n;
 }
 
@@ -1158,6 +1226,30 @@ static bool closing(pg_store *s)
 	return c;
 }
 
+/* A queue notice that wakes this node's claimer: "q *", "q SELF", or
+ * "queued" (from a node of an earlier version, which wakes every one). */
+static bool for_us(pg_store *s, const char *what)
+{
+	if (strcmp(what, "queued") == 0 || strcmp(what, "q *") == 0)
+		return true;
+	if (strncmp(what, "q ", 2) != 0)
+		return false;
+	pthread_mutex_lock(&s->lock);
+	bool us = s->self[0] == '\0' || strcmp(what + 2, s->self) == 0;
+	pthread_mutex_unlock(&s->lock);
+	return us;
+}
+
+static void pg_set_self(al_store *st, const char *node, uint64_t lease_ms)
+{
+	pg_store *s = (pg_store *)st;
+	pthread_mutex_lock(&s->lock);
+	snprintf(s->self, sizeof(s->self), "%s", node);
+	snprintf(s->lease, sizeof(s->lease), "%" PRIu64 " milliseconds",
+		 lease_ms);
+	pthread_mutex_unlock(&s->lock);
+}
+
 static void *listen_main(void *arg)
 {
 	pg_store *s = arg;
@@ -1190,7 +1282,7 @@ static void *listen_main(void *arg)
 		PGnotify *nt;
 		while ((nt = PQnotifies(c)) != NULL) {
 			any = true;
-			queued = queued || strcmp(nt->extra, "queued") == 0;
+			queued = queued || for_us(s, nt->extra);
 			PQfreemem(nt);
 		}
 		if (any)
@@ -1407,6 +1499,7 @@ static const al_store_ops pg_ops = {
 	.set_language = pg_set_language,
 	.list = pg_list,
 	.lose_pinned = pg_lose_pinned,
+	.set_self = pg_set_self,
 };
 
 int al_store_pg_open(const char *url, al_store **out, al_error **err);
@@ -1421,6 +1514,7 @@ int al_store_pg_open(const char *url, al_store **out, al_error **err)
 				    "out of memory");
 	}
 	s->base.ops = &pg_ops;
+	snprintf(s->lease, sizeof(s->lease), "5000 milliseconds");
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->freed, NULL);
 	pthread_cond_init(&s->notice, NULL);
