@@ -59,16 +59,18 @@ typedef struct pg_store {
 } pg_store;
 
 /* A queue notice: "q NODE" wakes NODE's claimer, "q *" every one.  The
- * node woken is a live one with a free slot (nodes.in_use, counted by
- * claims and finishes, set again by each heartbeat), the freest first;
- * when none is known to have one, every node is woken (a count can lag
- * a heartbeat behind).  WAKE_SQL(cond): one statement sending it, cond
- * narrowing the nodes (on columns of nodes; $L is the lease). */
+ * node woken is a live one with a free slot (its running runs against
+ * its published concurrency), the freest first; when none has one, every
+ * node is woken.  Read, not kept in a counter row: a row every claim and
+ * finish updated would serialise a node's finishes behind each other's
+ * commit.  WAKE_SQL(cond, lease): one statement sending it, cond
+ * narrowing the nodes (columns of nodes n). */
 #define WAKE_SQL(cond, lease)                                                \
-	"SELECT pg_notify('" CHANNEL "', 'q ' || coalesce((SELECT id FROM "  \
-	"nodes WHERE heartbeat_at > now() - " lease "::interval AND in_use < " \
-	"concurrency AND " cond " ORDER BY concurrency - in_use DESC, "       \
-	"random() LIMIT 1), '*'))"
+	"SELECT pg_notify('" CHANNEL "', 'q ' || coalesce((SELECT n.id FROM " \
+	"nodes n, LATERAL (SELECT count(*) AS busy FROM runs r WHERE r.node " \
+	"= n.id AND r.state = 'running') b WHERE n.heartbeat_at > now() - "   \
+	lease "::interval AND b.busy < n.concurrency AND " cond " ORDER BY "  \
+	"n.concurrency - b.busy DESC, random() LIMIT 1), '*'))"
 
 static void lease_of(pg_store *s, char out[32])
 {
@@ -429,9 +431,9 @@ static int enq_body(PGconn *c, void *a_)
 		/* One node that can take it is woken (WAKE_SQL). */
 		const char *w[] = {routed, s->pinned, a->lease};
 		r = q(c,
-		      WAKE_SQL("($1::text IS NULL OR (facts::jsonb -> "
+		      WAKE_SQL("($1::text IS NULL OR (n.facts::jsonb -> "
 			       "'languages') ? $1::text) AND ($2::text IS "
-			       "NULL OR id = $2::text)",
+			       "NULL OR n.id = $2::text)",
 			       "$3"),
 		      3, w);
 		free(routed);
@@ -554,17 +556,16 @@ static int claim_body(PGconn *c, void *a_)
 	}
 	PQclear(r);
 	if (n == 1) {
-		/* The node's count of runs (WAKE_SQL); while runs are left
-		 * and this node is now full, another with a free slot is
-		 * woken to take them. */
+		/* While runs are left and this node is now full, another
+		 * with a free slot is woken to take them (WAKE_SQL). */
 		const char *w[] = {a->node, a->lease};
 		r = q(c,
-		      "WITH u AS (UPDATE nodes SET in_use = in_use + 1 WHERE id "
-		      "= $1 RETURNING in_use >= concurrency AS is_full), m AS "
-		      "(SELECT EXISTS (SELECT 1 FROM runs WHERE state = "
-		      "'queued') AS more, coalesce((SELECT is_full FROM u), false) "
-		      "AS is_full) SELECT more, CASE WHEN more AND is_full THEN (SELECT "
-		      "count(*) FROM (" WAKE_SQL("id <> $1", "$2") ") w) END "
+		      "WITH m AS (SELECT EXISTS (SELECT 1 FROM runs WHERE state "
+		      "= 'queued') AS more, coalesce((SELECT concurrency <= "
+		      "(SELECT count(*) FROM runs WHERE node = $1 AND state = "
+		      "'running') FROM nodes WHERE id = $1), false) AS is_full) "
+		      "SELECT more, CASE WHEN more AND is_full THEN (SELECT "
+		      "count(*) FROM (" WAKE_SQL("n.id <> $1", "$2") ") w) END "
 		      "FROM m",
 		      2, w);
 		if (r == NULL) {
@@ -635,14 +636,12 @@ static int fin_body(PGconn *c, void *a_)
 	 * tenant has runs held back by its limit, a node is woken to take
 	 * one (its own free slot wakes this node's claimer without it). */
 	const char *w[] = {json_string_value(json_object_get(rec, "tenant")),
-			   a->node, a->lease};
+			   a->lease};
 	PGresult *x = rc == 0 ? q(c,
-				  "WITH u AS (UPDATE nodes SET in_use = "
-				  "greatest(in_use - 1, 0) WHERE id = $2 "
-				  "RETURNING id) " WAKE_SQL("true", "$3")
+				  WAKE_SQL("true", "$2")
 				  " WHERE EXISTS (SELECT 1 FROM runs WHERE "
 				  "state = 'queued' AND tenant = $1)",
-				  3, w)
+				  2, w)
 			      : NULL;
 	if (rc == 0 && x == NULL)
 		rc = fail(c);
