@@ -743,7 +743,6 @@ static void *claim_main(void *arg)
 					  waited < timeout && !stopping(f);
 		     waited += 250)
 			f->st->ops->wait(f->st, true, &seen, 250);
-		look = false;
 		timeout = POLL_MS;
 		if (stopping(f))
 			break;
