@@ -95,6 +95,14 @@ int al_fleet_pin_add(al_fleet *f, const char *run_id, const char *env)
 	if (copy == NULL)
 		return -ENOMEM;
 	pthread_mutex_lock(&f->lock);
+	/* One pin per id: a second submission of a caller-chosen id here
+	 * must never leave its environment for the first one's run. */
+	for (size_t i = 0; i < f->n_pins; i++)
+		if (strcmp(f->pins[i].run_id, run_id) == 0) {
+			pthread_mutex_unlock(&f->lock);
+			al_explicit_free_str(copy);
+			return -EADDRINUSE;
+		}
 	if (f->n_pins == f->cap_pins) {
 		size_t cap = f->cap_pins ? f->cap_pins * 2 : 8;
 		struct al_fleet_pin *v = realloc(f->pins, cap * sizeof(*v));

@@ -204,9 +204,11 @@ enum MHD_Result al_fleet_post(al_service *svc, struct MHD_Connection *conn,
 	int rc = text == NULL ? -ENOMEM
 		 : fwd_env != NULL ? al_fleet_pin_add(f, id, fwd_env)
 				   : 0;
+	bool pinned = fwd_env != NULL && rc == 0;
 	if (rc == 0)
 		rc = f->st->ops->enqueue(f->st, &s, existing);
-	if (fwd_env != NULL && rc != 0)
+	/* Only this submission's own pin is taken back. */
+	if (pinned && rc != 0)
 		al_explicit_free_str(al_fleet_pin_take(f, id));
 	free(text);
 	json_decref(req);

@@ -43,7 +43,8 @@ struct al_fleet {
 	pthread_t claimer, beater, chainer;
 };
 
-/* Keeps a pinned run's forwarded environment (a copy) until its claim. */
+/* Keeps a pinned run's forwarded environment (a copy) until its claim;
+ * -EADDRINUSE when this node already holds one for the id. */
 int al_fleet_pin_add(al_fleet *f, const char *run_id, const char *env);
 /* Takes it back (NULL: none); the caller wipes and frees it. */
 char *al_fleet_pin_take(al_fleet *f, const char *run_id);

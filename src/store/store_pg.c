@@ -64,13 +64,15 @@ typedef struct pg_store {
  * node is woken.  Read, not kept in a counter row: a row every claim and
  * finish updated would serialise a node's finishes behind each other's
  * commit.  WAKE_SQL(cond, lease): one statement sending it, cond
- * narrowing the nodes (columns of nodes n). */
-#define WAKE_SQL(cond, lease)                                                \
+ * narrowing the nodes (columns of nodes n); WAKE_SQL_OR names whom to
+ * wake when no such node has a slot. */
+#define WAKE_SQL_OR(cond, lease, none)                                       \
 	"SELECT pg_notify('" CHANNEL "', 'q ' || coalesce((SELECT n.id FROM " \
 	"nodes n, LATERAL (SELECT count(*) AS busy FROM runs r WHERE r.node " \
 	"= n.id AND r.state = 'running') b WHERE n.heartbeat_at > now() - "   \
 	lease "::interval AND b.busy < n.concurrency AND " cond " ORDER BY "  \
-	"n.concurrency - b.busy DESC, random() LIMIT 1), '*'))"
+	"n.concurrency - b.busy DESC, random() LIMIT 1), " none "))"
+#define WAKE_SQL(cond, lease) WAKE_SQL_OR(cond, lease, "'*'")
 
 static void lease_of(pg_store *s, char out[32])
 {
@@ -428,13 +430,14 @@ static int enq_body(PGconn *c, void *a_)
 	char *routed = added == 1 ? dup_or_null(r, 0, 1) : NULL;
 	PQclear(r);
 	if (added == 1) {
-		/* One node that can take it is woken (WAKE_SQL). */
+		/* One node that can take it is woken (WAKE_SQL); a pinned
+		 * run only ever its own node (it claims once a slot frees). */
 		const char *w[] = {routed, s->pinned, a->lease};
 		r = q(c,
-		      WAKE_SQL("($1::text IS NULL OR (n.facts::jsonb -> "
-			       "'languages') ? $1::text) AND ($2::text IS "
-			       "NULL OR n.id = $2::text)",
-			       "$3"),
+		      WAKE_SQL_OR("($1::text IS NULL OR (n.facts::jsonb -> "
+				  "'languages') ? $1::text) AND ($2::text IS "
+				  "NULL OR n.id = $2::text)",
+				  "$3", "coalesce($2::text, '*')"),
 		      3, w);
 		free(routed);
 		if (r == NULL)
