@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +32,10 @@
 #include "core/util.h"
 #include "server/fleet_internal.h"
 #include "server/service.h"
-#include "supervisor/record_file.h"
+#include "supervisor/control.h"
 #include "supervisor/identity.h"
+#include "supervisor/inbox.h"
+#include "supervisor/record_file.h"
 #include "supervisor/run_records.h"
 
 #define DEFAULT_LEASE_MS 5000u
@@ -44,6 +47,7 @@ typedef struct job {
 	/* An adopted run: the dead node's state directory, whose
 	 * supervisor is watched; else NULL. */
 	char *adopted_dir;
+	char *fwd_env; /* a pinned run's forwarded environment, or NULL */
 } job;
 
 static void sleep_ms(unsigned ms)
@@ -83,6 +87,51 @@ static bool ids_has_locked(const al_fleet *f, const char *id)
 		if (strcmp(f->ids[i], id) == 0)
 			return true;
 	return false;
+}
+
+int al_fleet_pin_add(al_fleet *f, const char *run_id, const char *env)
+{
+	char *copy = strdup(env);
+	if (copy == NULL)
+		return -ENOMEM;
+	pthread_mutex_lock(&f->lock);
+	/* One pin per id: a second submission of a caller-chosen id here
+	 * must never leave its environment for the first one's run. */
+	for (size_t i = 0; i < f->n_pins; i++)
+		if (strcmp(f->pins[i].run_id, run_id) == 0) {
+			pthread_mutex_unlock(&f->lock);
+			al_explicit_free_str(copy);
+			return -EADDRINUSE;
+		}
+	if (f->n_pins == f->cap_pins) {
+		size_t cap = f->cap_pins ? f->cap_pins * 2 : 8;
+		struct al_fleet_pin *v = realloc(f->pins, cap * sizeof(*v));
+		if (v == NULL) {
+			pthread_mutex_unlock(&f->lock);
+			al_explicit_free_str(copy);
+			return -ENOMEM;
+		}
+		f->pins = v;
+		f->cap_pins = cap;
+	}
+	snprintf(f->pins[f->n_pins].run_id, 40, "%s", run_id);
+	f->pins[f->n_pins++].env = copy;
+	pthread_mutex_unlock(&f->lock);
+	return 0;
+}
+
+char *al_fleet_pin_take(al_fleet *f, const char *run_id)
+{
+	char *env = NULL;
+	pthread_mutex_lock(&f->lock);
+	for (size_t i = 0; i < f->n_pins; i++)
+		if (strcmp(f->pins[i].run_id, run_id) == 0) {
+			env = f->pins[i].env;
+			f->pins[i] = f->pins[--f->n_pins];
+			break;
+		}
+	pthread_mutex_unlock(&f->lock);
+	return env;
 }
 
 static bool abandoned(al_fleet *f)
@@ -201,6 +250,7 @@ static bool follow(al_fleet *f, al_srv_run *run, const char *run_id)
 {
 	al_service *svc = f->svc;
 	uint64_t next = 0, seen = 0;
+	bool told_language = false;
 	control_ctx cc = {svc, run};
 	(void)f->st->ops->control_take(f->st, run_id, apply_control, &cc);
 	for (;;) {
@@ -238,7 +288,14 @@ static bool follow(al_fleet *f, al_srv_run *run, const char *run_id)
 		}
 		done = run->state == AL_SRV_RUN_DONE;
 		closing = svc->closing;
+		char language[sizeof(run->language)];
+		memcpy(language, run->language, sizeof(language));
 		pthread_mutex_unlock(&svc->lock);
+		/* Admitted: the fleet's list shows and filters its language. */
+		if (!told_language && language[0] != '\0')
+			told_language = f->st->ops->set_language(
+						f->st, f->node, run_id,
+						language) == 0;
 		for (size_t i = 0; i < n; i++) {
 			for (int t = 0; t < 50; t++) {
 				if (f->st->ops->events_append(
@@ -414,9 +471,55 @@ static void record_text(al_fleet *f, const char *run_id, const char *text)
 	json_decref(r);
 }
 
+/* Control requests for an adopted run, applied to the dead node's run
+ * directory the way that node would have: an inbox event is written
+ * under the run's lock (the supervisor refuses it once its result is
+ * recorded); an interrupt or stop is written with the epoch the run's
+ * lease names (the store made this node its owner, and a newer daemon of
+ * that directory that took the run over since outranks it) and rung
+ * through the verified supervisor's pidfd. */
+typedef struct adopted_ctl {
+	int dirfd;
+	const al_recovery *rec; /* NULL: unreadable, only the inbox works */
+	const char *run_id;
+} adopted_ctl;
+
+static void apply_adopted(void *ctx, const char *kind, const char *event_id,
+			  const char *event)
+{
+	adopted_ctl *c = ctx;
+	int rc;
+	if (strcmp(kind, "inbox") == 0) {
+		if (event_id == NULL || event == NULL)
+			return;
+		int lock = al_record_file_lock_dir(c->dirfd);
+		rc = lock < 0 ? lock : al_inbox_deliver(c->dirfd, event_id, event);
+		if (lock >= 0)
+			close(lock);
+	} else {
+		uint64_t lease = 0;
+		al_identity id;
+		rc = c->rec == NULL ? -ESRCH
+				    : al_lease_read(c->dirfd, c->rec, &lease);
+		if (rc == 0)
+			rc = al_control_write(c->dirfd, lease,
+					      strcmp(kind, "stop") == 0
+						      ? AL_CONTROL_STOP
+						      : AL_CONTROL_INTERRUPT);
+		if (rc == 0 && (rc = al_identity_read(c->dirfd, &id)) == 0)
+			rc = al_identity_signal(&id, c->rec->nonce, SIGUSR1);
+	}
+	/* -EALREADY, -ESRCH: it ended meanwhile, its result says so. */
+	if (rc < 0 && rc != -EALREADY && rc != -ESRCH)
+		al_logf(AL_LOG_WARN, c->run_id,
+			"fleet: cannot pass a %s to the adopted run: %s", kind,
+			strerror(-rc));
+}
+
 /* A run adopted from a dead node on this host: its supervisor does not
  * die with its daemon, so it is watched in that node's state directory
- * (read only) until it records its result — final.json when the dead
+ * (written only to pass control requests on, apply_adopted) until it
+ * records its result — final.json when the dead
  * node got to finish it, else the supervisor's own result.json — or is
  * verified gone without one (lost).  Only the owning node's restart
  * finishes it there (step 11, its own audit trail).  false: the node is
@@ -433,9 +536,27 @@ static bool watch_adopted(al_fleet *f, const char *run_id, const char *dir)
 		goto out;
 	}
 	bool have_rec = al_recovery_read(d, run_id, &rec) == 0;
+	/* It was admitted: the list shows its language (a hint). */
+	json_t *req = have_rec && rec.request != NULL
+			      ? json_loads(rec.request, 0, NULL)
+			      : NULL;
+	const char *lang =
+		json_string_value(json_object_get(req, "language"));
+	if (lang != NULL)
+		(void)f->st->ops->set_language(f->st, f->node, run_id, lang);
+	json_decref(req);
+	adopted_ctl ac = {d, have_rec ? &rec : NULL, run_id};
+	uint64_t seen = UINT64_MAX; /* the first look takes what waits */
 	for (bool last = false;;) {
 		char *text = NULL;
 		size_t len = 0;
+		/* Interrupts and inbox events sent at any node (pending ones
+		 * from before the adoption too). */
+		uint64_t before = seen;
+		f->st->ops->wait(f->st, false, &seen, 0);
+		if (seen != before)
+			(void)f->st->ops->control_take(f->st, run_id,
+						       apply_adopted, &ac);
 		if (al_record_file_read(d, AL_RF_FINAL, AL_RF_MAX_RECORD, &text,
 				  &len) == 0) {
 			record_text(f, run_id, text);
@@ -498,13 +619,17 @@ static void *exec_main(void *arg)
 		(void)watch_adopted(f, id, j->adopted_dir);
 	} else if (run == NULL) {
 		al_srv_gen *gen = al_service_gen_get(svc);
-		al_srv_submit_headers h = {.run_id = id};
+		al_srv_submit_headers h = {.run_id = id,
+					   .forwarded_env = j->fwd_env};
 		rc = gen != NULL ? al_service_submit(svc, gen, j->r.tenant,
 						     j->r.principal, j->r.body,
 						     strlen(j->r.body), &h,
 						     &run)
 				 : -ESHUTDOWN;
 		al_service_gen_put(svc, gen);
+		/* The run holds its own copy now. */
+		al_explicit_free_str(j->fwd_env);
+		j->fwd_env = NULL;
 	}
 	if (j->adopted_dir != NULL) {
 		/* watched above */
@@ -599,11 +724,18 @@ static bool stopping(al_fleet *f)
 
 static bool reconcile(al_fleet *f);
 
+/* Claims when woken (set_self: a queued run names one node with a free
+ * slot), right away again while a claim left runs queued, and otherwise
+ * at most every POLL_MS (a wake-up lost with the listener's connection, a
+ * woken node that died). */
+#define POLL_MS 2000u
+
 static void *claim_main(void *arg)
 {
 	al_fleet *f = arg;
 	uint64_t seen = 0;
-	bool told = false;
+	bool told = false, look = true;
+	unsigned timeout = POLL_MS;
 	for (;;) {
 		pthread_mutex_lock(&f->lock);
 		while (f->executing >= f->slots && !f->stopping)
@@ -612,13 +744,38 @@ static void *claim_main(void *arg)
 		pthread_mutex_unlock(&f->lock);
 		if (stop)
 			break;
+		/* A wake-up that came while this node was full counts.  In
+		 * slices: a stopping node does not wait out the poll. */
+		uint64_t before = seen;
+		for (unsigned waited = 0; !look && seen == before &&
+					  waited < timeout && !stopping(f);
+		     waited += 250)
+			f->st->ops->wait(f->st, true, &seen, 250);
+		timeout = POLL_MS;
+		if (stopping(f))
+			break;
 		job *j = calloc(1, sizeof(*j));
 		if (j == NULL) {
 			sleep_ms(100);
+			look = true;
 			continue;
 		}
 		j->f = f;
 		int rc = f->st->ops->claim(f->st, f->node, f->langs, &j->r);
+		pthread_mutex_lock(&f->lock);
+		f->claims++;
+		f->claimed += rc == 1;
+		pthread_mutex_unlock(&f->lock);
+		look = rc == 1 && j->r.more;
+		/* A pinned run's environment is in this memory, or nowhere
+		 * (this node restarted since it accepted the run). */
+		if (rc == 1 && j->r.pinned &&
+		    (j->fwd_env = al_fleet_pin_take(f, j->r.run_id)) == NULL) {
+			record_lost(f, j->r.run_id, "forwarded_env_lost");
+			al_store_run_clear(&j->r);
+			free(j);
+			continue;
+		}
 		if (rc == 1) {
 			told = false;
 			pthread_mutex_lock(&f->lock);
@@ -631,6 +788,7 @@ static void *claim_main(void *arg)
 					ids_del_locked(f, j->r.run_id);
 				pthread_mutex_unlock(&f->lock);
 				al_store_run_clear(&j->r);
+				al_explicit_free_str(j->fwd_env);
 				free(j);
 			}
 			continue;
@@ -647,7 +805,8 @@ static void *claim_main(void *arg)
 				strerror(-rc));
 			told = true;
 		}
-		f->st->ops->wait(f->st, true, &seen, rc < 0 ? 500 : 1000);
+		if (rc < 0)
+			timeout = 500;
 	}
 	return NULL;
 }
@@ -1087,8 +1246,15 @@ int al_fleet_start(al_service *svc, al_error **err)
 	}
 	if ((rc = al_store_open(url, &f->st, err)) < 0)
 		goto out;
+	f->st->ops->set_self(f->st, f->node, f->lease_ms);
 	svc->fleet = f;
 	settle_orphans(f);
+	/* Runs pinned to this node before it restarted: their forwarded
+	 * environments went with the old process. */
+	if (f->st->ops->lose_pinned(f->st, f->node) < 0)
+		al_logf(AL_LOG_WARN, NULL,
+			"fleet: cannot settle this node's pinned runs; its "
+			"claimer will");
 	if ((rc = start_threads(f, err)) < 0)
 		goto out;
 	al_logf(AL_LOG_INFO, NULL, "fleet: node %s on a %s store", f->node,
@@ -1145,10 +1311,21 @@ bool al_fleet_free(al_service *svc)
 		pthread_cond_timedwait(&f->cond, &f->lock, &dl);
 	}
 	bool all = f->executing == 0;
+	unsigned long long claims = f->claims, claimed = f->claimed;
 	pthread_mutex_unlock(&f->lock);
 	if (!all)
 		return false;
+	/* What claiming cost (docs/scale-out.md, "Wake-ups"). */
+	al_logf(AL_LOG_INFO, NULL,
+		"fleet: %llu claim queries, %llu runs claimed", claims,
+		claimed);
 	svc->fleet = NULL;
+	/* Queued runs pinned here can run nowhere else: they end now. */
+	if (f->st != NULL && f->n_pins > 0)
+		(void)f->st->ops->lose_pinned(f->st, f->node);
+	for (size_t i = 0; i < f->n_pins; i++)
+		al_explicit_free_str(f->pins[i].env);
+	free(f->pins);
 	/* The records of the runs recorded during the drain. */
 	for (int i = 0; f->st != NULL && i < 10 &&
 			f->st->ops->audit_chain(f->st) > 0;

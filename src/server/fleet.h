@@ -30,9 +30,12 @@ void al_fleet_stop(al_service *svc);
 bool al_fleet_free(al_service *svc);
 
 /* The routes a fleet node answers from the store. */
+/* asked_run_id, fwd_env: X-Airlock-Run-Id, X-Airlock-Forwarded-Env
+ * (docs/api.md), or NULL. */
 enum MHD_Result al_fleet_post(al_service *svc, struct MHD_Connection *conn,
 			      const char *tenant, const char *principal,
-			      const char *body, size_t len, bool wait);
+			      const char *body, size_t len, bool wait,
+			      const char *asked_run_id, const char *fwd_env);
 /* GET /v1/runs/{id}, its events, interrupt: for a run this node's table
  * does not hold.  kind: 'g' get, 'e' events, 'i' interrupt. */
 enum MHD_Result al_fleet_run(al_service *svc, struct MHD_Connection *conn,
@@ -42,6 +45,14 @@ enum MHD_Result al_fleet_run(al_service *svc, struct MHD_Connection *conn,
 enum MHD_Result al_fleet_inbox(al_service *svc, struct MHD_Connection *conn,
 			       const char *tenant, const char *run_id,
 			       const char *id, const char *event);
+
+/* GET /v1/runs on a fleet node: the tenant's runs of the whole fleet,
+ * from the store (the query already checked). */
+struct al_run_filter;
+enum MHD_Result al_fleet_list(al_service *svc, struct MHD_Connection *conn,
+			      const char *tenant, size_t limit,
+			      const char *after,
+			      const struct al_run_filter *filter);
 
 /* The shared artifact root (fleet.artifacts_dir) when the store has the
  * run as this tenant's, else NULL: a run another node executed. */

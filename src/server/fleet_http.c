@@ -13,8 +13,12 @@
 #include <airlock/json.h>
 
 #include "core/util.h"
+#include "host/config.h"
+#include "host/forwarded_env.h"
+#include "host/secrets.h"
 #include "server/fleet_internal.h"
 #include "server/http.h"
+#include "server/run_filter.h"
 #include "server/service.h"
 
 #define KEEPALIVE_WAITS 15 /* one-second waits between keepalives */
@@ -89,9 +93,64 @@ static unsigned tenant_max(const al_config *cfg, const char *tenant)
 	return 0;
 }
 
+/* A refusal decided here, before anything is queued, answered as the
+ * single node's admission answers it: a result under a new run id. */
+static enum MHD_Result refusal(al_service *svc, struct MHD_Connection *conn,
+			       al_outcome outcome, const char *reason)
+{
+	al_result *res = al_result_new();
+	char *text = NULL;
+	if (res != NULL) {
+		al_run_id_new(res->run_id);
+		res->finished_at_ms = al_now_ms();
+		if (al_result_set_outcome(res, outcome, reason) == 0)
+			text = al_result_to_json(res, 0);
+	}
+	al_result_free(res);
+	if (text == NULL)
+		return al_http_error(svc, conn, 503, "unavailable",
+				     "out of memory");
+	return al_http_json(svc, conn, al_srv_status_for(outcome, reason),
+			    text);
+}
+
+/* The remote provider's headers (docs/api.md), checked as the single
+ * node's admission checks them: NULL when they pass, else the refusal's
+ * outcome and reason. */
+static const char *check_headers(al_service *svc, const char *tenant,
+				 const char *run_id, const char *fwd_env,
+				 al_outcome *outcome)
+{
+	*outcome = AL_OUTCOME_INVALID_REQUEST;
+	if (run_id != NULL && !al_run_id_canonical(run_id))
+		return "run_id";
+	if (fwd_env == NULL)
+		return NULL;
+	al_srv_gen *gen = al_service_gen_get(svc);
+	const al_cfg_tenant *t =
+		gen != NULL ? al_config_tenant(gen->cfg, tenant) : NULL;
+	bool accepts = t != NULL && t->accept_forwarded_env;
+	al_service_gen_put(svc, gen);
+	if (!accepts) {
+		*outcome = AL_OUTCOME_DENIED;
+		return "gate:forwarded_env";
+	}
+	char **env = NULL;
+	size_t n = 0;
+	const char *why = NULL;
+	int rc = al_forwarded_env_parse(fwd_env, &env, &n, &why);
+	al_secrets_env_free(env, n);
+	if (rc == -ENOMEM) {
+		*outcome = AL_OUTCOME_UNAVAILABLE;
+		return "out_of_memory";
+	}
+	return rc < 0 ? why : NULL;
+}
+
 enum MHD_Result al_fleet_post(al_service *svc, struct MHD_Connection *conn,
 			      const char *tenant, const char *principal,
-			      const char *body, size_t len, bool wait)
+			      const char *body, size_t len, bool wait,
+			      const char *asked_run_id, const char *fwd_env)
 {
 	al_fleet *f = svc->fleet;
 	pthread_mutex_lock(&svc->lock);
@@ -100,13 +159,25 @@ enum MHD_Result al_fleet_post(al_service *svc, struct MHD_Connection *conn,
 	if (draining)
 		return al_http_error(svc, conn, 503, "shutting_down",
 				     "the service is shutting down");
+	al_outcome refused;
+	const char *why = check_headers(svc, tenant, asked_run_id, fwd_env,
+					&refused);
+	if (why != NULL)
+		return refusal(svc, conn, refused, why);
 	/* The store keeps the request as text; the executing node's
 	 * admission validates it (its refusal is the run's result). */
 	if (memchr(body, '\0', len) != NULL)
 		return al_http_error(svc, conn, 400, "invalid_request",
 				     "body: not valid JSON");
-	char id[40], sha[65], existing[40];
-	al_run_id_new(id);
+	char id[40], sha[65], existing[40], nonce[40];
+	/* X-Airlock-Run-Id: the run is queued, and known fleet-wide, under
+	 * the caller's id (the executing node's admission checks it is
+	 * free there too). */
+	if (asked_run_id != NULL)
+		snprintf(id, sizeof(id), "%s", asked_run_id);
+	else
+		al_run_id_new(id);
+	al_run_id_new(nonce);
 	al_sha256_hex(body, len, sha);
 	json_t *req = json_loadb(body, len, 0, NULL);
 	const char *key =
@@ -124,11 +195,25 @@ enum MHD_Result al_fleet_post(al_service *svc, struct MHD_Connection *conn,
 			     .tenant_max = tmax,
 			     .language = json_string_value(
 				     json_object_get(req, "language")),
-			     .lease_ms = f->lease_ms};
-	int rc = text != NULL ? f->st->ops->enqueue(f->st, &s, existing)
-			      : -ENOMEM;
+			     .lease_ms = f->lease_ms,
+			     .pinned = fwd_env != NULL ? f->node : NULL,
+			     .nonce = nonce};
+	/* X-Airlock-Forwarded-Env: secrets never reach the store; the run
+	 * is pinned to this node, which keeps them in memory until it
+	 * claims the run (docs/scale-out.md). */
+	int rc = text == NULL ? -ENOMEM
+		 : fwd_env != NULL ? al_fleet_pin_add(f, id, fwd_env)
+				   : 0;
+	bool pinned = fwd_env != NULL && rc == 0;
+	if (rc == 0)
+		rc = f->st->ops->enqueue(f->st, &s, existing);
+	/* Only this submission's own pin is taken back. */
+	if (pinned && rc != 0)
+		al_explicit_free_str(al_fleet_pin_take(f, id));
 	free(text);
 	json_decref(req);
+	if (rc == -EADDRINUSE)
+		return refusal(svc, conn, AL_OUTCOME_CONFLICT, "run_id_in_use");
 	if (rc == -EEXIST)
 		return al_http_error(svc, conn, 409, "idempotency_conflict",
 				     "the idempotency key belongs to a "
@@ -411,6 +496,81 @@ enum MHD_Result al_fleet_inbox(al_service *svc, struct MHD_Connection *conn,
 	default:
 		return unreachable(svc, conn);
 	}
+}
+
+/* ---- the list ------------------------------------------------------- */
+
+typedef struct list_ctx {
+	json_t *arr;
+	char last[40];
+	unsigned n, limit;
+	bool more;
+} list_ctx;
+
+static int list_one(void *ctx, const char *run_id, const char *state,
+		    int64_t created_ms, const char *outcome,
+		    const char *language)
+{
+	list_ctx *l = ctx;
+	char ts[40];
+	if (l->n == l->limit) {
+		l->more = true;
+		return 1;
+	}
+	al_format_time_ms(created_ms, ts, sizeof(ts));
+	json_t *item = json_pack("{s:s, s:s, s:s}", "run_id", run_id, "state",
+				 state, "created_at", ts);
+	if (item != NULL && outcome != NULL)
+		json_object_set_new(item, "outcome", json_string(outcome));
+	if (item != NULL && language != NULL)
+		json_object_set_new(item, "language", json_string(language));
+	if (item == NULL || json_array_append_new(l->arr, item) < 0)
+		return -ENOMEM;
+	snprintf(l->last, sizeof(l->last), "%s", run_id);
+	l->n++;
+	return 0;
+}
+
+enum MHD_Result al_fleet_list(al_service *svc, struct MHD_Connection *conn,
+			      const char *tenant, size_t limit,
+			      const char *after,
+			      const struct al_run_filter *filter)
+{
+	al_fleet *f = svc->fleet;
+	list_ctx l = {.arr = json_array(), .limit = (unsigned)limit};
+	/* One more than asked: whether a next page exists. */
+	al_store_list_query q = {
+		.tenant = tenant,
+		.limit = (unsigned)limit + 1,
+		.after = after,
+		.outcome = filter->by_outcome ? al_outcome_name(filter->outcome)
+					      : NULL,
+		.language = filter->language[0] ? filter->language : NULL,
+		.since_ms = filter->since_ms,
+		.until_ms = filter->until_ms,
+	};
+	int rc = l.arr != NULL ? f->st->ops->list(f->st, &q, list_one, &l)
+			       : -ENOMEM;
+	json_t *doc = NULL;
+	if (rc == 0 &&
+	    (doc = json_pack("{s:O, s:o}", "runs", l.arr, "next_after",
+			     l.more ? json_string(l.last) : json_null())) ==
+		    NULL)
+		rc = -ENOMEM;
+	json_decref(l.arr);
+	char *text = doc != NULL ? json_dumps(doc, JSON_COMPACT) : NULL;
+	json_decref(doc);
+	if (rc == -ENOENT)
+		return al_http_error(svc, conn, 400, "invalid_query",
+				     "after: no such run");
+	if (rc == -EAGAIN)
+		return unreachable(svc, conn);
+	if (rc < 0 || text == NULL) {
+		free(text);
+		return al_http_error(svc, conn, 503, "unavailable",
+				     "out of memory");
+	}
+	return al_http_json(svc, conn, 200, text);
 }
 
 const char *al_fleet_artifacts_root(al_service *svc, const char *tenant,

@@ -31,8 +31,23 @@ struct al_fleet {
 	size_t cap_ids;
 	bool stopping, abandon, claiming, beating, chaining;
 	bool reconcile; /* claimer: a claim's answer was lost */
+	unsigned long long claims, claimed; /* claim queries, runs claimed */
+	/* Forwarded environments of queued runs pinned to this node
+	 * (X-Airlock-Forwarded-Env): only ever in this memory, wiped when
+	 * taken or dropped.  Under lock. */
+	struct al_fleet_pin {
+		char run_id[40];
+		char *env;
+	} *pins;
+	size_t n_pins, cap_pins;
 	pthread_t claimer, beater, chainer;
 };
+
+/* Keeps a pinned run's forwarded environment (a copy) until its claim;
+ * -EADDRINUSE when this node already holds one for the id. */
+int al_fleet_pin_add(al_fleet *f, const char *run_id, const char *env);
+/* Takes it back (NULL: none); the caller wipes and frees it. */
+char *al_fleet_pin_take(al_fleet *f, const char *run_id);
 
 /* The HTTP status a stored result answers with (its outcome's). */
 unsigned al_fleet_status_of(const char *result);

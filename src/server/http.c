@@ -550,17 +550,12 @@ static enum MHD_Result post_run(al_service *svc, struct MHD_Connection *conn,
 			conn, MHD_HEADER_KIND, "X-Airlock-Forwarded-Env"),
 		.traceparent = rc->traceparent[0] ? rc->traceparent : NULL,
 	};
-	/* A fleet node queues the run in the store (docs/scale-out.md);
-	 * the remote provider's headers do not travel through the queue. */
-	if (svc->fleet != NULL && (hdrs.run_id || hdrs.forwarded_env))
-		return al_http_error(svc, conn, 400, "unsupported_header",
-				     "X-Airlock-Run-Id and "
-				     "X-Airlock-Forwarded-Env are not "
-				     "accepted by a fleet node");
+	/* A fleet node queues the run in the store (docs/scale-out.md). */
 	if (svc->fleet != NULL)
 		return al_fleet_post(svc, conn, tenant, principal,
 				     rc->body ? rc->body : "", rc->len,
-				     wait == 1);
+				     wait == 1, hdrs.run_id,
+				     hdrs.forwarded_env);
 	al_srv_gen *gen = al_service_gen_get(svc);
 	int err = gen ? al_service_submit(svc, gen, tenant, principal,
 					  rc->body ? rc->body : "", rc->len,
@@ -686,6 +681,9 @@ static enum MHD_Result list_runs(al_service *svc, struct MHD_Connection *conn,
 				query(conn, "language"), query(conn, "since"),
 				query(conn, "until"), &why) < 0)
 		return al_http_error(svc, conn, 400, "invalid_query", why);
+	/* A fleet node lists the fleet's runs (docs/scale-out.md). */
+	if (svc->fleet != NULL)
+		return al_fleet_list(svc, conn, tenant, limit, after, &filter);
 	int rc = al_service_list(svc, tenant, limit, after, &filter, &text);
 	if (rc == -ENOENT)
 		return al_http_error(svc, conn, 400, "invalid_query",

@@ -28,6 +28,12 @@ typedef struct al_store_submit {
 	unsigned tenant_max;	    /* the tenant's concurrency; 0: none */
 	const char *language;	    /* the request's, or NULL */
 	uint64_t lease_ms;	    /* a node heard from within this is live */
+	/* The only node that may claim it (it holds what the run needs in
+	 * memory: a forwarded environment), or NULL: any. */
+	const char *pinned;
+	/* This submission's own random tag, or NULL: a row under run_id
+	 * with another tag is another submission's (-EADDRINUSE). */
+	const char *nonce;
 } al_store_submit;
 
 /* A run as the store has it.  Strings are owned (al_store_run_clear). */
@@ -40,6 +46,8 @@ typedef struct al_store_run {
 	char *body;   /* claim only */
 	char *result; /* finished only */
 	unsigned status;
+	bool pinned; /* claim: pinned to the claiming node */
+	bool more;   /* claim: other runs were left queued */
 } al_store_run;
 
 void al_store_run_clear(al_store_run *r);
@@ -65,18 +73,36 @@ typedef void (*al_store_orphan_fn)(void *ctx, const char *run_id,
 typedef void (*al_store_adopt_fn)(void *ctx, const char *run_id,
 				  const char *tenant, const char *state_dir);
 
+/* GET /v1/runs's query (docs/api.md, "Listing runs"). */
+typedef struct al_store_list_query {
+	const char *tenant;
+	unsigned limit;	     /* at most this many runs */
+	const char *after;   /* start past this run of the tenant; NULL: newest */
+	const char *outcome; /* finished with this outcome; NULL: any */
+	const char *language; /* admitted in this language; NULL: any */
+	int64_t since_ms;    /* created at or after (ms); INT64_MIN: any */
+	int64_t until_ms;    /* created before; INT64_MAX: any */
+} al_store_list_query;
+
+/* One listed run: state queued, running or finished; outcome NULL
+ * unless finished; language NULL until admitted. */
+typedef int (*al_store_list_fn)(void *ctx, const char *run_id,
+				const char *state, int64_t created_ms,
+				const char *outcome, const char *language);
+
 typedef struct al_store_ops {
 	const char *name;
 	void (*close)(al_store *st);
 	/* 0: queued as run_id; 1: the key names an earlier run of the
 	 * same request, whose id is copied to existing; -EEXIST: the key
-	 * belongs to a different request. */
+	 * belongs to a different request; -EADDRINUSE: run_id names a run
+	 * of another submission (a caller-chosen id in use). */
 	int (*enqueue)(al_store *st, const al_store_submit *s,
 		       char existing[40]);
 	/* Claims the oldest queued run of a tenant under its fleet-wide
 	 * concurrency, FIFO per tenant, whose language is one of languages
-	 * (a JSON array of strings) or was published by no live node:
-	 * 1 claimed (*out filled), 0 none. */
+	 * (a JSON array of strings) or was published by no live node, and
+	 * that is pinned to no other node: 1 claimed (*out filled), 0 none. */
 	int (*claim)(al_store *st, const char *node, const char *languages,
 		     al_store_run *out);
 	/* Records the run's one terminal outcome: 1 recorded, 0 the run was
@@ -104,7 +130,8 @@ typedef struct al_store_ops {
 			    al_store_control_fn fn, void *ctx);
 	int (*heartbeat)(al_store *st, const al_store_node *n);
 	/* Settles the running runs of nodes whose lease ran out (lease_ms
-	 * without a heartbeat) as lost, each once: the number settled. */
+	 * without a heartbeat), and the queued runs pinned to them, as
+	 * lost, each once: the number settled. */
 	int (*reap)(al_store *st, const char *self, uint64_t lease_ms);
 	/* Takes over the running runs of dead nodes (lease_ms without a
 	 * heartbeat) that published this host and boot id: they become
@@ -121,8 +148,9 @@ typedef struct al_store_ops {
 	 * has certainly not started.  1 given back, 0 not ours. */
 	int (*requeue)(al_store *st, const char *node, const char *run_id);
 	/* Waits for a change notice (a run queued, finished, an event,
-	 * a control; queue: only a run queued) past *seen, at most
-	 * timeout_ms (0: does not wait); updates *seen. */
+	 * a control; queue: only a wake-up for this node's claimer, see
+	 * set_self) past *seen, at most timeout_ms (0: does not wait);
+	 * updates *seen. */
 	void (*wait)(al_store *st, bool queue, uint64_t *seen,
 		     unsigned timeout_ms);
 	/* Checks the audit chain: 0 with *records, or -EBADMSG with *err
@@ -132,6 +160,25 @@ typedef struct al_store_ops {
 	 * chain (one node at a time): the number chained, 0 when none (or
 	 * another node holds the chain). */
 	int (*audit_chain)(al_store *st);
+	/* Notes the language the run (this node's, running) was admitted in,
+	 * for list: a hint, not made durable before it returns. */
+	int (*set_language)(al_store *st, const char *node, const char *run_id,
+			    const char *language);
+	/* The tenant's runs newest first (in submission order) that pass q,
+	 * at most q->limit, fn each (non-zero stops): 0, or -ENOENT when
+	 * q->after names no run of the tenant. */
+	int (*list)(al_store *st, const al_store_list_query *q,
+		    al_store_list_fn fn, void *ctx);
+	/* Settles the queued runs pinned to node as lost, each once (what
+	 * they needed was in its memory: it restarted or is stopping): the
+	 * number settled. */
+	int (*lose_pinned)(al_store *st, const char *node);
+	/* Names this process's node and its lease (before it claims): a
+	 * queued run wakes one live node with a free slot that can run it
+	 * (every node only when none is known to), a claim that fills its
+	 * node wakes another while runs are left, and wait(queue) returns
+	 * only for wake-ups naming this node or all. */
+	void (*set_self)(al_store *st, const char *node, uint64_t lease_ms);
 } al_store_ops;
 
 struct al_store {

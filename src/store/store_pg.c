@@ -50,9 +50,36 @@ typedef struct pg_store {
 	/* LISTEN */
 	pthread_t listener;
 	bool listening, closing;
-	uint64_t notices, queued; /* any notice; runs queued */
+	uint64_t notices, queued; /* any notice; wake-ups of our claimer */
 	pthread_cond_t notice;
+	/* set_self: this node ("" none: every queue notice wakes us), and
+	 * how recent a heartbeat makes a node live (an interval) */
+	char self[64];
+	char lease[32];
 } pg_store;
+
+/* A queue notice: "q NODE" wakes NODE's claimer, "q *" every one.  The
+ * node woken is a live one with a free slot (its running runs against
+ * its published concurrency), the freest first; when none has one, every
+ * node is woken.  Read, not kept in a counter row: a row every claim and
+ * finish updated would serialise a node's finishes behind each other's
+ * commit.  WAKE_SQL(cond, lease): one statement sending it, cond
+ * narrowing the nodes (columns of nodes n); WAKE_SQL_OR names whom to
+ * wake when no such node has a slot. */
+#define WAKE_SQL_OR(cond, lease, none)                                       \
+	"SELECT pg_notify('" CHANNEL "', 'q ' || coalesce((SELECT n.id FROM " \
+	"nodes n, LATERAL (SELECT count(*) AS busy FROM runs r WHERE r.node " \
+	"= n.id AND r.state = 'running') b WHERE n.heartbeat_at > now() - "   \
+	lease "::interval AND b.busy < n.concurrency AND " cond " ORDER BY "  \
+	"n.concurrency - b.busy DESC, random() LIMIT 1), " none "))"
+#define WAKE_SQL(cond, lease) WAKE_SQL_OR(cond, lease, "'*'")
+
+static void lease_of(pg_store *s, char out[32])
+{
+	pthread_mutex_lock(&s->lock);
+	memcpy(out, s->lease, 32);
+	pthread_mutex_unlock(&s->lock);
+}
 
 static const char zero_hash[65] =
 	"0000000000000000000000000000000000000000000000000000000000000000";
@@ -367,6 +394,7 @@ static int notify(PGconn *c, const char *what)
 struct enq_args {
 	const al_store_submit *s;
 	char *existing;
+	char lease[32];
 };
 
 static int enq_body(PGconn *c, void *a_)
@@ -382,37 +410,57 @@ static int enq_body(PGconn *c, void *a_)
 		return rc;
 	const char *v[] = {s->run_id,	    s->tenant,	 s->principal,
 			   s->body,	    s->request_sha256, s->idem_key,
-			   maxs,	    s->language, lease};
+			   maxs,	    s->language, lease,
+			   s->pinned,	    s->nonce};
 	/* The language routes the run only when a live node can run it;
 	 * otherwise any node takes it and its admission answers. */
 	PGresult *r = q(c,
 			"INSERT INTO runs (id, tenant, principal, body, "
 			"request_sha256, idem_key, tenant_max, state, "
-			"language) VALUES ($1, $2, $3, $4, $5, $6, $7, "
-			"'queued', CASE WHEN EXISTS (SELECT 1 FROM nodes "
-			"WHERE heartbeat_at > now() - $9::interval AND "
-			"(facts::jsonb -> 'languages') ? $8::text) THEN "
-			"$8::text END) ON CONFLICT DO NOTHING RETURNING id",
-			9, v);
+			"language, pinned, submit_nonce) VALUES ($1, $2, $3, "
+			"$4, $5, $6, $7, 'queued', CASE WHEN EXISTS (SELECT 1 "
+			"FROM nodes WHERE heartbeat_at > now() - $9::interval "
+			"AND (facts::jsonb -> 'languages') ? $8::text) THEN "
+			"$8::text END, $10, $11) ON CONFLICT DO NOTHING "
+			"RETURNING id, language",
+			11, v);
 	if (r == NULL)
 		return fail(c);
 	int added = PQntuples(r);
+	char *routed = added == 1 ? dup_or_null(r, 0, 1) : NULL;
 	PQclear(r);
+	if (added == 1) {
+		/* One node that can take it is woken (WAKE_SQL); a pinned
+		 * run only ever its own node (it claims once a slot frees). */
+		const char *w[] = {routed, s->pinned, a->lease};
+		r = q(c,
+		      WAKE_SQL_OR("($1::text IS NULL OR (n.facts::jsonb -> "
+				  "'languages') ? $1::text) AND ($2::text IS "
+				  "NULL OR n.id = $2::text)",
+				  "$3", "coalesce($2::text, '*')"),
+		      3, w);
+		free(routed);
+		if (r == NULL)
+			return fail(c);
+		PQclear(r);
+	}
 	if (added == 0) {
 		/* This very run, committed by an attempt whose answer was
 		 * lost with its connection: queued once, as asked. */
-		const char *u[] = {s->run_id, s->tenant, s->request_sha256};
+		const char *u[] = {s->run_id, s->tenant, s->request_sha256,
+				   s->nonce};
 		r = q(c,
-		      "SELECT 1 FROM runs WHERE id = $1 AND tenant = $2 AND "
-		      "request_sha256 = $3",
-		      3, u);
+		      "SELECT tenant = $2 AND request_sha256 = $3 AND ($4::text "
+		      "IS NULL OR submit_nonce = $4) FROM runs WHERE id = $1",
+		      4, u);
 		if (r == NULL)
 			return fail(c);
-		int mine = PQntuples(r);
+		int taken = PQntuples(r);
+		bool mine = taken == 1 && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
 		PQclear(r);
-		if (mine == 1) {
+		if (taken == 1) {
 			rc = commit(c);
-			return rc < 0 ? rc : 0;
+			return rc < 0 ? rc : mine ? 0 : -EADDRINUSE;
 		}
 	}
 	if (added == 0 && s->idem_key == NULL) {
@@ -442,9 +490,7 @@ static int enq_body(PGconn *c, void *a_)
 				"run_id", s->run_id, "tenant", s->tenant);
 	if (rec == NULL)
 		return -ENOMEM;
-	rc = notify(c, "queued");
-	if (rc == 0)
-		rc = audit_append(c, rec);
+	rc = audit_append(c, rec);
 	json_decref(rec);
 	if (rc == 0)
 		rc = commit(c);
@@ -454,8 +500,10 @@ static int enq_body(PGconn *c, void *a_)
 static int pg_enqueue(al_store *st, const al_store_submit *s,
 		      char existing[40])
 {
-	struct enq_args a = {s, existing};
+	struct enq_args a = {s, existing, ""};
 	existing[0] = '\0';
+	snprintf(a.lease, sizeof(a.lease), "%" PRIu64 " milliseconds",
+		 s->lease_ms);
 	return with_conn((pg_store *)st, enq_body, &a);
 }
 
@@ -464,6 +512,7 @@ static int pg_enqueue(al_store *st, const al_store_submit *s,
 struct claim_args {
 	const char *node, *languages;
 	al_store_run *out;
+	char lease[32];
 };
 
 static int claim_body(PGconn *c, void *a_)
@@ -482,15 +531,17 @@ static int claim_body(PGconn *c, void *a_)
 	PGresult *r = q(
 		c,
 		"WITH heads AS (SELECT DISTINCT ON (tenant) id, tenant, "
-		"tenant_max, qseq, language FROM runs WHERE state = 'queued' "
+		"tenant_max, qseq, language, pinned FROM runs WHERE state = "
+		"'queued' "
 		"ORDER BY tenant, qseq), elig AS (SELECT h.id FROM heads h "
 		"WHERE (h.language IS NULL OR h.language IN (SELECT "
-		"json_array_elements_text($2::json))) AND (h.tenant_max = 0 "
+		"json_array_elements_text($2::json))) AND (h.pinned IS NULL OR "
+		"h.pinned = $1) AND (h.tenant_max = 0 "
 		"OR (SELECT count(*) FROM runs x WHERE x.tenant = h.tenant AND "
 		"x.state = 'running') < h.tenant_max) ORDER BY h.qseq LIMIT 1) "
 		"UPDATE runs SET state = 'running', node = $1, claimed_at = "
 		"now() WHERE id = (SELECT id FROM elig) AND state = 'queued' "
-		"RETURNING id, tenant, principal, body",
+		"RETURNING id, tenant, principal, body, pinned IS NOT NULL",
 		2, v);
 	if (r == NULL)
 		return fail(c);
@@ -503,9 +554,30 @@ static int claim_body(PGconn *c, void *a_)
 		o->tenant = dup_or_null(r, 0, 1);
 		o->principal = dup_or_null(r, 0, 2);
 		o->body = dup_or_null(r, 0, 3);
+		o->pinned = strcmp(PQgetvalue(r, 0, 4), "t") == 0;
 		o->node = strdup(a->node);
 	}
 	PQclear(r);
+	if (n == 1) {
+		/* While runs are left and this node is now full, another
+		 * with a free slot is woken to take them (WAKE_SQL). */
+		const char *w[] = {a->node, a->lease};
+		r = q(c,
+		      "WITH m AS (SELECT EXISTS (SELECT 1 FROM runs WHERE state "
+		      "= 'queued') AS more, coalesce((SELECT concurrency <= "
+		      "(SELECT count(*) FROM runs WHERE node = $1 AND state = "
+		      "'running') FROM nodes WHERE id = $1), false) AS is_full) "
+		      "SELECT more, CASE WHEN more AND is_full THEN (SELECT "
+		      "count(*) FROM (" WAKE_SQL("n.id <> $1", "$2") ") w) END "
+		      "FROM m",
+		      2, w);
+		if (r == NULL) {
+			al_store_run_clear(a->out);
+			return fail(c);
+		}
+		a->out->more = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+		PQclear(r);
+	}
 	if ((rc = commit(c)) < 0) {
 		al_store_run_clear(a->out);
 		return rc;
@@ -519,8 +591,9 @@ static int claim_body(PGconn *c, void *a_)
 static int pg_claim(al_store *st, const char *node, const char *languages,
 		    al_store_run *out)
 {
-	struct claim_args a = {node, languages, out};
+	struct claim_args a = {node, languages, out, ""};
 	memset(out, 0, sizeof(*out));
+	lease_of((pg_store *)st, a.lease);
 	return with_conn((pg_store *)st, claim_body, &a);
 }
 
@@ -529,6 +602,7 @@ static int pg_claim(al_store *st, const char *node, const char *languages,
 struct fin_args {
 	const char *node, *run_id, *outcome, *result;
 	unsigned status;
+	char lease[32];
 };
 
 static int fin_body(PGconn *c, void *a_)
@@ -561,14 +635,16 @@ static int fin_body(PGconn *c, void *a_)
 	if (rec == NULL)
 		return -ENOMEM;
 	rc = notify(c, a->run_id);
-	/* A slot of the tenant is free: claimers waiting for queued runs
-	 * held back by the tenant's limit look again. */
-	const char *w[] = {json_string_value(json_object_get(rec, "tenant"))};
+	/* A slot of the node and one of the tenant are free: while the
+	 * tenant has runs held back by its limit, a node is woken to take
+	 * one (its own free slot wakes this node's claimer without it). */
+	const char *w[] = {json_string_value(json_object_get(rec, "tenant")),
+			   a->lease};
 	PGresult *x = rc == 0 ? q(c,
-				  "SELECT pg_notify('" CHANNEL "', 'queued') "
-				  "WHERE EXISTS (SELECT 1 FROM runs WHERE "
+				  WAKE_SQL("true", "$2")
+				  " WHERE EXISTS (SELECT 1 FROM runs WHERE "
 				  "state = 'queued' AND tenant = $1)",
-				  1, w)
+				  2, w)
 			      : NULL;
 	if (rc == 0 && x == NULL)
 		rc = fail(c);
@@ -584,7 +660,8 @@ static int fin_body(PGconn *c, void *a_)
 static int pg_finish(al_store *st, const char *node, const char *run_id,
 		     unsigned status, const char *outcome, const char *result)
 {
-	struct fin_args a = {node, run_id, outcome, result, status};
+	struct fin_args a = {node, run_id, outcome, result, status, ""};
+	lease_of((pg_store *)st, a.lease);
 	return with_conn((pg_store *)st, fin_body, &a);
 }
 
@@ -836,18 +913,22 @@ static int reap_body(PGconn *c, void *a_)
 	 * until some transaction moves it, and only one can.  A dead node
 	 * with a live node of its host and boot is left to that node's
 	 * adoption. */
+	/* A queued run pinned to a dead node is lost whatever its host:
+	 * what it needed was in that node's memory. */
 	PGresult *r = q(
 		c,
 		"UPDATE runs SET state = 'finished', status = 503, outcome = "
 		"'unavailable', finished_at = now(), result = "
 		"json_build_object('run_id', id, 'outcome', 'unavailable', "
-		"'reason', 'lost', 'detail', 'node_lost')::text WHERE state = "
+		"'reason', 'lost', 'detail', 'node_lost')::text WHERE (state = "
 		"'running' AND node IN (SELECT d.id FROM nodes d WHERE d.id <> $1 "
 		"AND d.heartbeat_at < now() - $2::interval AND NOT EXISTS "
 		"(SELECT 1 FROM nodes l WHERE l.heartbeat_at >= now() - "
 		"$2::interval AND l.host = d.host AND (l.facts::jsonb ->> "
-		"'boot_id') = (d.facts::jsonb ->> 'boot_id'))) RETURNING id, "
-		"tenant, node",
+		"'boot_id') = (d.facts::jsonb ->> 'boot_id')))) OR (state = "
+		"'queued' AND pinned IN (SELECT id FROM nodes WHERE id <> $1 AND "
+		"heartbeat_at < now() - $2::interval)) RETURNING id, tenant, "
+		"coalesce(node, pinned)",
 		2, v);
 	if (r == NULL)
 		return fail(c);
@@ -927,6 +1008,47 @@ static int pg_adopt(al_store *st, const char *self, const char *host,
 	return with_conn((pg_store *)st, adopt_body, &a);
 }
 
+static int lose_pinned_body(PGconn *c, void *a_)
+{
+	const char *node = a_;
+	int rc;
+	if ((rc = cmd(c, "BEGIN")) < 0)
+		return rc;
+	const char *v[] = {node};
+	PGresult *r = q(
+		c,
+		"UPDATE runs SET state = 'finished', status = 503, outcome = "
+		"'unavailable', finished_at = now(), result = "
+		"json_build_object('run_id', id, 'outcome', 'unavailable', "
+		"'reason', 'lost', 'detail', 'forwarded_env_lost')::text WHERE "
+		"state = 'queued' AND pinned = $1 RETURNING id, tenant",
+		1, v);
+	if (r == NULL)
+		return fail(c);
+	int n = PQntuples(r);
+	for (int i = 0; i < n && rc == 0; i++) {
+		json_t *rec = json_pack(
+			"{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "event",
+			"run.finished", "run_id", PQgetvalue(r, i, 0), "tenant",
+			PQgetvalue(r, i, 1), "node", node, "outcome",
+			"unavailable", "reason", "lost", "detail",
+			"forwarded_env_lost");
+		rc = rec == NULL ? -ENOMEM : audit_append(c, rec);
+		json_decref(rec);
+	}
+	PQclear(r);
+	if (rc == 0 && n > 0)
+		rc = notify(c, "lost");
+	if (rc == 0)
+		rc = commit(c);
+	return rc < 0 ? rc : n;
+}
+
+static int pg_lose_pinned(al_store *st, const char *node)
+{
+	return with_conn((pg_store *)st, lose_pinned_body, (void *)node);
+}
+
 static int pg_reap(al_store *st, const char *self, uint64_t lease_ms)
 {
 	struct reap_args a = {self, lease_ms};
@@ -946,7 +1068,7 @@ static int requeue_body(PGconn *c, void *a_)
 	int n = atoi(PQcmdTuples(r));
 	PQclear(r);
 	if (n == 1)
-		(void)notify(c, "queued");
+		(void)notify(c, "q *");
 	return n;
 }
 
@@ -986,6 +1108,106 @@ static int pg_orphans(al_store *st, const char *node, al_store_orphan_fn fn,
 	return with_conn((pg_store *)st, orphan_body, &a);
 }
 
+/* ---- listing ---------------------------------------------------------- */
+
+struct lang_args {
+	const char *node, *run_id, *language;
+};
+
+static int lang_body(PGconn *c, void *a_)
+{
+	struct lang_args *a = a_;
+	int rc;
+	/* A hint for listing: its commit does not wait for the disk. */
+	if ((rc = cmd(c, "BEGIN")) < 0 ||
+	    (rc = cmd(c, "SET LOCAL synchronous_commit = off")) < 0)
+		return rc;
+	const char *v[] = {a->run_id, a->node, a->language};
+	PGresult *r = q(c,
+			"UPDATE runs SET admitted_language = $3 WHERE id = $1 "
+			"AND node = $2 AND state = 'running'",
+			3, v);
+	if (r == NULL)
+		return fail(c);
+	PQclear(r);
+	return commit(c);
+}
+
+static int pg_set_language(al_store *st, const char *node, const char *run_id,
+			   const char *language)
+{
+	struct lang_args a = {node, run_id, language};
+	return with_conn((pg_store *)st, lang_body, &a);
+}
+
+struct list_args {
+	const al_store_list_query *q;
+	al_store_list_fn fn;
+	void *ctx;
+};
+
+static int list_body(PGconn *c, void *a_)
+{
+	struct list_args *a = a_;
+	const al_store_list_query *lq = a->q;
+	char after[24] = "", since[24] = "", until[24] = "", lim[16];
+	if (lq->after != NULL) {
+		const char *v[] = {lq->after, lq->tenant};
+		PGresult *r = q(c,
+				"SELECT qseq FROM runs WHERE id = $1 AND "
+				"tenant = $2",
+				2, v);
+		if (r == NULL)
+			return fail(c);
+		int n = PQntuples(r);
+		if (n == 1)
+			snprintf(after, sizeof(after), "%s",
+				 PQgetvalue(r, 0, 0));
+		PQclear(r);
+		if (n != 1)
+			return -ENOENT;
+	}
+	if (lq->since_ms != INT64_MIN)
+		snprintf(since, sizeof(since), "%" PRId64, lq->since_ms);
+	if (lq->until_ms != INT64_MAX)
+		snprintf(until, sizeof(until), "%" PRId64, lq->until_ms);
+	snprintf(lim, sizeof(lim), "%u", lq->limit);
+	const char *v[] = {lq->tenant,	     after[0] ? after : NULL,
+			   lq->outcome,	     lq->language,
+			   since[0] ? since : NULL, until[0] ? until : NULL,
+			   lim};
+	/* created_at in whole milliseconds, as the list shows it. */
+	PGresult *r = q(
+		c,
+		"SELECT id, state, ms, outcome, admitted_language FROM (SELECT "
+		"id, qseq, state, floor(extract(epoch FROM created_at) * "
+		"1000)::bigint AS ms, CASE WHEN state = 'finished' THEN "
+		"outcome END AS outcome, admitted_language FROM runs WHERE "
+		"tenant = $1 AND ($2::bigint IS NULL OR qseq < $2::bigint)) x "
+		"WHERE ($3::text IS NULL OR outcome = $3) AND ($4::text IS NULL "
+		"OR admitted_language = $4) AND ($5::bigint IS NULL OR ms >= "
+		"$5::bigint) AND ($6::bigint IS NULL OR ms < $6::bigint) ORDER "
+		"BY qseq DESC LIMIT $7::integer",
+		7, v);
+	if (r == NULL)
+		return fail(c);
+	int rc = 0;
+	for (int i = 0; i < PQntuples(r) && rc == 0; i++)
+		rc = a->fn(a->ctx, PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
+			   strtoll(PQgetvalue(r, i, 2), NULL, 10),
+			   PQgetisnull(r, i, 3) ? NULL : PQgetvalue(r, i, 3),
+			   PQgetisnull(r, i, 4) ? NULL : PQgetvalue(r, i, 4));
+	PQclear(r);
+	return rc < 0 ? rc : 0;
+}
+
+static int pg_list(al_store *st, const al_store_list_query *q,
+		   al_store_list_fn fn, void *ctx)
+{
+	struct list_args a = {q, fn, ctx};
+	return with_conn((pg_store *)st, list_body, &a);
+}
+
 /* ---- notices --------------------------------------------------------- */
 
 static void bump(pg_store *s, bool queued)
@@ -1004,6 +1226,30 @@ static bool closing(pg_store *s)
 	bool c = s->closing;
 	pthread_mutex_unlock(&s->lock);
 	return c;
+}
+
+/* A queue notice that wakes this node's claimer: "q *", "q SELF", or
+ * "queued" (from a node of an earlier version, which wakes every one). */
+static bool for_us(pg_store *s, const char *what)
+{
+	if (strcmp(what, "queued") == 0 || strcmp(what, "q *") == 0)
+		return true;
+	if (strncmp(what, "q ", 2) != 0)
+		return false;
+	pthread_mutex_lock(&s->lock);
+	bool us = s->self[0] == '\0' || strcmp(what + 2, s->self) == 0;
+	pthread_mutex_unlock(&s->lock);
+	return us;
+}
+
+static void pg_set_self(al_store *st, const char *node, uint64_t lease_ms)
+{
+	pg_store *s = (pg_store *)st;
+	pthread_mutex_lock(&s->lock);
+	snprintf(s->self, sizeof(s->self), "%s", node);
+	snprintf(s->lease, sizeof(s->lease), "%" PRIu64 " milliseconds",
+		 lease_ms);
+	pthread_mutex_unlock(&s->lock);
 }
 
 static void *listen_main(void *arg)
@@ -1038,7 +1284,7 @@ static void *listen_main(void *arg)
 		PGnotify *nt;
 		while ((nt = PQnotifies(c)) != NULL) {
 			any = true;
-			queued = queued || strcmp(nt->extra, "queued") == 0;
+			queued = queued || for_us(s, nt->extra);
 			PQfreemem(nt);
 		}
 		if (any)
@@ -1252,6 +1498,10 @@ static const al_store_ops pg_ops = {
 	.wait = pg_wait,
 	.audit_verify = pg_audit_verify,
 	.audit_chain = pg_audit_chain,
+	.set_language = pg_set_language,
+	.list = pg_list,
+	.lose_pinned = pg_lose_pinned,
+	.set_self = pg_set_self,
 };
 
 int al_store_pg_open(const char *url, al_store **out, al_error **err);
@@ -1266,6 +1516,7 @@ int al_store_pg_open(const char *url, al_store **out, al_error **err)
 				    "out of memory");
 	}
 	s->base.ops = &pg_ops;
+	snprintf(s->lease, sizeof(s->lease), "5000 milliseconds");
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->freed, NULL);
 	pthread_cond_init(&s->notice, NULL);

@@ -3,17 +3,21 @@ PostgreSQL 15 and three nodes on loopback.  Every run appends its token to
 a marker file on the host (the trusted local provider), so "executed
 once" is counted from what actually ran, and every accepted run's one
 outcome is counted in the store and in the fleet's audit chain."""
+import base64
 import collections
+import hashlib
 import json
+import os
 import subprocess
 import threading
 import time
+import uuid
 
 import pytest
 
-from fleet_support import (TOKEN2, Node, Postgres, fleet_config, free_port,
+from fleet_support import (TOKEN, TOKEN2, Node, Postgres, fleet_config, free_port,
                            start_nodes, wait_until)
-from test_api_support import AIRLOCK_BIN, local_config, sh
+from test_api_support import AIRLOCK_BIN, Daemon, local_config, sh
 from test_durable_support import DurableDaemon, cleanup_state
 
 
@@ -163,11 +167,6 @@ def test_200_runs_once_and_read_anywhere(fleet, pg, tmp_path):
                                              first_id[4:]})
     assert st == 200 and "event: result" in rest
     assert first_id not in rest
-    # The remote provider's headers do not travel through the queue.
-    st, _, b = others[0].request("POST", "/v1/runs", sh("true"),
-                                 headers={"X-Airlock-Forwarded-Env":
-                                          "e30="})
-    assert st == 400 and b["error"] == "unsupported_header"
     # Another tenant's run answers like an unknown one, everywhere.
     st, _, _ = others[1].request("GET", "/v1/runs/" + rid, token=TOKEN2)
     assert st == 404
@@ -367,6 +366,328 @@ def test_node_without_a_capable_provider_leaves_the_run(pg, tmp_path):
             if n.proc is not None:
                 n.stop()
             cleanup_state(n)
+
+
+def rfc3339(t):
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + \
+        ".%03dZ" % int((t % 1) * 1000)
+
+
+def test_list_runs_across_nodes(fleet, pg):
+    """GET /v1/runs on any node lists the tenant's runs of the whole
+    fleet from the store, newest first, with the single node's filters
+    and paging."""
+    since = rfc3339(time.time() - 1)
+    ids, failed = [], []
+    for i in range(6):
+        st, _, b = fleet[i % 3].request(
+            "POST", "/v1/runs", sh("exit 3" if i % 2 else "true"))
+        assert st == 200, b
+        ids.append(b["run_id"])
+        if i % 2:
+            failed.append(b["run_id"])
+    st, _, other = fleet[1].request("POST", "/v1/runs", sh("true"),
+                                    token=TOKEN2)
+    assert st == 200
+    until = rfc3339(time.time() + 1)
+    newest_first = ids[::-1]
+    ran_on = {v[1] for v in states(pg, ids).values()}
+    assert len(ran_on) >= 2, ran_on
+    for n in fleet:
+        st, _, b = n.request("GET", "/v1/runs?limit=6")
+        assert st == 200, b
+        assert [r["run_id"] for r in b["runs"]] == newest_first
+        assert all(r["state"] == "finished" and r["language"] == "sh"
+                   for r in b["runs"]), b
+        assert {r["run_id"]: r["outcome"] for r in b["runs"]} == {
+            i: "failed" if i in failed else "completed" for i in ids}
+    # Filters, combined, and paging through the filtered list.
+    q = "/v1/runs?outcome=failed&language=sh&since=%s&until=%s" % (
+        since, until)
+    st, _, b = fleet[2].request("GET", q)
+    assert [r["run_id"] for r in b["runs"]] == failed[::-1]
+    assert b["next_after"] is None
+    st, _, b = fleet[0].request("GET", q + "&limit=2")
+    assert [r["run_id"] for r in b["runs"]] == failed[::-1][:2]
+    assert b["next_after"] == failed[1]
+    st, _, b = fleet[1].request("GET", q + "&limit=2&after=" +
+                                b["next_after"])
+    assert [r["run_id"] for r in b["runs"]] == [failed[0]]
+    assert b["next_after"] is None
+    st, _, b = fleet[0].request("GET", "/v1/runs?until=" + since)
+    assert not set(ids) & {r["run_id"] for r in b["runs"]}
+    st, _, b = fleet[0].request("GET", "/v1/runs?outcome=timed_out&since="
+                                + since)
+    assert b["runs"] == []
+    # The other tenant sees only its own; its run is no page mark here.
+    st, _, b = fleet[0].request("GET", "/v1/runs?since=" + since,
+                                token=TOKEN2)
+    assert [r["run_id"] for r in b["runs"]] == [other["run_id"]]
+    st, _, b = fleet[2].request("GET", "/v1/runs?after=" +
+                                other["run_id"])
+    assert st == 400 and b["error"] == "invalid_query"
+    st, _, b = fleet[2].request("GET", "/v1/runs?outcome=nope")
+    assert st == 400 and b["error"] == "invalid_query"
+    # A queued run is listed too, with its state and no outcome yet.
+    st, _, b = fleet[0].request("POST", "/v1/runs?wait=false",
+                                sh("sleep 0.2"))
+    assert st == 202
+    st, _, lst = fleet[1].request("GET", "/v1/runs?limit=1")
+    assert lst["runs"][0]["run_id"] == b["run_id"]
+    assert lst["runs"][0]["state"] in ("queued", "running", "finished")
+
+
+def fwd_header(obj):
+    return base64.b64encode(json.dumps(obj).encode()).decode()
+
+
+def test_remote_provider_headers_on_a_fleet(pg, tmp_path):
+    """X-Airlock-Run-Id and X-Airlock-Forwarded-Env (docs/api.md) on a
+    fleet node, with the single node's rules: the run is known fleet-wide
+    under the caller's id; the forwarded environment never reaches the
+    store (the run is pinned to the node that holds it in memory)."""
+    secret = "fwd-" + uuid.uuid4().hex + " v=1"
+    grant = {"network": ["none", "loopback", "host"],
+             "workspace": ["none", "ro", "rw"], "secrets": ["FWD_SECRET"]}
+    sfile = tmp_path / "no-secrets.json"
+    sfile.write_text("{}")
+    os.chmod(sfile, 0o600)
+    nodes = []
+    for name in ("fa", "fb"):
+        cfg = fleet_config(pg.url, node_id=name)
+        cfg["tenants"]["default"]["accept_forwarded_env"] = True
+        cfg["tenants"]["default"]["grant"] = grant
+        cfg["secrets"] = {"file": str(sfile)}
+        nodes.append(Node(tmp_path, cfg, name=name))
+    fa, fb = nodes
+    # A single node in front whose `remote` provider sends both headers.
+    ffile = tmp_path / "front-secrets.json"
+    ffile.write_text(json.dumps({"FWD_SECRET": secret}))
+    os.chmod(ffile, 0o600)
+    front = None
+    try:
+        for n in nodes:
+            n.start(timeout=30)
+        front = Daemon(tmp_path, {
+            "acknowledged_providers": ["remote"],
+            "providers": [{"provider": "remote", "config": {
+                "url": "http://127.0.0.1:%d" % fa.port, "token": TOKEN,
+                "timeout_ms": 5000}}],
+            "tenants": {"default": {"languages": ["sh"],
+                                    "grant": grant}},
+            "secrets": {"file": str(ffile)}}, name="front").start()
+        req = sh('printf %s "$FWD_SECRET" | sha256sum | cut -c1-64; '
+                 'echo "$AIRLOCK_RUN_ID"')
+        req["grant"]["secrets"] = ["FWD_SECRET"]
+        st, _, res = front.run(req)
+        assert st == 200 and res["outcome"] == "completed", res
+        digest, rid = res["stdout"].split()
+        assert digest == hashlib.sha256(secret.encode()).hexdigest()
+        assert rid == res["run_id"]
+        # Known under the caller's id on every node; run by the node that
+        # holds the environment.
+        assert states(pg, [rid])[rid] == ["finished", "fa", "completed"]
+        st, _, back = fb.request("GET", "/v1/runs/" + rid)
+        assert st == 200 and back["run_id"] == rid
+        # A forwarded run posted to fb runs on fb, wherever slots are.
+        rid2 = str(uuid.uuid4())
+        st, _, b = fb.request("POST", "/v1/runs?wait=false",
+                              sh('printf %s "$ONLY_FWD" | sha256sum'),
+                              headers={"X-Airlock-Run-Id": rid2,
+                                       "X-Airlock-Forwarded-Env":
+                                       fwd_header({"ONLY_FWD": secret})})
+        assert st == 202 and b["run_id"] == rid2, b
+        assert wait_until(lambda: all_finished(pg, [rid2]), 30, 0.1)
+        st, _, res = fa.request("GET", "/v1/runs/" + rid2)
+        assert res["stdout"].split()[0] == digest and res["run_id"] == rid2
+        assert states(pg, [rid2])[rid2][1] == "fb"
+        # An id in use anywhere in the fleet is refused, at any node.
+        st, _, b = fb.request("POST", "/v1/runs?wait=false", sh("true"),
+                              headers={"X-Airlock-Run-Id": rid})
+        assert st == 409 and b["outcome"] == "conflict", b
+        assert b["reason"] == "run_id_in_use" and b["run_id"] != rid
+        st, _, b = fa.request("POST", "/v1/runs?wait=false", sh("true"),
+                              headers={"X-Airlock-Run-Id": rid.upper()})
+        assert st == 400 and b["reason"] == "run_id", b
+        # The tenant gate and the header's form, answered at once.
+        st, _, b = fa.request("POST", "/v1/runs?wait=false", sh("true"),
+                              token=TOKEN2,
+                              headers={"X-Airlock-Forwarded-Env":
+                                       fwd_header({"FWD_SECRET": secret})})
+        assert st == 403 and b["reason"] == "gate:forwarded_env", b
+        st, _, b = fa.request("POST", "/v1/runs?wait=false", sh("true"),
+                              headers={"X-Airlock-Forwarded-Env":
+                                       fwd_header({"PATH": secret})})
+        assert st == 400 and b["reason"] == "forwarded_env", b
+        # The secret is nowhere in the store, a node's files or logs.
+        pg.psql("CHECKPOINT")
+        needle = secret.encode()
+        for root in (pg.data, fa.dir, fb.dir):
+            for dirpath, _, files in os.walk(root):
+                for name in files:
+                    path = os.path.join(dirpath, name)
+                    try:
+                        data = open(path, "rb").read()
+                    except OSError:
+                        continue
+                    assert needle not in data, path
+    finally:
+        if front is not None:
+            front.stop()
+        for n in nodes:
+            if n.proc is not None:
+                n.stop()
+            cleanup_state(n)
+
+
+def test_pinned_runs_of_a_dead_node_end_lost(pg, tmp_path):
+    """A queued run pinned to a node (its forwarded environment in that
+    node's memory) ends lost, once, when the node dies."""
+    cfg = fleet_config(pg.url, node_id="pinner", concurrency=1)
+    cfg["tenants"]["default"]["accept_forwarded_env"] = True
+    node = Node(tmp_path, cfg, name="pinner")
+    watcher = Node(tmp_path, fleet_config(pg.url, node_id="pwatch"),
+                   name="pwatch")
+    try:
+        node.start(timeout=30)
+        watcher.start(timeout=30)
+        hdr = {"X-Airlock-Forwarded-Env": fwd_header({"X": "y"})}
+        # The first holds the node's one slot; the second waits queued.
+        ids = []
+        for code in ("sleep 30", "true"):
+            st, _, b = node.request("POST", "/v1/runs?wait=false",
+                                    sh(code, limits={"wall_ms": 60000}),
+                                    headers=hdr)
+            assert st == 202, b
+            ids.append(b["run_id"])
+        assert wait_until(lambda: states(pg, ids)[ids[0]][0] == "running",
+                          30, 0.1)
+        assert states(pg, ids)[ids[1]][:2] == ["queued", ""]
+        node.kill9()
+        # The watcher never takes it: it ends lost when the lease runs
+        # out.
+        assert wait_until(lambda: states(pg, ids)[ids[1]][0] ==
+                          "finished", 30, 0.1)
+        assert states(pg, ids)[ids[1]] == ["finished", "", "unavailable"]
+        st, _, res = watcher.request("GET", "/v1/runs/" + ids[1])
+        assert res["reason"] == "lost", res
+        assert audit_counts(pg, "run.finished")[ids[1]] == 1
+    finally:
+        for n in (node, watcher):
+            if n.proc is not None:
+                n.stop()
+            cleanup_state(n)
+
+
+# Waits for an inbox event, copies it to $SEEN, ends (bounded).
+INBOX_READER = r'''
+for i in $(seq 600); do
+  for f in "$AIRLOCK_INBOX"/*.json; do
+    [ -e "$f" ] || continue
+    cat "$f" > "$SEEN"; exit 0
+  done
+  sleep 0.05
+done
+exit 3
+'''
+
+
+def solo_nodes(tmp_path, pg, names, **kw):
+    return [Node(tmp_path, fleet_config(pg.url, node_id=n, **kw), name=n)
+            for n in names]
+
+
+def test_controls_reach_an_adopted_run(pg, tmp_path):
+    """A node is killed with two runs in flight; a surviving node of the
+    host adopts them; an inbox event and an interrupt sent to a third
+    node reach them through the store."""
+    victim, heir, third = solo_nodes(tmp_path, pg, ["victim", "heir",
+                                                    "third"])
+    seen = tmp_path / "seen"
+    try:
+        victim.start(timeout=30)
+        st, _, b = victim.request("POST", "/v1/runs?wait=false",
+                                  sh(INBOX_READER, env={"SEEN": str(seen)},
+                                     limits={"wall_ms": 60000}))
+        assert st == 202
+        reader = b["run_id"]
+        st, _, b = victim.request("POST", "/v1/runs?wait=false",
+                                  sh("sleep 50", limits={"wall_ms": 60000}))
+        assert st == 202
+        sleeper = b["run_id"]
+        # Both launched (their supervisors recorded) on the victim.
+        assert wait_until(lambda: all(
+            (victim.state / "runs" / r / "identity.json").exists()
+            for r in (reader, sleeper)), 30, 0.05)
+        heir.start(timeout=30)
+        third.start(timeout=30)
+        victim.kill9()
+        # The lease runs out; a survivor (same host and boot) adopts both.
+        def adopted():
+            s = states(pg, [reader, sleeper])
+            return len(s) == 2 and all(v[0] == "running" and
+                                       v[1] in ("heir", "third")
+                                       for v in s.values()) and s
+        s = wait_until(adopted, 30, 0.1)
+        assert s, states(pg, [reader, sleeper])
+        assert set(audit_counts(pg, "run.adopted")) >= {reader, sleeper}
+        # Each is reached through the node that did not adopt it.
+        other = {"heir": third, "third": heir}
+        st, _, b = other[s[reader][1]].request(
+            "POST", "/v1/runs/%s/inbox" % reader,
+            {"id": "ev-1", "event": {"n": 7}})
+        assert st == 202, b
+        st, _, b = other[s[sleeper][1]].request(
+            "POST", "/v1/runs/%s/interrupt" % sleeper)
+        assert st == 202 and b["state"] == "interrupting", b
+        assert wait_until(lambda: all_finished(pg, [reader, sleeper]), 30,
+                          0.1)
+        s = states(pg, [reader, sleeper])
+        assert s[reader][2] == "completed", s
+        assert json.loads(seen.read_text()) == {"id": "ev-1",
+                                                "event": {"n": 7}}
+        assert s[sleeper][2] == "interrupted", s
+        st, _, res = third.request("GET", "/v1/runs/" + sleeper)
+        assert st == 200 and res["outcome"] == "interrupted", res
+        # Once recorded, both are refused as finished.
+        st, _, b = third.request("POST", "/v1/runs/%s/inbox" % reader,
+                                 {"id": "ev-2", "event": {}})
+        assert st == 409 and b["error"] == "run_finished"
+        assert_once(pg, [reader, sleeper])
+    finally:
+        for n in (victim, heir, third):
+            if n.proc is not None:
+                n.stop()
+            cleanup_state(n)
+
+
+def test_a_queued_run_wakes_one_claimer(pg, tmp_path):
+    """One run at a time on three idle nodes: each queued run wakes one
+    node's claimer (a live node with a free slot), not all three, and
+    the node that claims it does not claim again to find the queue
+    empty.  Waking every node cost four claim queries per run here."""
+    import re
+    nodes = solo_nodes(tmp_path, pg, ["w0", "w1", "w2"])
+    try:
+        for n in nodes:
+            n.start(timeout=30)
+        for i in range(12):
+            st, _, b = nodes[i % 3].request("POST", "/v1/runs", sh("true"))
+            assert st == 200 and b["outcome"] == "completed", b
+    finally:
+        for n in nodes:
+            n.stop()
+            cleanup_state(n)
+    queries = claimed = 0
+    for n in nodes:
+        m = re.search(r"fleet: (\d+) claim queries, (\d+) runs claimed",
+                      n.log())
+        assert m, n.log()[-2000:]
+        queries += int(m.group(1))
+        claimed += int(m.group(2))
+    assert claimed == 12
+    # One per run, plus the start-up look and a few safety polls.
+    assert queries <= 24, queries
 
 
 def test_zz_tampered_chain_fails_verify(pg):
