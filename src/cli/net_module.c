@@ -31,7 +31,7 @@
 static const al_net_host_api host_api = {
 	.version = AL_NET_HOST_API_VERSION,
 	.size = sizeof(al_net_host_api),
-#define AL_NET_HOST_API_FILL(ret, name, params, args) .name = name,
+#define AL_NET_HOST_API_FILL(ret, name, params, args) .name = (name),
 	AL_NET_HOST_API(AL_NET_HOST_API_FILL, AL_NET_HOST_API_FILL,
 			AL_NET_HOST_API_FILL)
 #undef AL_NET_HOST_API_FILL
