@@ -40,6 +40,7 @@
 #include "lang/languages.h"
 #include "sandbox/sandbox.h"
 #include "supervisor/control.h"
+#include "supervisor/fault.h"
 #include "supervisor/identity.h"
 #include "supervisor/inbox.h"
 #include "supervisor/outlog.h"
@@ -194,7 +195,16 @@
 	FN(const unsigned char *, sqlite3_column_text, (sqlite3_stmt *st, int i), (st, i)) \
 	FN(int, sqlite3_finalize, (sqlite3_stmt *st), (st)) \
 	FN(int, sqlite3_prepare_v2, (sqlite3 *db, const char *sql, int n, sqlite3_stmt **st, const char **tail), (db, sql, n, st, tail)) \
-	FN(int, sqlite3_step, (sqlite3_stmt *st), (st))
+	FN(int, sqlite3_step, (sqlite3_stmt *st), (st)) \
+	AL_NET_HOST_API_TEST(FN, PROC, VA)
+
+/* The fault points of the test build (src/supervisor/fault.h). */
+#ifdef AL_TEST_BUILD
+#define AL_NET_HOST_API_TEST(FN, PROC, VA) \
+	PROC(void, al_fault_point, (const char *name), (name))
+#else
+#define AL_NET_HOST_API_TEST(FN, PROC, VA)
+#endif
 
 typedef struct al_net_host_api {
 	uint32_t version; /* AL_NET_HOST_API_VERSION */
