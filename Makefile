@@ -130,12 +130,15 @@ $(KITA): $(KIT_OBJ)
 	@echo "  AR      $@"
 	@rm -f $@ && ar rcs $@ $^ && ranlib $@
 # The CLI exports the public API (for provider modules,
-# docs/writing-a-provider.md) and nothing else: the network modules get
-# what they call through src/netmod/host_api.h.
+# docs/writing-a-provider.md) and its jansson, nothing else: the network
+# modules get what they call through src/netmod/host_api.h, and their
+# jansson references bind to the binary's copy, so a json_t handed across
+# is hashed with one seed (two copies would not find each other's keys).
 CLI_DYNLIST = $(BUILD)/airlock.dynlist
 $(CLI_DYNLIST): $(LIBMAP)
 	@echo "  GEN     $@"
-	@{ echo '{'; sed -n '/global:/,/local:/{/^ *al_[a-z0-9_]*;$$/p}' $<; echo '};'; } > $@.tmp && mv $@.tmp $@
+	@{ echo '{'; sed -n '/global:/,/local:/{/^ *al_[a-z0-9_]*;$$/p}' $<; \
+	   echo '  json_*;'; echo '};'; } > $@.tmp && mv $@.tmp $@
 $(CLI): $(CLI_OBJ) $(KITA) $(CORE_OBJ) $(CLI_DYNLIST)
 	@echo "  LD      $@"
 	@$(CC) $(LDFLAGS) -Wl,--dynamic-list,$(CLI_DYNLIST) -o $@ $(CLI_OBJ) $(KITA) $(CORE_OBJ) $(CLI_LIBS)

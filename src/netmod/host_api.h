@@ -7,9 +7,12 @@
  *
  * The modules do not link airlock code of their own: that would be a
  * second copy of the state the binary holds (log settings, cgroup
- * discovery, the jansson and sqlite it links statically).  A handle one
- * side made (a sqlite3 connection, an al_error) is used only through the
- * binary's functions here.
+ * discovery, the sqlite it links statically).  A handle one side made (a
+ * sqlite3 connection, an al_error) is used only through the binary's
+ * functions here.  jansson is the one library shared by symbol: the
+ * binary exports its static copy and the modules' json_* references bind
+ * to it, because a json_t crosses this table (al_sandbox_idle_targets)
+ * and two copies hash object keys with different seeds.
  *
  * A module calls these by their usual names: src/netmod/host_api.c
  * defines each name in the module as a call through the table.  A new
