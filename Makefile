@@ -61,8 +61,13 @@ SERVER_SRC = $(wildcard src/server/*.c) $(wildcard src/store/*.c)
 REMOTE_SRC = src/providers/remote.c src/supervisor/webhook.c src/container/docker.c
 NET_SRC  = $(SERVER_SRC) $(REMOTE_SRC)
 NET_OBJ  = $(NET_SRC:%.c=$(BUILD)/obj/%.o)
-NETMOD_OBJ = $(SERVER_SRC:%.c=$(BUILD)/obj-netmod/%.o)
-REMOTEMOD_OBJ = $(REMOTE_SRC:%.c=$(BUILD)/obj-netmod/%.o)
+# Each module calls the binary only through the table in
+# src/netmod/host_api.h; its link refuses any other reference (-z defs)
+# and its version script exports only its entries.
+NETMOD_API = $(BUILD)/obj-netmod/src/netmod/host_api.o
+NETMOD_OBJ = $(SERVER_SRC:%.c=$(BUILD)/obj-netmod/%.o) $(NETMOD_API)
+REMOTEMOD_OBJ = $(REMOTE_SRC:%.c=$(BUILD)/obj-netmod/%.o) $(NETMOD_API)
+NETMOD_LDFLAGS = -Wl,-z,defs -Wl,--version-script,src/netmod/modules.map
 CORE_OBJ = $(filter-out $(NET_OBJ),$(LIB_OBJ))
 KIT_SRC  = $(wildcard src/kit/*.c)
 KIT_OBJ  = $(KIT_SRC:%.c=$(BUILD)/obj/%.o)
@@ -124,9 +129,19 @@ $(KITA): $(KIT_OBJ)
 	@mkdir -p $(dir $@)
 	@echo "  AR      $@"
 	@rm -f $@ && ar rcs $@ $^ && ranlib $@
-$(CLI): $(CLI_OBJ) $(KITA) $(CORE_OBJ)
+# The CLI exports the public API (for provider modules,
+# docs/writing-a-provider.md) and its jansson, nothing else: the network
+# modules get what they call through src/netmod/host_api.h, and their
+# jansson references bind to the binary's copy, so a json_t handed across
+# is hashed with one seed (two copies would not find each other's keys).
+CLI_DYNLIST = $(BUILD)/airlock.dynlist
+$(CLI_DYNLIST): $(LIBMAP)
+	@echo "  GEN     $@"
+	@{ echo '{'; sed -n '/global:/,/local:/{/^ *al_[a-z0-9_]*;$$/p}' $<; \
+	   echo '  json_*;'; echo '};'; } > $@.tmp && mv $@.tmp $@
+$(CLI): $(CLI_OBJ) $(KITA) $(CORE_OBJ) $(CLI_DYNLIST)
 	@echo "  LD      $@"
-	@$(CC) $(LDFLAGS) -rdynamic -o $@ $(CLI_OBJ) $(KITA) $(CORE_OBJ) $(CLI_LIBS)
+	@$(CC) $(LDFLAGS) -Wl,--dynamic-list,$(CLI_DYNLIST) -o $@ $(CLI_OBJ) $(KITA) $(CORE_OBJ) $(CLI_LIBS)
 $(TOOL): src/tool/airlock_tool.c src/tool/proto.h
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@ (static)"
@@ -144,12 +159,12 @@ $(BUILD)/obj-netmod/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< (network module)"
 	@$(CC) $(CFLAGS) -DAL_NET_MODULE=1 -MMD -MP -c $< -o $@
-$(NETSO): $(NETMOD_OBJ)
+$(NETSO): $(NETMOD_OBJ) src/netmod/modules.map
 	@echo "  LD      $@"
-	@$(CC) -shared $(LDFLAGS) -o $@ $^ $(NET_LIBS)
-$(REMOTESO): $(REMOTEMOD_OBJ)
+	@$(CC) -shared $(LDFLAGS) $(NETMOD_LDFLAGS) -o $@ $(NETMOD_OBJ) $(NET_LIBS)
+$(REMOTESO): $(REMOTEMOD_OBJ) src/netmod/modules.map
 	@echo "  LD      $@"
-	@$(CC) -shared $(LDFLAGS) -o $@ $^ $(REMOTE_LIBS)
+	@$(CC) -shared $(LDFLAGS) $(NETMOD_LDFLAGS) -o $@ $(REMOTEMOD_OBJ) $(REMOTE_LIBS)
 # The web console's files (ui/) compiled into the server (src/server/ui.c),
 # so the daemon serves /ui with nothing more to install (docs/console.md).
 UI_FILES = $(sort $(wildcard ui/*))

@@ -76,19 +76,253 @@ static void set_nonblock(int fd)
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
+/* One supervision's state, from start to the result. */
+typedef struct sup_state {
+	al_child *child;
+	const al_supervise_opts *opts;
+	capture cap[2];
+	int *pipes[2];
+	size_t stdin_off;
+	unsigned char report_buf[sizeof(al_exit_report)];
+	size_t report_len;
+	bool exited;
+	bool stopping;
+	al_end end;
+	uint64_t start, deadline;
+	uint64_t kill_at;    /* set once TERM went out */
+	uint64_t force_at;   /* set once KILL went out */
+	uint64_t give_up_at; /* set once the shepherd/init is gone */
+	int cancel_fd;
+} sup_state;
+
+/* The descriptors one poll watches, and where each sits (-1: absent). */
+typedef struct sup_poll {
+	struct pollfd pfd[6];
+	nfds_t np;
+	int i_in, i_out[2], i_st, i_pid;
+} sup_poll;
+
+static void sup_mark_exited(sup_state *s)
+{
+	s->exited = true;
+	s->give_up_at = (uint64_t)al_mono_ms() + DRAIN_AFTER_EXIT_MS;
+}
+
+/* Why the run must be stopped now, or AL_END_EXITED to let it go on. */
+static al_end sup_stop_reason(const sup_state *s, uint64_t now)
+{
+	al_cancel_kind ck = al_cancel_state(s->opts->cancel);
+	if (ck == AL_CANCEL_CANCELLED)
+		return AL_END_CANCELLED;
+	if (ck == AL_CANCEL_INTERRUPTED)
+		return AL_END_INTERRUPTED;
+	if (now >= s->deadline)
+		return AL_END_TIMED_OUT;
+	return AL_END_EXITED;
+}
+
+/* TERM when the run must stop, KILL after the grace, and the
+ * shepherd/init itself when the tree did not report after that. */
+static void sup_escalate(sup_state *s, uint64_t now)
+{
+	al_child *child = s->child;
+	if (!s->stopping && !s->exited) {
+		al_end why = sup_stop_reason(s, now);
+		if (why != AL_END_EXITED) {
+			s->end = why;
+			s->stopping = true;
+			close_fd(&child->stdin_fd);
+			child->signal_tree(child->signal_ctx, SIGTERM);
+			s->kill_at = now + s->opts->grace_ms;
+		}
+	}
+	if (s->stopping && s->kill_at != 0 && now >= s->kill_at && !s->exited) {
+		child->signal_tree(child->signal_ctx, SIGKILL);
+		s->kill_at = 0;
+		s->force_at = now + KILL_REPORT_MS;
+	}
+	if (s->force_at != 0 && now >= s->force_at && !s->exited) {
+		/* The shepherd/init did not report in time: kill it; for a
+		 * pid-namespace init this also kills the rest. */
+		kill(child->pid, SIGKILL);
+		s->force_at = 0;
+	}
+}
+
+static int sup_poll_add(sup_poll *p, int fd, short events)
+{
+	p->pfd[p->np] = (struct pollfd){fd, events, 0};
+	return (int)p->np++;
+}
+
+static void sup_poll_fill(const sup_state *s, sup_poll *p)
+{
+	const al_child *child = s->child;
+	*p = (sup_poll){.i_in = -1, .i_out = {-1, -1}, .i_st = -1, .i_pid = -1};
+	if (child->stdin_fd >= 0)
+		p->i_in = sup_poll_add(p, child->stdin_fd, POLLOUT);
+	for (int i = 0; i < 2; i++)
+		if (*s->pipes[i] >= 0)
+			p->i_out[i] = sup_poll_add(p, *s->pipes[i], POLLIN);
+	if (child->status_fd >= 0)
+		p->i_st = sup_poll_add(p, child->status_fd, POLLIN);
+	if (!s->exited && child->pidfd >= 0)
+		p->i_pid = sup_poll_add(p, child->pidfd, POLLIN);
+	/* only wakes the loop: the state is re-read at the top */
+	if (!s->stopping && s->cancel_fd >= 0)
+		sup_poll_add(p, s->cancel_fd, POLLIN);
+}
+
+/* Until the next deadline of the state the run is in. */
+static int sup_poll_timeout(const sup_state *s, uint64_t now)
+{
+	uint64_t wake = s->exited ? s->give_up_at : s->stopping ? 0 : s->deadline;
+	if (s->kill_at != 0)
+		wake = s->kill_at;
+	if (s->force_at != 0)
+		wake = s->force_at;
+	int timeout = -1;
+	if (wake != 0)
+		timeout = wake > now ? (int)(wake - now) : 0;
+	if (s->stopping && timeout < 0)
+		timeout = 100;
+	return timeout;
+}
+
+static void sup_write_stdin(sup_state *s, short revents)
+{
+	al_child *child = s->child;
+	if (revents & (POLLERR | POLLHUP)) {
+		close_fd(&child->stdin_fd);
+		return;
+	}
+	const al_bytes *in = s->opts->stdin_data;
+	ssize_t w = write(child->stdin_fd, in->data + s->stdin_off,
+			  in->len - s->stdin_off);
+	if (w > 0)
+		s->stdin_off += (size_t)w;
+	if ((w < 0 && errno != EAGAIN && errno != EINTR) ||
+	    s->stdin_off >= in->len)
+		close_fd(&child->stdin_fd);
+}
+
+static void sup_read_status(sup_state *s)
+{
+	ssize_t r = read(s->child->status_fd, s->report_buf + s->report_len,
+			 sizeof(s->report_buf) - s->report_len);
+	if (r > 0) {
+		s->report_len += (size_t)r;
+	} else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
+		/* Only the shepherd/init holds the write end: EOF means it is
+		 * gone. */
+		close_fd(&s->child->status_fd);
+		if (!s->exited)
+			sup_mark_exited(s);
+	}
+}
+
+/* What one poll reported: 0, or a negative errno (err set). */
+static int sup_handle_events(sup_state *s, const sup_poll *p, al_error **err)
+{
+	if (p->i_in >= 0 && p->pfd[p->i_in].revents)
+		sup_write_stdin(s, p->pfd[p->i_in].revents);
+	for (int i = 0; i < 2; i++) {
+		if (p->i_out[i] < 0 || !p->pfd[p->i_out[i]].revents)
+			continue;
+		int d = drain(*s->pipes[i], &s->cap[i], i, s->opts);
+		if (d < 0)
+			return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
+					    "out of memory");
+		if (d > 0)
+			close_fd(s->pipes[i]);
+	}
+	if (p->i_st >= 0 && p->pfd[p->i_st].revents)
+		sup_read_status(s);
+	if (p->i_pid >= 0 && p->pfd[p->i_pid].revents)
+		sup_mark_exited(s);
+	return 0;
+}
+
+/* Polls until the tree is gone and its pipes are closed (or given up
+ * on): 0, or a negative errno (err set). */
+static int sup_loop(sup_state *s, al_error **err)
+{
+	const al_child *child = s->child;
+	for (;;) {
+		if (child->stdout_fd < 0 && child->stderr_fd < 0 &&
+		    child->status_fd < 0 && s->exited)
+			return 0;
+		uint64_t now = (uint64_t)al_mono_ms();
+		sup_escalate(s, now);
+		if (s->exited && s->give_up_at != 0 && now >= s->give_up_at)
+			return 0;
+		sup_poll p;
+		sup_poll_fill(s, &p);
+		int n = poll(p.pfd, p.np, sup_poll_timeout(s, now));
+		if (n < 0 && errno != EINTR)
+			return al_error_set(err, AL_ERR_INTERNAL, errno, NULL,
+					    "poll failed");
+		if (n <= 0)
+			continue;
+		int rc = sup_handle_events(s, &p, err);
+		if (rc < 0)
+			return rc;
+	}
+}
+
+/* Whatever happened in the loop, nothing may outlive the run. */
+static void sup_reap(sup_state *s)
+{
+	al_child *child = s->child;
+	if (!s->exited)
+		kill(child->pid, SIGKILL);
+	waitpid(child->pid, NULL, __WALL);
+	child->pid = -1;
+	close_fd(&child->stdin_fd);
+	close_fd(&child->stdout_fd);
+	close_fd(&child->stderr_fd);
+	close_fd(&child->status_fd);
+	close_fd(&child->pidfd);
+}
+
+/* The report, the end and the captured output into out; rc is the
+ * loop's, turned into -ENOMEM when an empty output cannot be made. */
+static int sup_fill_result(sup_state *s, al_supervise_result *out, int rc)
+{
+	out->end = s->end;
+	out->wall_ms = (uint64_t)al_mono_ms() - s->start;
+	if (s->report_len == sizeof(al_exit_report)) {
+		memcpy(&out->report, s->report_buf, sizeof(out->report));
+		out->have_report = out->report.magic == AL_EXIT_REPORT_MAGIC;
+	}
+	if (!out->have_report && out->end == AL_END_EXITED)
+		out->end = AL_END_LOST;
+	for (int i = 0; i < 2; i++) {
+		capture *c = &s->cap[i];
+		if (c->buf == NULL && al_bytes_set(&out->output[i], "", 0) < 0)
+			rc = rc < 0 ? rc : -ENOMEM;
+		else if (c->buf != NULL) {
+			out->output[i].data = c->buf;
+			out->output[i].len = c->len;
+		}
+		out->truncated[i] = c->truncated;
+		out->output_seen[i] = c->seen;
+	}
+	return rc;
+}
+
 int al_supervise(al_child *child, const al_supervise_opts *opts,
 		 al_supervise_result *out, al_error **err)
 {
-	capture cap[2] = {{.cap = opts->output_cap}, {.cap = opts->output_cap}};
-	int *pipes[2] = {&child->stdout_fd, &child->stderr_fd};
-	size_t stdin_off = 0;
-	unsigned char report_buf[sizeof(al_exit_report)];
-	size_t report_len = 0;
-	bool exited = false;
-	int rc = 0;
-
+	sup_state s = {
+		.child = child,
+		.opts = opts,
+		.cap = {{.cap = opts->output_cap}, {.cap = opts->output_cap}},
+		.pipes = {&child->stdout_fd, &child->stderr_fd},
+		.end = AL_END_EXITED,
+		.cancel_fd = al_cancel_fd(opts->cancel),
+	};
 	memset(out, 0, sizeof(*out));
-	out->end = AL_END_EXITED;
 
 	/* SIGPIPE would kill a CLI host when the program closes stdin early. */
 	sigset_t pipe_set, old_set;
@@ -103,177 +337,12 @@ int al_supervise(al_child *child, const al_supervise_opts *opts,
 	set_nonblock(child->stderr_fd);
 	set_nonblock(child->status_fd);
 
-	const uint64_t start = (uint64_t)al_mono_ms();
-	const uint64_t deadline = start + opts->wall_ms;
-	uint64_t kill_at = 0;	     /* set once TERM went out */
-	uint64_t force_at = 0;	     /* set once KILL went out */
-	uint64_t give_up_at = 0;     /* set once the shepherd/init is gone */
-	bool stopping = false;
-	int cancel_fd = al_cancel_fd(opts->cancel);
-
-	for (;;) {
-		if (child->stdout_fd < 0 && child->stderr_fd < 0 &&
-		    child->status_fd < 0 && exited)
-			break;
-		uint64_t now = (uint64_t)al_mono_ms();
-
-		if (!stopping && !exited) {
-			al_cancel_kind ck = al_cancel_state(opts->cancel);
-			al_end why = AL_END_EXITED;
-			if (ck == AL_CANCEL_CANCELLED)
-				why = AL_END_CANCELLED;
-			else if (ck == AL_CANCEL_INTERRUPTED)
-				why = AL_END_INTERRUPTED;
-			else if (now >= deadline)
-				why = AL_END_TIMED_OUT;
-			if (why != AL_END_EXITED) {
-				out->end = why;
-				stopping = true;
-				close_fd(&child->stdin_fd);
-				child->signal_tree(child->signal_ctx, SIGTERM);
-				kill_at = now + opts->grace_ms;
-			}
-		}
-		if (stopping && kill_at != 0 && now >= kill_at && !exited) {
-			child->signal_tree(child->signal_ctx, SIGKILL);
-			kill_at = 0;
-			force_at = now + KILL_REPORT_MS;
-		}
-		if (force_at != 0 && now >= force_at && !exited) {
-			/* The shepherd/init did not report in time: kill it;
-			 * for a pid-namespace init this also kills the rest. */
-			kill(child->pid, SIGKILL);
-			force_at = 0;
-		}
-		if (exited && give_up_at != 0 && now >= give_up_at)
-			break;
-
-		struct pollfd pfd[6];
-		int np = 0, i_in = -1, i_out[2] = {-1, -1}, i_st = -1;
-		int i_pid = -1, i_cancel = -1;
-		if (child->stdin_fd >= 0) {
-			i_in = np;
-			pfd[np++] = (struct pollfd){child->stdin_fd, POLLOUT, 0};
-		}
-		for (int s = 0; s < 2; s++) {
-			if (*pipes[s] >= 0) {
-				i_out[s] = np;
-				pfd[np++] = (struct pollfd){*pipes[s], POLLIN, 0};
-			}
-		}
-		if (child->status_fd >= 0) {
-			i_st = np;
-			pfd[np++] = (struct pollfd){child->status_fd, POLLIN, 0};
-		}
-		if (!exited && child->pidfd >= 0) {
-			i_pid = np;
-			pfd[np++] = (struct pollfd){child->pidfd, POLLIN, 0};
-		}
-		if (!stopping && cancel_fd >= 0) {
-			i_cancel = np;
-			pfd[np++] = (struct pollfd){cancel_fd, POLLIN, 0};
-		}
-
-		uint64_t wake = exited ? give_up_at : stopping ? 0 : deadline;
-		if (kill_at != 0)
-			wake = kill_at;
-		if (force_at != 0)
-			wake = force_at;
-		int timeout = -1;
-		if (wake != 0)
-			timeout = wake > now ? (int)(wake - now) : 0;
-		if (stopping && timeout < 0)
-			timeout = 100;
-
-		int n = poll(pfd, (nfds_t)np, timeout);
-		if (n < 0 && errno != EINTR) {
-			rc = al_error_set(err, AL_ERR_INTERNAL, errno, NULL,
-					  "poll failed");
-			break;
-		}
-		if (n <= 0)
-			continue;
-		(void)i_cancel; /* the state is re-read at the top */
-
-		if (i_in >= 0 && pfd[i_in].revents) {
-			if (pfd[i_in].revents & (POLLERR | POLLHUP)) {
-				close_fd(&child->stdin_fd);
-			} else {
-				const al_bytes *in = opts->stdin_data;
-				ssize_t w = write(child->stdin_fd,
-						  in->data + stdin_off,
-						  in->len - stdin_off);
-				if (w > 0)
-					stdin_off += (size_t)w;
-				if ((w < 0 && errno != EAGAIN && errno != EINTR) ||
-				    stdin_off >= in->len)
-					close_fd(&child->stdin_fd);
-			}
-		}
-		for (int s = 0; s < 2; s++) {
-			if (i_out[s] >= 0 && pfd[i_out[s]].revents) {
-				int d = drain(*pipes[s], &cap[s], s, opts);
-				if (d < 0) {
-					rc = al_error_set(err, AL_ERR_INTERNAL,
-							  ENOMEM, NULL,
-							  "out of memory");
-					goto out;
-				}
-				if (d > 0)
-					close_fd(pipes[s]);
-			}
-		}
-		if (i_st >= 0 && pfd[i_st].revents) {
-			ssize_t r = read(child->status_fd, report_buf + report_len,
-					 sizeof(report_buf) - report_len);
-			if (r > 0)
-				report_len += (size_t)r;
-			else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
-				/* Only the shepherd/init holds the write end:
-				 * EOF means it is gone. */
-				close_fd(&child->status_fd);
-				if (!exited) {
-					exited = true;
-					give_up_at = (uint64_t)al_mono_ms() + DRAIN_AFTER_EXIT_MS;
-				}
-			}
-		}
-		if (i_pid >= 0 && pfd[i_pid].revents) {
-			exited = true;
-			give_up_at = (uint64_t)al_mono_ms() + DRAIN_AFTER_EXIT_MS;
-		}
-	}
-out:
-	/* Whatever happened above, nothing may outlive the run. */
-	if (!exited)
-		kill(child->pid, SIGKILL);
-	waitpid(child->pid, NULL, __WALL);
-	child->pid = -1;
-	close_fd(&child->stdin_fd);
-	close_fd(&child->stdout_fd);
-	close_fd(&child->stderr_fd);
-	close_fd(&child->status_fd);
-	close_fd(&child->pidfd);
+	s.start = (uint64_t)al_mono_ms();
+	s.deadline = s.start + opts->wall_ms;
+	int rc = sup_loop(&s, err);
+	sup_reap(&s);
 	pthread_sigmask(SIG_SETMASK, &old_set, NULL);
-
-	out->wall_ms = (uint64_t)al_mono_ms() - start;
-	if (report_len == sizeof(al_exit_report)) {
-		memcpy(&out->report, report_buf, sizeof(out->report));
-		out->have_report = out->report.magic == AL_EXIT_REPORT_MAGIC;
-	}
-	if (!out->have_report && out->end == AL_END_EXITED)
-		out->end = AL_END_LOST;
-	for (int s = 0; s < 2; s++) {
-		if (cap[s].buf == NULL && al_bytes_set(&out->output[s], "", 0) < 0)
-			rc = rc < 0 ? rc : -ENOMEM;
-		else if (cap[s].buf != NULL) {
-			out->output[s].data = cap[s].buf;
-			out->output[s].len = cap[s].len;
-		}
-		out->truncated[s] = cap[s].truncated;
-		out->output_seen[s] = cap[s].seen;
-	}
-	return rc;
+	return sup_fill_result(&s, out, rc);
 }
 
 void al_supervise_result_clear(al_supervise_result *r)

@@ -321,412 +321,555 @@ static int deliver_outputs(const cli_globals *g, const al_result *res,
 	return rc;
 }
 
-int cmd_run(const cli_globals *g, int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{"lang", required_argument, NULL, 'l'},
-		{"eval", required_argument, NULL, 'e'},
-		{"provider", required_argument, NULL, 'p'},
-		{"timeout", required_argument, NULL, 't'},
-		{"memory", required_argument, NULL, 'm'},
-		{"pids", required_argument, NULL, 1},
-		{"cpu", required_argument, NULL, 2},
-		{"output-limit", required_argument, NULL, 3},
-		{"network", required_argument, NULL, 4},
-		{"stdin-file", required_argument, NULL, 5},
-		{"arg", required_argument, NULL, 6},
-		{"env", required_argument, NULL, 7},
-		{"request", required_argument, NULL, 8},
-		{"json", no_argument, NULL, 9},
-		{"tenant", required_argument, NULL, 10},
-		{"file-limit", required_argument, NULL, 11},
-		{"file", required_argument, NULL, 12},
-		{"output", required_argument, NULL, 13},
-		{"outputs-dir", required_argument, NULL, 14},
-		{"workspace", required_argument, NULL, 15},
-		{"raw", no_argument, NULL, 16},
-		{"toolbelt", no_argument, NULL, 17},
-		{"operation", required_argument, NULL, 18},
-		{"exec", required_argument, NULL, 19},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	const char *lang = NULL, *code = NULL, *provider = NULL;
-	const char *network = NULL, *stdin_file = NULL, *request_file = NULL;
-	const char *tenant = "default";
-	const char *outputs_dir = NULL, *workspace = NULL, *exec_prog = NULL;
-	bool as_json = false, raw = false;
-	json_t *req = json_object(), *limits = json_object();
-	json_t *args = json_array(), *env = json_object();
-	json_t *files = json_array(), *outputs = json_array();
-	json_t *operations = json_array();
-	bool toolbelt = false;
-	char *code_buf = NULL, *stdin_buf = NULL, *body = NULL;
-	size_t code_len = 0, stdin_len = 0, body_len = 0;
-	al_config *cfg = NULL;
-	al_host *host = NULL;
-	al_result *res = NULL;
-	int rc = CLI_EXIT_USAGE;
-	uint64_t v;
+/* Long options without a short letter: values above any char, so they
+ * never collide with the short options. */
+enum run_opt {
+	OPT_PIDS = 256,
+	OPT_CPU,
+	OPT_OUTPUT_LIMIT,
+	OPT_NETWORK,
+	OPT_STDIN_FILE,
+	OPT_ARG,
+	OPT_ENV,
+	OPT_REQUEST,
+	OPT_JSON,
+	OPT_TENANT,
+	OPT_FILE_LIMIT,
+	OPT_FILE,
+	OPT_OUTPUT,
+	OPT_OUTPUTS_DIR,
+	OPT_WORKSPACE,
+	OPT_RAW,
+	OPT_TOOLBELT,
+	OPT_OPERATION,
+	OPT_EXEC,
+};
 
+static const struct option run_long_opts[] = {
+	{"lang", required_argument, NULL, 'l'},
+	{"eval", required_argument, NULL, 'e'},
+	{"provider", required_argument, NULL, 'p'},
+	{"timeout", required_argument, NULL, 't'},
+	{"memory", required_argument, NULL, 'm'},
+	{"pids", required_argument, NULL, OPT_PIDS},
+	{"cpu", required_argument, NULL, OPT_CPU},
+	{"output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT},
+	{"network", required_argument, NULL, OPT_NETWORK},
+	{"stdin-file", required_argument, NULL, OPT_STDIN_FILE},
+	{"arg", required_argument, NULL, OPT_ARG},
+	{"env", required_argument, NULL, OPT_ENV},
+	{"request", required_argument, NULL, OPT_REQUEST},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"tenant", required_argument, NULL, OPT_TENANT},
+	{"file-limit", required_argument, NULL, OPT_FILE_LIMIT},
+	{"file", required_argument, NULL, OPT_FILE},
+	{"output", required_argument, NULL, OPT_OUTPUT},
+	{"outputs-dir", required_argument, NULL, OPT_OUTPUTS_DIR},
+	{"workspace", required_argument, NULL, OPT_WORKSPACE},
+	{"raw", no_argument, NULL, OPT_RAW},
+	{"toolbelt", no_argument, NULL, OPT_TOOLBELT},
+	{"operation", required_argument, NULL, OPT_OPERATION},
+	{"exec", required_argument, NULL, OPT_EXEC},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+enum limit_unit { LIMIT_DURATION, LIMIT_SIZE, LIMIT_COUNT };
+
+/* The options that set one positive limit each. */
+static const struct {
+	int opt;
+	enum limit_unit unit;
+	const char *key;
+	const char *message;
+} limit_opts[] = {
+	{'t', LIMIT_DURATION, "wall_ms",
+	 "--timeout: expected a duration like 500ms, 5s or 2m"},
+	{'m', LIMIT_SIZE, "memory_bytes", "--memory: expected a size like 256M"},
+	{OPT_PIDS, LIMIT_COUNT, "pids", "--pids: expected a positive number"},
+	{OPT_CPU, LIMIT_DURATION, "cpu_ms", "--cpu: expected a duration like 1s"},
+	{OPT_OUTPUT_LIMIT, LIMIT_SIZE, "output_bytes",
+	 "--output-limit: expected a size like 64K"},
+	{OPT_FILE_LIMIT, LIMIT_SIZE, "file_bytes",
+	 "--file-limit: expected a size like 16M"},
+};
+
+/* What the options asked for.  The json_t members are owned. */
+typedef struct run_opts {
+	const char *lang, *code, *provider, *network, *stdin_file;
+	const char *request_file, *tenant, *outputs_dir, *workspace;
+	const char *exec_prog, *file;
+	bool as_json, raw, toolbelt;
+	json_t *limits, *args, *env, *files, *outputs, *operations;
+} run_opts;
+
+/* A stage's verdict: go on, or stop and exit with the status it returns
+ * instead. */
+enum { RUN_GO = -1 };
+
+static int run_opts_init(run_opts *o)
+{
+	*o = (run_opts){.tenant = "default"};
+	o->limits = json_object();
+	o->args = json_array();
+	o->env = json_object();
+	o->files = json_array();
+	o->outputs = json_array();
+	o->operations = json_array();
+	return o->limits && o->args && o->env && o->files && o->outputs &&
+			       o->operations
+		       ? 0
+		       : -ENOMEM;
+}
+
+static void run_opts_clear(run_opts *o)
+{
+	json_decref(o->limits);
+	json_decref(o->args);
+	json_decref(o->env);
+	json_decref(o->files);
+	json_decref(o->outputs);
+	json_decref(o->operations);
+}
+
+/* A limit option: RUN_GO when c is not one or its value is good. */
+static int parse_limit(run_opts *o, int c, const char *arg, bool *matched)
+{
+	for (size_t i = 0; i < sizeof(limit_opts) / sizeof(limit_opts[0]); i++) {
+		if (limit_opts[i].opt != c)
+			continue;
+		*matched = true;
+		uint64_t v = 0;
+		int r = limit_opts[i].unit == LIMIT_DURATION
+				? cli_parse_duration_ms(arg, &v)
+			: limit_opts[i].unit == LIMIT_SIZE ? cli_parse_size(arg, &v)
+							   : cli_parse_count(arg, &v);
+		if (r < 0 || v == 0) {
+			cli_error("%s", limit_opts[i].message);
+			return CLI_EXIT_USAGE;
+		}
+		set_limit(o->limits, limit_opts[i].key, v);
+		return RUN_GO;
+	}
+	*matched = false;
+	return RUN_GO;
+}
+
+/* --env NAME=VALUE */
+static int parse_env(run_opts *o, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	if (eq == NULL || eq == arg) {
+		cli_error("--env: expected NAME=VALUE");
+		return CLI_EXIT_USAGE;
+	}
+	char *name = strndup(arg, (size_t)(eq - arg));
+	if (name == NULL)
+		return CLI_EXIT_USAGE;
+	json_object_set_new(o->env, name, json_string(eq + 1));
+	free(name);
+	return RUN_GO;
+}
+
+/* One option other than a limit. */
+static int parse_one(run_opts *o, int c, const char *arg)
+{
+	switch (c) {
+	case 'l':
+		o->lang = arg;
+		break;
+	case 'e':
+		o->code = arg;
+		break;
+	case 'p':
+		o->provider = arg;
+		break;
+	case OPT_NETWORK:
+		o->network = arg;
+		break;
+	case OPT_STDIN_FILE:
+		o->stdin_file = arg;
+		break;
+	case OPT_TOOLBELT:
+		o->toolbelt = true;
+		break;
+	case OPT_OPERATION:
+		o->toolbelt = true;
+		json_array_append_new(o->operations, json_string(arg));
+		break;
+	case OPT_ARG:
+		json_array_append_new(o->args, json_string(arg));
+		break;
+	case OPT_ENV:
+		return parse_env(o, arg);
+	case OPT_REQUEST:
+		o->request_file = arg;
+		break;
+	case OPT_JSON:
+		o->as_json = true;
+		break;
+	case OPT_TENANT:
+		o->tenant = arg;
+		break;
+	case OPT_FILE:
+		if (add_input_file(o->files, arg) < 0)
+			return CLI_EXIT_REFUSED;
+		break;
+	case OPT_OUTPUT:
+		json_array_append_new(o->outputs, json_string(arg));
+		break;
+	case OPT_OUTPUTS_DIR:
+		o->outputs_dir = arg;
+		break;
+	case OPT_WORKSPACE:
+		o->workspace = arg;
+		break;
+	case OPT_RAW:
+		o->raw = true;
+		break;
+	case OPT_EXEC:
+		o->exec_prog = arg;
+		break;
+	case 'h':
+		fputs(run_usage, stdout);
+		return CLI_EXIT_OK;
+	default:
+		fputs(run_usage, stderr);
+		return CLI_EXIT_USAGE;
+	}
+	return RUN_GO;
+}
+
+static int parse_run_options(int argc, char **argv, run_opts *o)
+{
 	optind = 1;
 	int c;
-	while ((c = getopt_long(argc, argv, "l:e:p:t:m:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'l':
-			lang = optarg;
-			break;
-		case 'e':
-			code = optarg;
-			break;
-		case 'p':
-			provider = optarg;
-			break;
-		case 't':
-			if (cli_parse_duration_ms(optarg, &v) < 0 || v == 0) {
-				cli_error("--timeout: expected a duration like 500ms, 5s or 2m");
-				goto out;
-			}
-			set_limit(limits, "wall_ms", v);
-			break;
-		case 'm':
-			if (cli_parse_size(optarg, &v) < 0 || v == 0) {
-				cli_error("--memory: expected a size like 256M");
-				goto out;
-			}
-			set_limit(limits, "memory_bytes", v);
-			break;
-		case 1:
-			if (cli_parse_count(optarg, &v) < 0 || v == 0) {
-				cli_error("--pids: expected a positive number");
-				goto out;
-			}
-			set_limit(limits, "pids", v);
-			break;
-		case 2:
-			if (cli_parse_duration_ms(optarg, &v) < 0 || v == 0) {
-				cli_error("--cpu: expected a duration like 1s");
-				goto out;
-			}
-			set_limit(limits, "cpu_ms", v);
-			break;
-		case 3:
-			if (cli_parse_size(optarg, &v) < 0 || v == 0) {
-				cli_error("--output-limit: expected a size like 64K");
-				goto out;
-			}
-			set_limit(limits, "output_bytes", v);
-			break;
-		case 11:
-			if (cli_parse_size(optarg, &v) < 0 || v == 0) {
-				cli_error("--file-limit: expected a size like 16M");
-				goto out;
-			}
-			set_limit(limits, "file_bytes", v);
-			break;
-		case 4:
-			network = optarg;
-			break;
-		case 5:
-			stdin_file = optarg;
-			break;
-		case 17:
-			toolbelt = true;
-			break;
-		case 18:
-			toolbelt = true;
-			json_array_append_new(operations, json_string(optarg));
-			break;
-		case 6:
-			json_array_append_new(args, json_string(optarg));
-			break;
-		case 7: {
-			const char *eq = strchr(optarg, '=');
-			if (eq == NULL || eq == optarg) {
-				cli_error("--env: expected NAME=VALUE");
-				goto out;
-			}
-			char *name = strndup(optarg, (size_t)(eq - optarg));
-			if (name == NULL)
-				goto out;
-			json_object_set_new(env, name, json_string(eq + 1));
-			free(name);
-			break;
-		}
-		case 8:
-			request_file = optarg;
-			break;
-		case 9:
-			as_json = true;
-			break;
-		case 10:
-			tenant = optarg;
-			break;
-		case 12:
-			if (add_input_file(files, optarg) < 0) {
-				rc = CLI_EXIT_REFUSED;
-				goto out;
-			}
-			break;
-		case 13:
-			json_array_append_new(outputs, json_string(optarg));
-			break;
-		case 14:
-			outputs_dir = optarg;
-			break;
-		case 15:
-			workspace = optarg;
-			break;
-		case 16:
-			raw = true;
-			break;
-		case 19:
-			exec_prog = optarg;
-			break;
-		case 'h':
-			fputs(run_usage, stdout);
-			rc = 0;
-			goto out;
-		default:
-			fputs(run_usage, stderr);
-			goto out;
-		}
+	while ((c = getopt_long(argc, argv, "l:e:p:t:m:h", run_long_opts,
+				NULL)) != -1) {
+		bool matched = false;
+		int rc = parse_limit(o, c, optarg, &matched);
+		if (!matched)
+			rc = parse_one(o, c, optarg);
+		if (rc != RUN_GO)
+			return rc;
 	}
-	const char *file = optind < argc ? argv[optind++] : NULL;
+	o->file = optind < argc ? argv[optind++] : NULL;
 	if (optind < argc) {
 		cli_error("run: unexpected argument (use --arg for the program's arguments)");
-		goto out;
+		return CLI_EXIT_USAGE;
 	}
+	return RUN_GO;
+}
 
-	if (request_file != NULL) {
-		if (file != NULL || code != NULL) {
-			cli_error("run: --request carries the code; give no FILE or -e");
-			goto out;
-		}
-		if (json_array_size(files) > 0 || json_array_size(outputs) > 0 ||
-		    workspace != NULL) {
-			cli_error("run: --request carries files, outputs and the "
-				  "grant; give no --file, --output or --workspace");
-			goto out;
-		}
-		int r = cli_read_file(request_file, &body, &body_len);
+/* --request FILE: the whole request as written. */
+static int read_request_file(const run_opts *o, char **body, size_t *body_len)
+{
+	if (o->file != NULL || o->code != NULL) {
+		cli_error("run: --request carries the code; give no FILE or -e");
+		return CLI_EXIT_USAGE;
+	}
+	if (json_array_size(o->files) > 0 || json_array_size(o->outputs) > 0 ||
+	    o->workspace != NULL) {
+		cli_error("run: --request carries files, outputs and the "
+			  "grant; give no --file, --output or --workspace");
+		return CLI_EXIT_USAGE;
+	}
+	int r = cli_read_file(o->request_file, body, body_len);
+	if (r < 0) {
+		cli_error("run: cannot read the request file: %s", strerror(-r));
+		return CLI_EXIT_REFUSED;
+	}
+	return RUN_GO;
+}
+
+/* The code and its language: -e, FILE, standard input or --exec.  The
+ * language may be guessed from FILE's name.  *code_buf is owned. */
+static int resolve_code(run_opts *o, char **code_buf, size_t *code_len)
+{
+	if (o->exec_prog != NULL &&
+	    (o->file != NULL || o->code != NULL || o->lang != NULL)) {
+		cli_error("run: --exec runs a program, not code; give no FILE, -e or -l");
+		return CLI_EXIT_USAGE;
+	}
+	if (o->exec_prog != NULL) {
+		o->code = "";
+		o->lang = "exec";
+	}
+	if (o->file != NULL && o->code != NULL) {
+		cli_error("run: give FILE or -e CODE, not both");
+		return CLI_EXIT_USAGE;
+	}
+	if (o->code == NULL) {
+		int r = cli_read_file(o->file != NULL ? o->file : "-", code_buf,
+				      code_len);
 		if (r < 0) {
-			cli_error("run: cannot read the request file: %s", strerror(-r));
-			rc = CLI_EXIT_REFUSED;
-			goto out;
+			cli_error("run: cannot read the code: %s", strerror(-r));
+			return CLI_EXIT_REFUSED;
 		}
+		o->code = *code_buf;
 	} else {
-		if (exec_prog != NULL &&
-		    (file != NULL || code != NULL || lang != NULL)) {
-			cli_error("run: --exec runs a program, not code; give no FILE, -e or -l");
-			goto out;
-		}
-		if (exec_prog != NULL) {
-			code = "";
-			lang = "exec";
-		}
-		if (file != NULL && code != NULL) {
-			cli_error("run: give FILE or -e CODE, not both");
-			goto out;
-		}
-		if (code == NULL) {
-			int r = cli_read_file(file != NULL ? file : "-", &code_buf,
-					      &code_len);
-			if (r < 0) {
-				cli_error("run: cannot read the code: %s", strerror(-r));
-				rc = CLI_EXIT_REFUSED;
-				goto out;
-			}
-			code = code_buf;
+		*code_len = strlen(o->code);
+	}
+	if (o->lang == NULL)
+		o->lang = guess_language(o->file);
+	if (o->lang == NULL) {
+		cli_error("run: no language: use -l LANG (or a FILE with a known extension)");
+		return CLI_EXIT_USAGE;
+	}
+	/* The contract's code is UTF-8 text without NULs: anything else
+	 * cannot even be put in a request. */
+	if (!al_utf8_valid((const unsigned char *)o->code, *code_len) ||
+	    memchr(o->code, '\0', *code_len) != NULL)
+		return refuse_locally(o->as_json, AL_OUTCOME_INVALID_REQUEST,
+				      "code", "the code is not UTF-8 text");
+	return RUN_GO;
+}
+
+/* The request's grant: network, workspace, toolbelt and operations. */
+static json_t *build_grant(run_opts *o)
+{
+	json_t *grant = json_object();
+	/* Choosing the trusted local provider by name is the
+	 * acknowledgement that the program shares this host's network; any
+	 * other provider keeps the deny-all default. */
+	if (o->network == NULL && o->provider != NULL &&
+	    strcmp(o->provider, "local") == 0)
+		o->network = "host";
+	if (o->network != NULL)
+		json_object_set_new(grant, "network", json_string(o->network));
+	/* Files to place or outputs to collect need a workspace. */
+	if (o->workspace == NULL && (json_array_size(o->files) > 0 ||
+				     json_array_size(o->outputs) > 0))
+		o->workspace = "rw";
+	if (o->workspace != NULL)
+		json_object_set_new(grant, "workspace", json_string(o->workspace));
+	if (o->toolbelt)
+		json_object_set_new(grant, "toolbelt", json_true());
+	if (json_array_size(o->operations) > 0)
+		json_object_set(grant, "operations", o->operations);
+	return grant;
+}
+
+/* --stdin-file: text as it is, other bytes as base64. */
+static int add_stdin(json_t *req, const char *stdin_file)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int r = cli_read_file(stdin_file, &buf, &len);
+	if (r < 0) {
+		cli_error("run: cannot read --stdin-file: %s", strerror(-r));
+		return CLI_EXIT_REFUSED;
+	}
+	int rc = RUN_GO;
+	if (al_utf8_valid((unsigned char *)buf, len) &&
+	    memchr(buf, '\0', len) == NULL) {
+		json_object_set_new(req, "stdin", json_stringn(buf, len));
+	} else {
+		char *b64 = al_base64_encode(buf, len);
+		if (b64 != NULL)
+			json_object_set_new(req, "stdin_b64", json_string(b64));
+		else
+			rc = CLI_EXIT_USAGE;
+		free(b64);
+	}
+	free(buf);
+	return rc;
+}
+
+/* The request object the options describe. */
+static int fill_request(run_opts *o, json_t *req, const char *code,
+			size_t code_len)
+{
+	json_object_set_new(req, "language", json_string(o->lang));
+	json_object_set_new(req, "code", json_stringn(code, code_len));
+	if (json_array_size(o->args) > 0)
+		json_object_set(req, "argv", o->args);
+	if (o->exec_prog != NULL && cli_exec_shape(req, o->exec_prog) < 0)
+		return CLI_EXIT_USAGE;
+	if (json_object_size(o->env) > 0)
+		json_object_set(req, "env", o->env);
+	if (json_object_size(o->limits) > 0)
+		json_object_set(req, "limits", o->limits);
+	json_object_set_new(req, "grant", build_grant(o));
+	if (json_array_size(o->files) > 0)
+		json_object_set(req, "files", o->files);
+	if (json_array_size(o->outputs) > 0)
+		json_object_set(req, "outputs", o->outputs);
+	if (o->stdin_file != NULL)
+		return add_stdin(req, o->stdin_file);
+	return RUN_GO;
+}
+
+/* The request built from the options, encoded. */
+static int request_from_options(run_opts *o, char **body, size_t *body_len)
+{
+	char *code_buf = NULL;
+	size_t code_len = 0;
+	json_t *req = json_object();
+	int rc = req != NULL ? resolve_code(o, &code_buf, &code_len)
+			     : CLI_EXIT_USAGE;
+	if (rc == RUN_GO)
+		rc = fill_request(o, req, o->code, code_len);
+	if (rc == RUN_GO) {
+		*body = json_dumps(req, JSON_COMPACT | JSON_ALLOW_NUL);
+		if (*body != NULL) {
+			*body_len = strlen(*body);
 		} else {
-			code_len = strlen(code);
-		}
-		if (lang == NULL)
-			lang = guess_language(file);
-		if (lang == NULL) {
-			cli_error("run: no language: use -l LANG (or a FILE with a known extension)");
-			goto out;
-		}
-		/* The contract's code is UTF-8 text without NULs: anything
-		 * else cannot even be put in a request. */
-		if (!al_utf8_valid((const unsigned char *)code, code_len) ||
-		    memchr(code, '\0', code_len) != NULL) {
-			rc = refuse_locally(as_json, AL_OUTCOME_INVALID_REQUEST, "code",
-					    "the code is not UTF-8 text");
-			goto out;
-		}
-		json_object_set_new(req, "language", json_string(lang));
-		json_object_set_new(req, "code", json_stringn(code, code_len));
-		if (json_array_size(args) > 0)
-			json_object_set(req, "argv", args);
-		if (exec_prog != NULL && cli_exec_shape(req, exec_prog) < 0)
-			goto out;
-		if (json_object_size(env) > 0)
-			json_object_set(req, "env", env);
-		if (json_object_size(limits) > 0)
-			json_object_set(req, "limits", limits);
-		json_t *grant = json_object();
-		/* Choosing the trusted local provider by name is the
-		 * acknowledgement that the program shares this host's
-		 * network; any other provider keeps the deny-all default. */
-		if (network == NULL && provider != NULL && strcmp(provider, "local") == 0)
-			network = "host";
-		if (network != NULL)
-			json_object_set_new(grant, "network", json_string(network));
-		/* Files to place or outputs to collect need a workspace. */
-		if (workspace == NULL && (json_array_size(files) > 0 ||
-					  json_array_size(outputs) > 0))
-			workspace = "rw";
-		if (workspace != NULL)
-			json_object_set_new(grant, "workspace",
-					    json_string(workspace));
-		if (toolbelt)
-			json_object_set_new(grant, "toolbelt", json_true());
-		if (json_array_size(operations) > 0)
-			json_object_set(grant, "operations", operations);
-		json_object_set_new(req, "grant", grant);
-		if (json_array_size(files) > 0)
-			json_object_set(req, "files", files);
-		if (json_array_size(outputs) > 0)
-			json_object_set(req, "outputs", outputs);
-		if (stdin_file != NULL) {
-			int r = cli_read_file(stdin_file, &stdin_buf, &stdin_len);
-			if (r < 0) {
-				cli_error("run: cannot read --stdin-file: %s", strerror(-r));
-				rc = CLI_EXIT_REFUSED;
-				goto out;
-			}
-			/* Bytes that are not UTF-8 travel as base64. */
-			if (al_utf8_valid((unsigned char *)stdin_buf, stdin_len) &&
-			    memchr(stdin_buf, '\0', stdin_len) == NULL) {
-				json_object_set_new(req, "stdin",
-						    json_stringn(stdin_buf, stdin_len));
-			} else {
-				char *b64 = al_base64_encode(stdin_buf, stdin_len);
-				if (b64 == NULL)
-					goto out;
-				json_object_set_new(req, "stdin_b64", json_string(b64));
-				free(b64);
-			}
-		}
-		body = json_dumps(req, JSON_COMPACT | JSON_ALLOW_NUL);
-		if (body == NULL) {
 			cli_error("run: cannot encode the request");
 			rc = CLI_EXIT_REFUSED;
-			goto out;
 		}
-		body_len = strlen(body);
 	}
+	json_decref(req);
+	free(code_buf);
+	return rc;
+}
 
-	if (cli_load_config(g, &cfg) < 0) {
-		rc = CLI_EXIT_REFUSED;
-		goto out;
-	}
-	al_host_options hopts = {
-		.state_dir = g->state_dir,
-		.force_provider = provider,
-		.force_acknowledges_trusted = provider != NULL,
-	};
-	al_error *err = NULL;
-	/* One run per process: a warm pool would only be made and thrown
-	 * away (docs/sandbox.md, "Warm pools"). */
-	al_sandbox_pools_off();
-	if (al_host_new(cfg, &hopts, &host, &err) < 0) {
-		cli_error("cannot start: %s", al_error_get_message(err));
-		al_error_free(err);
-		rc = CLI_EXIT_REFUSED;
-		goto out;
-	}
+static int build_request(run_opts *o, char **body, size_t *body_len)
+{
+	if (o->request_file != NULL)
+		return read_request_file(o, body, body_len);
+	return request_from_options(o, body, body_len);
+}
 
-	g_cancel = al_cancel_new();
-	if (g_cancel == NULL)
-		goto out;
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+/* What a run holds until its result is printed. */
+typedef struct run_session {
+	al_config *cfg;
+	al_host *host;
+	al_result *res;
+} run_session;
 
-	al_host_context ctx = {.tenant = tenant, .principal = "cli"};
-	al_run_options ropts = {.cancel = g_cancel};
-	if (al_host_run_json(host, &ctx, body, body_len, &ropts, &res) < 0 ||
-	    res == NULL) {
-		cli_error("out of memory");
-		rc = 1;
-		goto out;
-	}
-
-	if (as_json) {
-		char *text = al_result_to_json(res, 1);
-		if (text != NULL) {
-			/* JSON escapes C0 controls only: to a terminal, C1
-			 * controls and DEL in the program's output are
-			 * escaped too */
-			if (!raw && isatty(STDOUT_FILENO))
-				cli_write_visible(STDOUT_FILENO,
-						  (const unsigned char *)text,
-						  strlen(text), true);
-			else
-				cli_write_all(STDOUT_FILENO, text, strlen(text));
-			cli_write_all(STDOUT_FILENO, "\n", 1);
-			free(text);
-		}
-	} else {
-		write_output_stream(STDOUT_FILENO, &res->output[AL_STDOUT], raw);
-		write_output_stream(STDERR_FILENO, &res->output[AL_STDERR], raw);
-		/* The exit status passes through exactly; a pipe gets the
-		 * program's bytes alone, a person at a terminal also the
-		 * reason for the status. */
-		if (res->outcome == AL_OUTCOME_FAILED && res->build != NULL &&
-		    res->reason != NULL &&
-		    strcmp(res->reason, "build_failed") == 0) {
-			/* the compiler's messages, then why nothing ran */
-			write_output_stream(STDERR_FILENO,
-					    &res->build->output[AL_STDOUT], raw);
-			write_output_stream(STDERR_FILENO,
-					    &res->build->output[AL_STDERR], raw);
-			fprintf(stderr, "airlock: failed (build_failed)\n");
-		} else if (res->outcome == AL_OUTCOME_FAILED) {
-			if (isatty(STDERR_FILENO))
-				fprintf(stderr,
-					"airlock: failed (exit status %d)\n",
-					res->exit_code);
-		}
-		else if (!al_outcome_ran(res->outcome) ||
-		    res->outcome == AL_OUTCOME_TIMED_OUT ||
-		    res->outcome == AL_OUTCOME_KILLED ||
-		    res->outcome == AL_OUTCOME_CANCELLED ||
-		    res->outcome == AL_OUTCOME_INTERRUPTED)
-			fprintf(stderr, "airlock: %s%s%s%s\n",
-				al_outcome_name(res->outcome),
-				res->reason ? " (" : "",
-				res->reason ? res->reason : "",
-				res->reason ? ")" : "");
-	}
-	rc = exit_status_for(res);
-	/* Collected outputs go where the caller asked (or here). */
-	if ((json_array_size(outputs) > 0 || outputs_dir != NULL) &&
-	    res->n_outputs > 0 &&
-	    deliver_outputs(g, res, outputs_dir ? outputs_dir : ".") < 0)
-		rc = CLI_EXIT_REFUSED;
-out:
-	al_result_free(res);
-	al_host_free(host);
-	al_config_free(cfg);
+static void run_session_clear(run_session *s)
+{
+	al_result_free(s->res);
+	al_host_free(s->host);
+	al_config_free(s->cfg);
 	if (g_cancel != NULL) {
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		al_cancel_free(g_cancel);
 		g_cancel = NULL;
 	}
-	free(code_buf);
-	free(stdin_buf);
+}
+
+/* Runs the encoded request through a host; SIGINT and SIGTERM cancel
+ * it. */
+static int run_request(const cli_globals *g, const run_opts *o,
+		       const char *body, size_t body_len, run_session *s)
+{
+	if (cli_load_config(g, &s->cfg) < 0)
+		return CLI_EXIT_REFUSED;
+	al_host_options hopts = {
+		.state_dir = g->state_dir,
+		.force_provider = o->provider,
+		.force_acknowledges_trusted = o->provider != NULL,
+	};
+	al_error *err = NULL;
+	/* One run per process: a warm pool would only be made and thrown
+	 * away (docs/sandbox.md, "Warm pools"). */
+	al_sandbox_pools_off();
+	if (al_host_new(s->cfg, &hopts, &s->host, &err) < 0) {
+		cli_error("cannot start: %s", al_error_get_message(err));
+		al_error_free(err);
+		return CLI_EXIT_REFUSED;
+	}
+	g_cancel = al_cancel_new();
+	if (g_cancel == NULL)
+		return CLI_EXIT_USAGE;
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	al_host_context ctx = {.tenant = o->tenant, .principal = "cli"};
+	al_run_options ropts = {.cancel = g_cancel};
+	if (al_host_run_json(s->host, &ctx, body, body_len, &ropts, &s->res) < 0 ||
+	    s->res == NULL) {
+		cli_error("out of memory");
+		return 1;
+	}
+	return RUN_GO;
+}
+
+static void print_result_json(const al_result *res, bool raw)
+{
+	char *text = al_result_to_json(res, 1);
+	if (text == NULL)
+		return;
+	/* JSON escapes C0 controls only: to a terminal, C1 controls and DEL
+	 * in the program's output are escaped too */
+	if (!raw && isatty(STDOUT_FILENO))
+		cli_write_visible(STDOUT_FILENO, (const unsigned char *)text,
+				  strlen(text), true);
+	else
+		cli_write_all(STDOUT_FILENO, text, strlen(text));
+	cli_write_all(STDOUT_FILENO, "\n", 1);
+	free(text);
+}
+
+/* The program's output passes through; the exit status passes through
+ * exactly; a pipe gets the program's bytes alone, a person at a terminal
+ * also the reason for the status. */
+static void print_result_streams(const al_result *res, bool raw)
+{
+	write_output_stream(STDOUT_FILENO, &res->output[AL_STDOUT], raw);
+	write_output_stream(STDERR_FILENO, &res->output[AL_STDERR], raw);
+	if (res->outcome == AL_OUTCOME_FAILED && res->build != NULL &&
+	    res->reason != NULL && strcmp(res->reason, "build_failed") == 0) {
+		/* the compiler's messages, then why nothing ran */
+		write_output_stream(STDERR_FILENO, &res->build->output[AL_STDOUT],
+				    raw);
+		write_output_stream(STDERR_FILENO, &res->build->output[AL_STDERR],
+				    raw);
+		fprintf(stderr, "airlock: failed (build_failed)\n");
+	} else if (res->outcome == AL_OUTCOME_FAILED) {
+		if (isatty(STDERR_FILENO))
+			fprintf(stderr, "airlock: failed (exit status %d)\n",
+				res->exit_code);
+	} else if (!al_outcome_ran(res->outcome) ||
+		   res->outcome == AL_OUTCOME_TIMED_OUT ||
+		   res->outcome == AL_OUTCOME_KILLED ||
+		   res->outcome == AL_OUTCOME_CANCELLED ||
+		   res->outcome == AL_OUTCOME_INTERRUPTED) {
+		fprintf(stderr, "airlock: %s%s%s%s\n",
+			al_outcome_name(res->outcome), res->reason ? " (" : "",
+			res->reason ? res->reason : "", res->reason ? ")" : "");
+	}
+}
+
+/* Prints the result; collected outputs go where the caller asked (or
+ * here).  Returns the exit status. */
+static int finish_run(const cli_globals *g, const run_opts *o,
+		      const al_result *res)
+{
+	if (o->as_json)
+		print_result_json(res, o->raw);
+	else
+		print_result_streams(res, o->raw);
+	int rc = exit_status_for(res);
+	if ((json_array_size(o->outputs) > 0 || o->outputs_dir != NULL) &&
+	    res->n_outputs > 0 &&
+	    deliver_outputs(g, res, o->outputs_dir ? o->outputs_dir : ".") < 0)
+		rc = CLI_EXIT_REFUSED;
+	return rc;
+}
+
+int cmd_run(const cli_globals *g, int argc, char **argv)
+{
+	run_opts o;
+	run_session s = {0};
+	char *body = NULL;
+	size_t body_len = 0;
+	int rc = run_opts_init(&o) < 0 ? CLI_EXIT_USAGE : RUN_GO;
+	if (rc == RUN_GO)
+		rc = parse_run_options(argc, argv, &o);
+	if (rc == RUN_GO)
+		rc = build_request(&o, &body, &body_len);
+	if (rc == RUN_GO)
+		rc = run_request(g, &o, body, body_len, &s);
+	if (rc == RUN_GO)
+		rc = finish_run(g, &o, s.res);
+	run_session_clear(&s);
 	free(body);
-	json_decref(req);
-	json_decref(limits);
-	json_decref(args);
-	json_decref(env);
-	json_decref(files);
-	json_decref(outputs);
-	json_decref(operations);
+	run_opts_clear(&o);
 	return rc;
 }

@@ -6,8 +6,9 @@
  * $AIRLOCK_NET_MODULE / $AIRLOCK_REMOTE_MODULE.
  * Linking them in would make every `airlock run` load some thirty more
  * shared libraries before doing anything, and a daemon without a remote
- * provider never maps libcurl.  The modules' own references to the library
- * resolve against this executable (it is linked -rdynamic).
+ * provider never maps libcurl.  A module calls this binary only through
+ * the table src/netmod/host_api.h declares, handed over right after
+ * dlopen; the binary exports nothing else to it.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -21,8 +22,20 @@
 #include <airlock/provider.h>
 #include <airlock/server.h>
 
+#include "container/container.h"
 #include "core/util.h"
+#include "netmod/host_api.h"
 #include "supervisor/toolbelt.h"
+
+/* Everything a module may call in this binary. */
+static const al_net_host_api host_api = {
+	.version = AL_NET_HOST_API_VERSION,
+	.size = sizeof(al_net_host_api),
+#define AL_NET_HOST_API_FILL(ret, name, params, args) .name = (name),
+	AL_NET_HOST_API(AL_NET_HOST_API_FILL, AL_NET_HOST_API_FILL,
+			AL_NET_HOST_API_FILL)
+#undef AL_NET_HOST_API_FILL
+};
 
 struct module {
 	const char *file; /* beside the binary */
@@ -48,8 +61,22 @@ static struct module remote_module = {"libairlock-remote.so",
 static void open_module(struct module *m, const char *path)
 {
 	m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (m->handle == NULL)
+	if (m->handle == NULL) {
 		snprintf(m->error, sizeof(m->error), "%s", dlerror());
+		return;
+	}
+	/* Nothing of the module runs before it has the table. */
+	int (*bind)(const al_net_host_api *);
+	*(void **)&bind = dlsym(m->handle, AL_NET_MODULE_BIND);
+	int rc = bind != NULL ? bind(&host_api) : -ENOENT;
+	if (rc < 0) {
+		snprintf(m->error, sizeof(m->error),
+			 "%s: %s", path,
+			 rc == -EPROTO ? "built for another airlock binary"
+				       : "not an airlock network module");
+		dlclose(m->handle);
+		m->handle = NULL;
+	}
 }
 
 static void load(struct module *m)
@@ -215,4 +242,14 @@ int cli_store_audit_verify(const char *url, uint64_t *records, al_error **err)
 				    server_module.error[0] ? server_module.error
 							   : "symbol missing");
 	return verify(url, records, err);
+}
+
+/* The container provider's docker engine lives in the remote module
+ * (libcurl); src/container/config.c calls this. */
+const al_ct_engine *al_ct_docker_engine(void)
+{
+	const al_ct_engine *(*get)(void);
+	*(void **)&get = module_symbol(&remote_module, load_remote,
+				       "al_ct_docker_engine");
+	return get != NULL ? get() : NULL;
 }

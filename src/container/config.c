@@ -4,7 +4,6 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <dlfcn.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -163,33 +162,12 @@ void al_ct_config_clear(al_ct_config *cfg)
 #define AL_MODULE_DIR "/usr/local/lib/airlock"
 #endif
 
+/* libairlock links the engine in; the CLI's al_ct_docker_engine takes it
+ * from the remote provider's module (src/cli/net_module.c), where libcurl
+ * lives. */
 const al_ct_engine *al_ct_engine_load(void)
 {
-	typedef const al_ct_engine *(*get_fn)(void);
-	get_fn get = (get_fn)dlsym(RTLD_DEFAULT, "al_ct_docker_engine");
-	if (get != NULL)
-		return get();
-	/* the CLI: libcurl lives in the remote provider's module */
-	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	void *h = NULL;
-	if (n > 0) {
-		self[n] = '\0';
-		char *slash = strrchr(self, '/');
-		if (slash != NULL) {
-			*slash = '\0';
-			char *p = al_strdup_printf("%s/libairlock-remote.so", self);
-			if (p != NULL && access(p, R_OK) == 0)
-				h = dlopen(p, RTLD_NOW | RTLD_LOCAL);
-			free(p);
-		}
-	}
-	if (h == NULL)
-		h = dlopen(AL_MODULE_DIR "/libairlock-remote.so",
-			   RTLD_NOW | RTLD_LOCAL);
-	/* kept loaded for the process's life, as the CLI's modules are */
-	get = h ? (get_fn)dlsym(h, "al_ct_docker_engine") : NULL;
-	return get ? get() : NULL;
+	return al_ct_docker_engine();
 }
 
 char *al_ct_init_locate(void)

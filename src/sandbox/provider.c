@@ -116,7 +116,11 @@ static void mechanism_missing(al_provider_handle *h)
 	al_sb_observations_invalidate(h->ctx.cache_dir);
 }
 
-/* Refusals decided before anything is created: 1 to go on. */
+/* A stage of sb_execute: go on to the next, or (0, or a negative errno)
+ * the run ends here. */
+enum { SB_GO = 1 };
+
+/* Refusals decided before anything is created. */
 static int check_request(const al_facts *f, const al_request *req,
 			 al_result *res)
 {
@@ -139,7 +143,7 @@ static int check_request(const al_facts *f, const al_request *req,
 	if (!(f->workspace & (1u << req->grant.workspace)))
 		return al_result_set_outcome(res, AL_OUTCOME_UNENFORCEABLE_LIMIT,
 					     "workspace");
-	return 1;
+	return SB_GO;
 }
 
 static void clear_output(al_result *res)
@@ -152,160 +156,217 @@ static void clear_output(al_result *res)
 	}
 }
 
-static int sb_execute(al_provider_handle *h, const al_exec *exec,
-		      al_result *res, al_error **err)
+/* al_sb_member_run's answer when the warm member was found dead before
+ * its program was told to start: nothing of the request ran. */
+enum { SB_MEMBER_FOUND_DEAD = 1 };
+
+/* One run's state through sb_execute; sb_run_end frees it. */
+typedef struct sb_run {
+	al_provider_handle *h;
+	const al_exec *exec;
+	const al_request *req;
+	al_result *res;
+	al_run_entry entry;
+	al_rundir rd;
+	al_toolchain *tc;
+	al_plan plan;
+	char **envp;
+	char *path_env;
+	uid_t uid;
+	al_sb_uid slot;
+	al_bundle_use bu;
+	al_sb_member *member;
+	int ws_fd, store_fd;
+	int member_ws; /* a member's tmpfs /workspace (grant rw) */
+	bool bounded;  /* a tmpfs /workspace: nothing of it on the host */
+	al_runlog log;
+	char script[PATH_MAX];
+	char cg_name[64];
+} sb_run;
+
+/* The refusals that need no toolchain: the facts, then the build
+ * flags. */
+static int sb_refusals(sb_run *r)
 {
-	const al_request *req = exec->request;
-	al_run_entry entry = {0};
-	al_rundir rd = {0};
-	al_toolchain *tc = NULL;
-	al_plan plan = {0};
-	char **envp = NULL;
-	char *path_env = NULL;
-	uid_t uid = 0;
-	al_sb_uid slot = {.fd = -1};
-	al_bundle_use bu = {0};
-	al_runlog log = {.fd = -1};
-	al_sb_member *member = NULL;
-	int ws_fd = -1, store_fd = -1;
-	int member_ws = -1; /* a member's tmpfs /workspace (grant rw) */
-	int rc;
+	int rc = check_request(r->h->facts, r->req, r->res);
+	if (rc != SB_GO)
+		return rc;
+	if (al_build_flags_check(r->req->language, r->req->build_flags,
+				 r->req->n_build_flags, NULL) < 0)
+		return al_result_set_outcome(r->res, AL_OUTCOME_INVALID_REQUEST,
+					     "build_flags");
+	return SB_GO;
+}
 
-	snprintf(res->run_id, sizeof(res->run_id), "%s", exec->run_id);
-	res->started_at_ms = al_now_ms();
-	if (res->provider == NULL)
-		res->provider = al_facts_dup(h->facts);
-	al_run_registry_add(&h->runs, &entry, exec->run_id, exec->cancel);
+/* exec: the argv itself, its program beneath the read-only system
+ * directories every run sees at the same paths, or an interpreter of the
+ * facts with its toolchain's roots. */
+static int sb_exec_argv(sb_run *r)
+{
+	const al_request *req = r->req;
+	size_t n_roots;
+	const char *const *roots = al_sb_system_dirs(&n_roots);
+	if (strchr(req->exec[0], '/') == NULL &&
+	    al_facts_find_language(r->h->facts, req->exec[0]) != NULL &&
+	    al_toolchain_observe(req->exec[0], NULL, r->h->ctx.cache_dir,
+				 &r->tc, NULL) < 0)
+		r->tc = NULL;
+	int rc = r->tc == NULL && strchr(req->exec[0], '/') == NULL
+			 ? -EINVAL
+			 : al_exec_shape_argv(r->h->facts, req, roots, n_roots,
+					      &r->plan.run_argv);
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc < 0)
+		return al_result_set_outcome(r->res, AL_OUTCOME_INVALID_REQUEST,
+					     "exec[0]");
+	return SB_GO;
+}
 
-	rc = check_request(h->facts, req, res);
-	if (rc <= 0)
-		goto out;
-	if (al_build_flags_check(req->language, req->build_flags,
-				 req->n_build_flags, NULL) < 0) {
-		rc = al_result_set_outcome(res, AL_OUTCOME_INVALID_REQUEST,
-					   "build_flags");
-		goto out;
-	}
-	if (req->exec != NULL) {
-		/* exec: the argv itself, its program beneath the read-only
-		 * system directories every run sees at the same paths, or
-		 * an interpreter of the facts with its toolchain's roots */
-		size_t n_roots;
-		const char *const *roots = al_sb_system_dirs(&n_roots);
-		if (strchr(req->exec[0], '/') == NULL &&
-		    al_facts_find_language(h->facts, req->exec[0]) != NULL &&
-		    al_toolchain_observe(req->exec[0], NULL, h->ctx.cache_dir,
-					 &tc, NULL) < 0)
-			tc = NULL;
-		rc = tc == NULL && strchr(req->exec[0], '/') == NULL
-			     ? -EINVAL
-			     : al_exec_shape_argv(h->facts, req, roots,
-						  n_roots, &plan.run_argv);
-		if (rc == -ENOMEM)
-			goto out;
-		if (rc < 0) {
-			rc = al_result_set_outcome(
-				res, AL_OUTCOME_INVALID_REQUEST, "exec[0]");
-			goto out;
-		}
-	} else if (al_toolchain_observe(req->language, NULL, h->ctx.cache_dir,
-					&tc, NULL) < 0) {
-		rc = al_result_set_outcome(res, AL_OUTCOME_UNSUPPORTED_LANGUAGE,
-					   NULL);
-		goto out;
-	}
+/* The toolchain of the request's language (or of exec's interpreter). */
+static int sb_find_toolchain(sb_run *r)
+{
+	if (r->req->exec != NULL)
+		return sb_exec_argv(r);
+	if (al_toolchain_observe(r->req->language, NULL, r->h->ctx.cache_dir,
+				 &r->tc, NULL) < 0)
+		return al_result_set_outcome(
+			r->res, AL_OUTCOME_UNSUPPORTED_LANGUAGE, NULL);
+	return SB_GO;
+}
+
+static int sb_open_bundle(sb_run *r)
+{
 	al_error *setup_err = NULL;
-	if (al_bundle_use_init(&bu, exec, &setup_err) < 0) {
-		/* a request that cannot be bundled, or a bundle that does not
-		 * match its manifest */
-		bool invalid = al_error_get_code(setup_err) ==
-			       AL_ERR_INVALID_REQUEST;
-		const char *why = al_error_get_reason(setup_err);
-		rc = al_result_set_outcome(
-			res,
-			invalid ? AL_OUTCOME_INVALID_REQUEST : AL_OUTCOME_UNAVAILABLE,
-			why[0] ? why : "bundle_mismatch");
-		al_error_free(setup_err);
-		goto out;
-	}
-	/* A warm member of this request's class, holding its limits now:
-	 * its uid and run directory become the run's. */
-	member = req->exec == NULL ? al_sb_pool_take(h->pool, exec, tc->path)
-				   : NULL;
-	if (member != NULL &&
-	    al_sb_member_claim(&h->ctx, member, &req->limits) < 0) {
-		al_sb_member_destroy(member);
-		member = NULL;
-		al_sb_pool_done(h->pool, req->language);
-	}
-	if (member != NULL) {
-		slot = member->slot;
-		member->slot = (al_sb_uid){.fd = -1};
-		rd = member->rd;
-		memset(&member->rd, 0, sizeof(member->rd));
-		member_ws = member->ws_fd;
-		member->ws_fd = -1;
-		uid = h->ctx.privileged ? slot.uid : geteuid();
-	} else if (h->ctx.privileged) {
-		rc = al_sb_uid_take(h->ctx.cfg.uid_base, h->ctx.cfg.uid_count,
-				    &slot);
-		if (rc < 0) {
-			/* every uid in use: busy; the pool itself unusable: the
-			 * sandbox cannot keep runs apart */
-			rc = al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
-						   rc == -EAGAIN
-							   ? "busy"
-							   : "sandbox_unavailable");
-			goto out;
-		}
-		uid = slot.uid;
-	} else {
-		uid = geteuid();
-	}
+	if (al_bundle_use_init(&r->bu, r->exec, &setup_err) == 0)
+		return SB_GO;
+	/* a request that cannot be bundled, or a bundle that does not match
+	 * its manifest */
+	bool invalid = al_error_get_code(setup_err) == AL_ERR_INVALID_REQUEST;
+	const char *why = al_error_get_reason(setup_err);
+	int rc = al_result_set_outcome(
+		r->res, invalid ? AL_OUTCOME_INVALID_REQUEST : AL_OUTCOME_UNAVAILABLE,
+		why[0] ? why : "bundle_mismatch");
+	al_error_free(setup_err);
+	return rc;
+}
 
-	/* a tmpfs /workspace: nothing of it on the host (run.h) */
-	bool bounded = al_sb_workspace_bytes(&h->ctx.cfg, req) > 0;
-	rc = member != NULL
-		     ? 0
-		     : al_rundir_create(h->ctx.cfg.run_dir ? h->ctx.cfg.run_dir
-							 : al_sb_run_base(req),
-					exec->run_id, &rd, &setup_err);
+/* A warm member of this request's class, holding its limits now: its uid
+ * and run directory become the run's.  NULL: none, or it could not take
+ * the limits. */
+static void sb_take_member(sb_run *r)
+{
+	al_provider_handle *h = r->h;
+	al_sb_member *m = r->req->exec == NULL
+				  ? al_sb_pool_take(h->pool, r->exec, r->tc->path)
+				  : NULL;
+	if (m != NULL && al_sb_member_claim(&h->ctx, m, &r->req->limits) < 0) {
+		al_sb_member_destroy(m);
+		m = NULL;
+		al_sb_pool_done(h->pool, r->req->language);
+	}
+	if (m == NULL)
+		return;
+	r->member = m;
+	r->slot = m->slot;
+	m->slot = (al_sb_uid){.fd = -1};
+	r->rd = m->rd;
+	memset(&m->rd, 0, sizeof(m->rd));
+	r->member_ws = m->ws_fd;
+	m->ws_fd = -1;
+	r->uid = h->ctx.privileged ? r->slot.uid : geteuid();
+}
+
+/* The run's uid: the member's, one of the pool's when privileged, else
+ * our own. */
+static int sb_choose_uid(sb_run *r)
+{
+	al_provider_handle *h = r->h;
+	sb_take_member(r);
+	if (r->member != NULL)
+		return SB_GO;
+	if (!h->ctx.privileged) {
+		r->uid = geteuid();
+		return SB_GO;
+	}
+	int rc = al_sb_uid_take(h->ctx.cfg.uid_base, h->ctx.cfg.uid_count,
+				&r->slot);
+	if (rc < 0)
+		/* every uid in use: busy; the pool itself unusable: the
+		 * sandbox cannot keep runs apart */
+		return al_result_set_outcome(r->res, AL_OUTCOME_UNAVAILABLE,
+					     rc == -EAGAIN ? "busy"
+							   : "sandbox_unavailable");
+	r->uid = r->slot.uid;
+	return SB_GO;
+}
+
+/* A member's tmpfs /workspace gets the inputs beneath its descriptor. */
+static int sb_fill_member_workspace(sb_run *r, uid_t own, gid_t gown,
+				    al_error **setup_err)
+{
+	if (r->bounded && r->member_ws < 0)
+		return al_error_set(setup_err, AL_ERR_UNAVAILABLE, EBADF,
+				    "workspace_setup_failed",
+				    "the warm member has no workspace");
+	if (r->member_ws < 0)
+		return 0;
+	int rc = al_bundle_materialise(r->bu.bundle, r->bu.manifest, -1,
+				       r->member_ws, own, gown, setup_err);
+	if (rc == 0) {
+		r->ws_fd = r->member_ws;
+		r->member_ws = -1;
+	}
+	return rc;
+}
+
+/* The run directory with the code and the inputs: 0, or a negative errno
+ * with *setup_err set. */
+static int sb_prepare_rundir(sb_run *r, al_error **setup_err)
+{
+	al_provider_handle *h = r->h;
+	int rc = r->member != NULL
+			 ? 0
+			 : al_rundir_create(h->ctx.cfg.run_dir
+						    ? h->ctx.cfg.run_dir
+						    : al_sb_run_base(r->req),
+					    r->exec->run_id, &r->rd, setup_err);
 	/* Fresh directories no program has seen yet: handed to the run's
 	 * uid before anything is written into them (a member's were at its
 	 * start; its program has not run yet). */
-	if (rc == 0 && member == NULL && h->ctx.privileged &&
-	    (chown(rd.workspace, uid, uid) < 0 || chown(rd.tmp, uid, uid) < 0))
-		rc = al_error_set(&setup_err, AL_ERR_UNAVAILABLE, errno,
+	if (rc == 0 && r->member == NULL && h->ctx.privileged &&
+	    (chown(r->rd.workspace, r->uid, r->uid) < 0 ||
+	     chown(r->rd.tmp, r->uid, r->uid) < 0))
+		rc = al_error_set(setup_err, AL_ERR_UNAVAILABLE, errno,
 				  "workspace_setup_failed",
 				  "cannot hand the workspace to the run's uid");
 	/* The code always goes to RUN/code (bound read-only at /code); the
 	 * inputs to RUN/workspace unless the workspace is a tmpfs: a cold
 	 * init writes them into its own, a member's is written here beneath
 	 * its descriptor. */
-	uid_t own = h->ctx.privileged ? uid : (uid_t)-1;
-	gid_t gown = h->ctx.privileged ? (gid_t)uid : (gid_t)-1;
+	uid_t own = h->ctx.privileged ? r->uid : (uid_t)-1;
+	gid_t gown = h->ctx.privileged ? (gid_t)r->uid : (gid_t)-1;
 	if (rc == 0)
-		rc = al_rundir_materialise(&rd, bu.bundle, bu.manifest, !bounded,
-					   own, gown, &setup_err);
-	if (rc == 0 && member != NULL && bounded && member_ws < 0)
-		rc = al_error_set(&setup_err, AL_ERR_UNAVAILABLE, EBADF,
-				  "workspace_setup_failed",
-				  "the warm member has no workspace");
-	if (rc == 0 && member_ws >= 0) {
-		rc = al_bundle_materialise(bu.bundle, bu.manifest, -1,
-					   member_ws, own, gown, &setup_err);
-		if (rc == 0) {
-			ws_fd = member_ws;
-			member_ws = -1;
-		}
-	}
-	if (rc == 0 && !bounded && (ws_fd = al_rundir_workspace_fd(&rd)) < 0)
-		rc = al_error_set(&setup_err, AL_ERR_UNAVAILABLE, -ws_fd,
+		rc = al_rundir_materialise(&r->rd, r->bu.bundle, r->bu.manifest,
+					   !r->bounded, own, gown, setup_err);
+	if (rc == 0 && r->member != NULL)
+		rc = sb_fill_member_workspace(r, own, gown, setup_err);
+	if (rc == 0 && !r->bounded &&
+	    (r->ws_fd = al_rundir_workspace_fd(&r->rd)) < 0)
+		rc = al_error_set(setup_err, AL_ERR_UNAVAILABLE, -r->ws_fd,
 				  "workspace_setup_failed",
 				  "cannot open the workspace");
-	char script[PATH_MAX];
-	snprintf(script, sizeof(script), "/code/%s",
-		 al_bundle_item_at(bu.bundle, 0)->path);
+	return rc;
+}
+
+/* The build and run commands of the language's toolchain. */
+static int sb_plan(sb_run *r, al_error **setup_err)
+{
+	const al_request *req = r->req;
+	snprintf(r->script, sizeof(r->script), "/code/%s",
+		 al_bundle_item_at(r->bu.bundle, 0)->path);
+	if (req->exec != NULL)
+		return 0;
 	al_limits blim;
 	al_request_build_limits(req, &blim);
 	al_plan_opts popts = {
@@ -317,138 +378,228 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 		.flags = req->build_flags,
 		.n_flags = req->n_build_flags,
 	};
-	if (rc == 0 && req->exec == NULL)
-		rc = al_toolchain_plan_with(tc, script, "/build", req->argv,
-					    req->argc, &popts, &plan,
-					    &setup_err);
-	if (rc < 0) {
-		const char *why = al_error_get_reason(setup_err);
-		rc = al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
-					   why[0] ? why : "workspace_setup_failed");
-		al_error_free(setup_err);
-		goto out;
-	}
+	return al_toolchain_plan_with(r->tc, r->script, "/build", req->argv,
+				      req->argc, &popts, &r->plan, setup_err);
+}
 
-	path_env = tc != NULL ? al_env_path_for(tc->path)
-			      : strdup(AL_EXEC_SHAPE_PATH);
+/* The run directory and the plan; a failure is the run's outcome. */
+static int sb_setup(sb_run *r)
+{
+	al_error *setup_err = NULL;
+	r->bounded = al_sb_workspace_bytes(&r->h->ctx.cfg, r->req) > 0;
+	int rc = sb_prepare_rundir(r, &setup_err);
+	if (rc == 0)
+		rc = sb_plan(r, &setup_err);
+	if (rc == 0)
+		return SB_GO;
+	const char *why = al_error_get_reason(setup_err);
+	rc = al_result_set_outcome(r->res, AL_OUTCOME_UNAVAILABLE,
+				   why[0] ? why : "workspace_setup_failed");
+	al_error_free(setup_err);
+	return rc;
+}
+
+static int sb_build_env(sb_run *r)
+{
+	const al_exec *exec = r->exec;
+	r->path_env = r->tc != NULL ? al_env_path_for(r->tc->path)
+				    : strdup(AL_EXEC_SHAPE_PATH);
 	bool inbox = exec->inbox_dir != NULL && exec->inbox_acks_dir != NULL;
-	al_env_base base = {.path = path_env, .home = "/workspace",
+	al_env_base base = {.path = r->path_env, .home = "/workspace",
 			    .tmpdir = "/tmp",
 			    .inbox = inbox ? "/inbox" : NULL,
 			    .inbox_acks = inbox ? "/inbox-acks" : NULL,
 			    .tool_dir = exec->tool_dir ? AL_TOOL_SANDBOX_DIR : NULL,
 			    .tool_bin_dir = exec->tool_dir ? AL_TOOL_SANDBOX_BIN
 							   : NULL};
-	if (path_env == NULL || al_env_build(&base, exec, &envp) < 0) {
-		rc = -ENOMEM;
-		goto out;
-	}
+	if (r->path_env == NULL || al_env_build(&base, exec, &r->envp) < 0)
+		return -ENOMEM;
+	return SB_GO;
+}
 
-	char cg_name[64];
-	al_output_fn stream = req->grant.streaming ? exec->on_output : NULL;
-	al_sb_step step = {
-		.ctx = &h->ctx,
-		.uid = uid,
-		.rd = &rd,
-		.extra_roots = tc != NULL ? tc->extra_roots : NULL,
-		.envp = envp,
-		.exec = exec,
-		.has_build_dir = plan.build_argv != NULL,
-		.cg_name = cg_name,
-		.bundle = bu.bundle,
-		.manifest = bu.manifest,
-		.on_output = stream,
-		.on_output_ctx = exec->on_output_ctx,
-	};
-	if (plan.build_argv != NULL) {
-		snprintf(cg_name, sizeof(cg_name), "airlock-%d-%u-b",
-			 (int)getpid(), atomic_fetch_add(&h->seq, 1));
-		rc = al_sb_build(&step, &plan, envp, tc,
-				 bu.manifest ? bu.manifest->digest : NULL, res,
-				 err);
-		if (rc != 0) {
-			if (rc > 0)
-				rc = 0;
-			goto out;
+static void sb_name_cgroup(sb_run *r, const char *suffix)
+{
+	snprintf(r->cg_name, sizeof(r->cg_name), "airlock-%d-%u%s",
+		 (int)getpid(), atomic_fetch_add(&r->h->seq, 1), suffix);
+}
+
+/* The build step, when the language has one: SB_GO when the run goes
+ * on. */
+static int sb_run_build(sb_run *r, al_sb_step *step, al_error **err)
+{
+	if (r->plan.build_argv == NULL)
+		return SB_GO;
+	sb_name_cgroup(r, "-b");
+	int rc = al_sb_build(step, &r->plan, r->envp, r->tc,
+			     r->bu.manifest ? r->bu.manifest->digest : NULL,
+			     r->res, err);
+	if (rc > 0) /* res holds the run's outcome */
+		return 0;
+	if (rc < 0)
+		return rc;
+	clear_output(r->res);
+	return SB_GO;
+}
+
+/* Runs the program in the warm member taken for it, which is gone after
+ * this whatever happened.  true when it must run cold instead: no member,
+ * or one found dead before it was told to start. */
+static bool sb_needs_cold(sb_run *r, al_sb_step *step, int *rc,
+			  al_error **err)
+{
+	if (r->member == NULL)
+		return true;
+	*rc = al_sb_member_run(&r->h->ctx, r->member, step, r->script, r->res,
+			       err);
+	r->member = NULL;
+	al_sb_pool_done(r->h->pool, r->req->language);
+	return *rc == SB_MEMBER_FOUND_DEAD;
+}
+
+/* The program's step, in the member or cold; its combined output is kept
+ * as the "log" artifact. */
+static int sb_run_program(sb_run *r, al_sb_step *step, al_error **err)
+{
+	const al_request *req = r->req;
+	al_output_fn stream = req->grant.streaming ? r->exec->on_output : NULL;
+	sb_name_cgroup(r, "");
+	step->argv = r->plan.run_argv;
+	step->build = false;
+	step->with_stdin = true;
+	r->store_fd = al_artifacts_open_dir(r->exec->artifact_dir);
+	al_runlog_open(&r->log, r->store_fd, req->limits.output_bytes, stream,
+		       r->exec->on_output_ctx);
+	step->on_output = al_runlog_output;
+	step->on_output_ctx = &r->log;
+	if (r->bounded)
+		step->ws_fd = &r->ws_fd;
+	int rc = 0;
+	if (sb_needs_cold(r, step, &rc, err)) {
+		if (step->ws_fd != NULL && r->ws_fd >= 0) {
+			/* a dead member's tmpfs: the cold init fills its own */
+			close(r->ws_fd);
+			r->ws_fd = -1;
 		}
-		clear_output(res);
+		rc = al_sb_run_step(step, r->res, err);
 	}
-	snprintf(cg_name, sizeof(cg_name), "airlock-%d-%u", (int)getpid(),
-		 atomic_fetch_add(&h->seq, 1));
-	step.argv = plan.run_argv;
-	step.build = false;
-	step.with_stdin = true;
-	/* The run's combined output is kept as the "log" artifact. */
-	store_fd = al_artifacts_open_dir(exec->artifact_dir);
-	al_runlog_open(&log, store_fd, req->limits.output_bytes, stream,
-		       exec->on_output_ctx);
-	step.on_output = al_runlog_output;
-	step.on_output_ctx = &log;
-	if (bounded)
-		step.ws_fd = &ws_fd;
-	rc = 1;
-	if (member != NULL) {
-		/* the member is gone after this, whatever happened */
-		rc = al_sb_member_run(&h->ctx, member, &step, script, res, err);
-		member = NULL;
-		al_sb_pool_done(h->pool, req->language);
-	}
-	if (rc == 1 && step.ws_fd != NULL && ws_fd >= 0) {
-		/* a dead member's tmpfs: the cold init fills its own */
-		close(ws_fd);
-		ws_fd = -1;
-	}
-	if (rc == 1) /* no member, or one found dead before go: cold */
-		rc = al_sb_run_step(&step, res, err);
-	al_runlog_close(&log);
-	/* Everything of the run is gone (its pid namespace with it); the
-	 * workspace — RUN/workspace, or the tmpfs held by ws_fd — is read
-	 * from here, beneath its descriptor and never through a link. */
-	if (rc == 0 && req->n_outputs > 0 && ws_fd >= 0 &&
-	    al_outcome_ran(res->outcome)) {
+	al_runlog_close(&r->log);
+	return rc;
+}
+
+/* Everything of the run is gone (its pid namespace with it); the
+ * workspace — RUN/workspace, or the tmpfs held by ws_fd — is read from
+ * here, beneath its descriptor and never through a link. */
+static int sb_collect(sb_run *r)
+{
+	const al_request *req = r->req;
+	int rc = 0;
+	if (req->n_outputs > 0 && r->ws_fd >= 0 &&
+	    al_outcome_ran(r->res->outcome)) {
 		al_outputs_spec os = {
-			.ws_dirfd = ws_fd,
-			.store_dirfd = store_fd,
+			.ws_dirfd = r->ws_fd,
+			.store_dirfd = r->store_fd,
 			.patterns = req->outputs,
 			.n_patterns = req->n_outputs,
 		};
-		rc = al_outputs_collect(&os, res);
+		rc = al_outputs_collect(&os, r->res);
 	}
 	if (rc == 0) {
-		uint64_t wsb = al_sb_workspace_bytes(&h->ctx.cfg, req);
+		uint64_t wsb = al_sb_workspace_bytes(&r->h->ctx.cfg, req);
 		al_run_report rep = {.where = wsb > 0 ? "tmpfs at /workspace"
 						      : "directory at /workspace",
 				     .ws_bytes = wsb,
-				     .store_dirfd = store_fd};
-		rc = al_run_report_fill(res, req, &rep);
+				     .store_dirfd = r->store_fd};
+		rc = al_run_report_fill(r->res, req, &rep);
 	}
-out:
-	if (member != NULL) {
-		al_sb_member_destroy(member);
-		al_sb_pool_done(h->pool, req->language);
+	return rc;
+}
+
+/* The build (if any), the run, then its outputs and report. */
+static int sb_run_steps(sb_run *r, al_error **err)
+{
+	al_sb_step step = {
+		.ctx = &r->h->ctx,
+		.uid = r->uid,
+		.rd = &r->rd,
+		.extra_roots = r->tc != NULL ? r->tc->extra_roots : NULL,
+		.envp = r->envp,
+		.exec = r->exec,
+		.has_build_dir = r->plan.build_argv != NULL,
+		.cg_name = r->cg_name,
+		.bundle = r->bu.bundle,
+		.manifest = r->bu.manifest,
+		.on_output = r->req->grant.streaming ? r->exec->on_output : NULL,
+		.on_output_ctx = r->exec->on_output_ctx,
+	};
+	int rc = sb_run_build(r, &step, err);
+	if (rc != SB_GO)
+		return rc;
+	rc = sb_run_program(r, &step, err);
+	if (rc == 0)
+		rc = sb_collect(r);
+	return rc;
+}
+
+/* Releases everything of the run; rc is the run's, returned unless the
+ * run directory cannot be removed. */
+static int sb_run_end(sb_run *r, int rc, al_error **err)
+{
+	al_provider_handle *h = r->h;
+	al_result *res = r->res;
+	if (r->member != NULL) {
+		al_sb_member_destroy(r->member);
+		al_sb_pool_done(h->pool, r->req->language);
 	}
 	if (h->facts->available && res->outcome == AL_OUTCOME_UNAVAILABLE &&
 	    res->reason != NULL &&
 	    strcmp(res->reason, "sandbox_unavailable") == 0)
 		mechanism_missing(h);
-	al_run_registry_remove(&h->runs, &entry);
-	if (rd.root != NULL && al_rundir_remove(&rd) < 0 && rc == 0)
+	al_run_registry_remove(&h->runs, &r->entry);
+	if (r->rd.root != NULL && al_rundir_remove(&r->rd) < 0 && rc == 0)
 		rc = al_error_set(err, AL_ERR_IO, EIO, NULL,
 				  "cannot remove the run directory");
-	al_sb_uid_give(&slot);
+	al_sb_uid_give(&r->slot);
 	res->finished_at_ms = al_now_ms();
-	if (ws_fd >= 0)
-		close(ws_fd);
-	if (member_ws >= 0)
-		close(member_ws);
-	if (store_fd >= 0)
-		close(store_fd);
-	al_bundle_use_clear(&bu);
-	al_env_free(envp);
-	free(path_env);
-	al_plan_free(&plan);
-	al_toolchain_free(tc);
+	if (r->ws_fd >= 0)
+		close(r->ws_fd);
+	if (r->member_ws >= 0)
+		close(r->member_ws);
+	if (r->store_fd >= 0)
+		close(r->store_fd);
+	al_bundle_use_clear(&r->bu);
+	al_env_free(r->envp);
+	free(r->path_env);
+	al_plan_free(&r->plan);
+	al_toolchain_free(r->tc);
 	return rc;
+}
+
+static int sb_execute(al_provider_handle *h, const al_exec *exec,
+		      al_result *res, al_error **err)
+{
+	sb_run r = {.h = h, .exec = exec, .req = exec->request, .res = res,
+		    .slot = {.fd = -1}, .log = {.fd = -1},
+		    .ws_fd = -1, .store_fd = -1, .member_ws = -1};
+	snprintf(res->run_id, sizeof(res->run_id), "%s", exec->run_id);
+	res->started_at_ms = al_now_ms();
+	if (res->provider == NULL)
+		res->provider = al_facts_dup(h->facts);
+	al_run_registry_add(&h->runs, &r.entry, exec->run_id, exec->cancel);
+
+	int rc = sb_refusals(&r);
+	if (rc == SB_GO)
+		rc = sb_find_toolchain(&r);
+	if (rc == SB_GO)
+		rc = sb_open_bundle(&r);
+	if (rc == SB_GO)
+		rc = sb_choose_uid(&r);
+	if (rc == SB_GO)
+		rc = sb_setup(&r);
+	if (rc == SB_GO)
+		rc = sb_build_env(&r);
+	if (rc == SB_GO)
+		rc = sb_run_steps(&r, err);
+	return sb_run_end(&r, rc, err);
 }
 
 void al_sb_provider_pool_stats(al_provider_handle *h, al_sb_pool_stats *out)
