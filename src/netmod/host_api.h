@@ -38,6 +38,8 @@
 #include "host/admission.h"
 #include "host/config.h"
 #include "host/db.h"
+#include "host/forwarded_env.h"
+#include "host/secrets.h"
 #include "host/state_dir.h"
 #include "json/base64.h"
 #include "lang/languages.h"
@@ -53,7 +55,7 @@
 #include "supervisor/toolbelt.h"
 
 /* Bumped whenever an entry is added, removed or changes type. */
-#define AL_NET_HOST_API_VERSION 1
+#define AL_NET_HOST_API_VERSION 2
 
 /* FN(return type, name, (parameters), (arguments)); PROC for those
  * returning void; VA for the printf-like ones (the module formats, the
@@ -108,6 +110,7 @@
 	FN(al_facts *, al_facts_new, (const char *provider_id, al_safety_class cls), (provider_id, cls)) \
 	FN(char *, al_facts_to_json, (const al_facts *facts, int pretty), (facts, pretty)) \
 	PROC(void, al_format_time_ms, (int64_t ms, char *buf, size_t len), (ms, buf, len)) \
+	FN(int, al_forwarded_env_parse, (const char *header, char ***env, size_t *n, const char **why), (header, env, n, why)) \
 	FN(int, al_hex_digit, (char c), (c)) \
 	FN(int, al_host_admit_json_ex, (al_host *h, const al_host_context *ctx, const char *json, size_t len, const al_run_options *opts, const al_admit_options *aopts, al_admission **adm, al_result **out), (h, ctx, json, len, opts, aopts, adm, out)) \
 	FN(int, al_host_audit_close_start, (al_host *h, const json_t *start, const char *outcome, const char *reason, const char *detail, al_error **err), (h, start, outcome, reason, detail, err)) \
@@ -179,11 +182,14 @@
 	PROC(void, al_run_registry_init, (al_run_registry *reg), (reg)) \
 	FN(int, al_run_registry_interrupt, (al_run_registry *reg, const char *run_id), (reg, run_id)) \
 	PROC(void, al_run_registry_remove, (al_run_registry *reg, al_run_entry *entry), (reg, entry)) \
+	FN(const char *, al_run_work_tmpfs, (const char *provider, const char *module), (provider, module)) \
+	FN(int, al_rundir_remove_leftover, (const char *base, const char *run_id), (base, run_id)) \
 	FN(int, al_runs_dir_open, (const char *state_dir, int *fd), (state_dir, fd)) \
 	FN(int, al_runs_forget, (const char *state_dir, uint64_t older_than_ms, char *const *run_ids, size_t n_run_ids, al_forget_stats *stats, al_error **err), (state_dir, older_than_ms, run_ids, n_run_ids, stats, err)) \
 	FN(const char *, al_safety_class_name, (al_safety_class c), (c)) \
 	PROC(void, al_sandbox_config_drop_pools, (const char *provider, json_t *config), (provider, config)) \
 	FN(int, al_sandbox_idle_targets, (const char *provider, json_t *config, al_sandbox_warm_fn on, void *ctx), (provider, config, on, ctx)) \
+	PROC(void, al_secrets_env_free, (char **env, size_t n), (env, n)) \
 	PROC(void, al_sha256_hex, (const void *data, size_t len, char hex[65]), (data, len, hex)) \
 	FN(int, al_state_dir_check, (const char *state_dir, al_error **err), (state_dir, err)) \
 	FN(int, al_strdup_opt, (const char *s, char **out), (s, out)) \
@@ -191,13 +197,28 @@
 	FN(int, al_toolbelt_persist_operations, (int run_dirfd, const char *ops_json), (run_dirfd, ops_json)) \
 	FN(int, al_toolbelt_rotate, (int run_dirfd), (run_dirfd)) \
 	FN(bool, al_utf8_valid, (const unsigned char *s, size_t len), (s, len)) \
+	FN(int, sqlite3_bind_blob64, (sqlite3_stmt *st, int i, const void *data, sqlite3_uint64 n, void (*destroy)(void *)), (st, i, data, n, destroy)) \
 	FN(int, sqlite3_bind_int64, (sqlite3_stmt *st, int i, sqlite3_int64 v), (st, i, v)) \
 	FN(int, sqlite3_bind_text, (sqlite3_stmt *st, int i, const char *text, int n, void (*destroy)(void *)), (st, i, text, n, destroy)) \
+	FN(int, sqlite3_busy_handler, (sqlite3 *db, int (*handler)(void *, int), void *ctx), (db, handler, ctx)) \
+	FN(int, sqlite3_changes, (sqlite3 *db), (db)) \
 	FN(int, sqlite3_close, (sqlite3 *db), (db)) \
+	FN(const void *, sqlite3_column_blob, (sqlite3_stmt *st, int i), (st, i)) \
+	FN(int, sqlite3_column_bytes, (sqlite3_stmt *st, int i), (st, i)) \
+	FN(int, sqlite3_column_count, (sqlite3_stmt *st), (st)) \
+	FN(int, sqlite3_column_int, (sqlite3_stmt *st, int i), (st, i)) \
 	FN(sqlite3_int64, sqlite3_column_int64, (sqlite3_stmt *st, int i), (st, i)) \
 	FN(const unsigned char *, sqlite3_column_text, (sqlite3_stmt *st, int i), (st, i)) \
+	FN(int, sqlite3_column_type, (sqlite3_stmt *st, int i), (st, i)) \
+	FN(int, sqlite3_errcode, (sqlite3 *db), (db)) \
+	FN(const char *, sqlite3_errmsg, (sqlite3 *db), (db)) \
+	FN(const char *, sqlite3_errstr, (int code), (code)) \
+	FN(int, sqlite3_exec, (sqlite3 *db, const char *sql, int (*callback)(void *, int, char **, char **), void *ctx, char **errmsg), (db, sql, callback, ctx, errmsg)) \
 	FN(int, sqlite3_finalize, (sqlite3_stmt *st), (st)) \
+	FN(int, sqlite3_get_autocommit, (sqlite3 *db), (db)) \
+	FN(int, sqlite3_open_v2, (const char *filename, sqlite3 **db, int flags, const char *vfs), (filename, db, flags, vfs)) \
 	FN(int, sqlite3_prepare_v2, (sqlite3 *db, const char *sql, int n, sqlite3_stmt **st, const char **tail), (db, sql, n, st, tail)) \
+	FN(int, sqlite3_reset, (sqlite3_stmt *st), (st)) \
 	FN(int, sqlite3_step, (sqlite3_stmt *st), (st)) \
 	AL_NET_HOST_API_TEST(FN, PROC, VA)
 
