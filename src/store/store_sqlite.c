@@ -532,31 +532,38 @@ static int enq_body(sq_store *st, sqlite3 *c, void *a_)
 	int added = run(c,
 			"INSERT INTO runs (id, tenant, principal, body, "
 			"request_sha256, idem_key, tenant_max, state, "
-			"language, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, "
-			"?6, ?7, 'queued', CASE WHEN EXISTS (SELECT 1 FROM "
-			"nodes n, json_each(n.facts, '$.languages') l WHERE "
-			"n.heartbeat_ms > ?9 AND l.value = ?8) THEN ?8 END, "
-			"?10) ON CONFLICT DO NOTHING",
-			"ttttttitii", s->run_id, s->tenant, s->principal,
+			"language, created_ms, pinned, submit_nonce) VALUES "
+			"(?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', CASE WHEN "
+			"EXISTS (SELECT 1 FROM nodes n, json_each(n.facts, "
+			"'$.languages') l WHERE n.heartbeat_ms > ?9 AND "
+			"l.value = ?8) THEN ?8 END, ?10, ?11, ?12) ON "
+			"CONFLICT DO NOTHING",
+			"ttttttitiitt", s->run_id, s->tenant, s->principal,
 			s->body, s->request_sha256, s->idem_key,
 			(int64_t)s->tenant_max, s->language,
-			now - (int64_t)s->lease_ms, now);
+			now - (int64_t)s->lease_ms, now, s->pinned, s->nonce);
 	if (added < 0)
 		return added;
 	if (added == 0) {
-		/* The same id already queued for this very request: queued
-		 * once, as asked. */
+		/* The id taken: by this very submission (a retry whose
+		 * answer was lost), queued once as asked; by another, a
+		 * caller-chosen id already in use. */
 		json_t *rows = NULL;
 		rc = query(c, &rows,
-			   "SELECT 1 FROM runs WHERE id = ?1 AND tenant = ?2 "
-			   "AND request_sha256 = ?3",
-			   "ttt", s->run_id, s->tenant, s->request_sha256);
-		size_t mine = json_array_size(rows);
+			   "SELECT tenant = ?2 AND request_sha256 = ?3 AND (?4 "
+			   "IS NULL OR submit_nonce = ?4) FROM runs WHERE id = "
+			   "?1",
+			   "tttt", s->run_id, s->tenant, s->request_sha256,
+			   s->nonce);
+		size_t taken = json_array_size(rows);
+		bool mine = taken == 1 && col_i(rows, 0, 0) == 1;
 		json_decref(rows);
 		if (rc < 0)
 			return rc;
-		if (mine == 1)
-			return commit(c);
+		if (taken == 1) {
+			rc = commit(c);
+			return rc < 0 ? rc : mine ? 0 : -EADDRINUSE;
+		}
 		if (s->idem_key == NULL)
 			return -EIO;
 		rc = query(c, &rows,
@@ -618,7 +625,9 @@ static int claim_body(sq_store *s, sqlite3 *c, void *a_)
 	/* Nothing queued (the common case for an idle node): no write
 	 * lock taken.  A run queued meanwhile wakes the claimer again. */
 	int rc = query(c, &rows,
-		       "SELECT 1 FROM runs WHERE state = 'queued' LIMIT 1", "");
+		       "SELECT 1 FROM runs WHERE state = 'queued' AND (pinned "
+		       "IS NULL OR pinned = ?1) LIMIT 1",
+		       "t", a->node);
 	size_t any = json_array_size(rows);
 	json_decref(rows);
 	if (rc < 0 || any == 0)
@@ -626,20 +635,30 @@ static int claim_body(sq_store *s, sqlite3 *c, void *a_)
 	if ((rc = begin(c)) < 0)
 		return rc;
 	/* The heads of the tenants' queues (FIFO per tenant); the oldest
-	 * head whose language this node runs (or no live node published)
-	 * and whose tenant has a slot left fleet-wide.  The write lock
-	 * makes the running counts the truth when this commits. */
+	 * head whose language this node runs (or no live node published),
+	 * pinned to no other node, and whose tenant has a slot left
+	 * fleet-wide.  The write lock makes the running counts the truth
+	 * when this commits. */
 	rc = query(c, &rows,
 		   "UPDATE runs SET state = 'running', node = ?1, claimed_ms = "
 		   "?3 WHERE state = 'queued' AND qseq = (SELECT r.qseq FROM "
 		   "(SELECT min(qseq) AS q FROM runs WHERE state = 'queued' "
 		   "GROUP BY tenant) h JOIN runs r ON r.qseq = h.q WHERE "
 		   "(r.language IS NULL OR r.language IN (SELECT value FROM "
-		   "json_each(?2))) AND (r.tenant_max = 0 OR (SELECT count(*) "
-		   "FROM runs x WHERE x.tenant = r.tenant AND x.state = "
-		   "'running') < r.tenant_max) ORDER BY r.qseq LIMIT 1) "
-		   "RETURNING id, tenant, principal, body",
+		   "json_each(?2))) AND (r.pinned IS NULL OR r.pinned = ?1) "
+		   "AND (r.tenant_max = 0 OR (SELECT count(*) FROM runs x "
+		   "WHERE x.tenant = r.tenant AND x.state = 'running') < "
+		   "r.tenant_max) ORDER BY r.qseq LIMIT 1) RETURNING id, "
+		   "tenant, principal, body, pinned IS NOT NULL",
 		   "tti", a->node, a->languages, now_ms());
+	json_t *left = NULL;
+	/* Runs left queued: the claimer looks again at once. */
+	if (rc == 0 && json_array_size(rows) == 1)
+		rc = query(c, &left,
+			   "SELECT 1 FROM runs WHERE state = 'queued' LIMIT 1",
+			   "");
+	bool more = json_array_size(left) == 1;
+	json_decref(left);
 	if (rc == 0)
 		rc = commit(c);
 	int n = rc == 0 ? (int)json_array_size(rows) : 0;
@@ -652,6 +671,8 @@ static int claim_body(sq_store *s, sqlite3 *c, void *a_)
 		o->principal = dup_col(rows, 2);
 		o->body = dup_col(rows, 3);
 		o->node = strdup(a->node);
+		o->pinned = col_i(rows, 0, 4) == 1;
+		o->more = more;
 		if (o->tenant == NULL || o->principal == NULL ||
 		    o->body == NULL || o->node == NULL)
 			rc = -ENOMEM;
@@ -1001,14 +1022,17 @@ struct reap_args {
 
 /* Whether some node other than self whose lease ran out still has
  * running runs: most heartbeats find none and take no write lock. */
-static int dead_runs(sqlite3 *c, const char *self, int64_t cutoff)
+static int dead_runs(sqlite3 *c, const char *self, int64_t cutoff,
+		     bool queued)
 {
 	json_t *rows = NULL;
 	int rc = query(c, &rows,
-		       "SELECT 1 FROM runs r JOIN nodes d ON d.id = r.node "
-		       "WHERE r.state = 'running' AND d.id <> ?1 AND "
+		       "SELECT 1 FROM runs r JOIN nodes d ON d.id = "
+		       "CASE r.state WHEN 'running' THEN r.node WHEN 'queued' "
+		       "THEN r.pinned END WHERE (r.state = 'running' OR (?3 "
+		       "AND r.state = 'queued')) AND d.id <> ?1 AND "
 		       "d.heartbeat_ms < ?2 LIMIT 1",
-		       "ti", self, cutoff);
+		       "tii", self, cutoff, (int64_t)queued);
 	size_t n = json_array_size(rows);
 	json_decref(rows);
 	return rc < 0 ? rc : (int)n;
@@ -1019,11 +1043,13 @@ static int reap_body(sq_store *s, sqlite3 *c, void *a_)
 	struct reap_args *a = a_;
 	json_t *rows = NULL;
 	int64_t now = now_ms();
-	int rc = dead_runs(c, a->self, now - (int64_t)a->lease_ms);
+	int rc = dead_runs(c, a->self, now - (int64_t)a->lease_ms, true);
 	if (rc <= 0 || (rc = begin(c)) < 0)
 		return rc;
 	/* One UPDATE settles each run at most once.  A dead node with a
-	 * live node of its host and boot is left to that node's adoption. */
+	 * live node of its host and boot is left to that node's adoption.
+	 * A queued run pinned to a dead node is lost whatever its host:
+	 * what it needed was in that node's memory. */
 	rc = query(c, &rows,
 		   "UPDATE runs SET state = 'finished', status = 503, outcome "
 		   "= 'unavailable', finished_ms = ?3, result = json_object("
@@ -1033,7 +1059,9 @@ static int reap_body(sq_store *s, sqlite3 *c, void *a_)
 		   "d.heartbeat_ms < ?2 AND NOT EXISTS (SELECT 1 FROM nodes l "
 		   "WHERE l.heartbeat_ms >= ?2 AND l.host = d.host AND "
 		   "json_extract(l.facts, '$.boot_id') = json_extract(d.facts, "
-		   "'$.boot_id'))) RETURNING id, tenant, node",
+		   "'$.boot_id'))) OR (state = 'queued' AND pinned IN (SELECT "
+		   "id FROM nodes WHERE id <> ?1 AND heartbeat_ms < ?2)) "
+		   "RETURNING id, tenant, coalesce(node, pinned)",
 		   "tii", a->self, now - (int64_t)a->lease_ms, now);
 	if (rc < 0)
 		return rc;
@@ -1077,7 +1105,7 @@ static int adopt_body(sq_store *s, sqlite3 *c, void *a_)
 	struct adopt_args *a = a_;
 	json_t *rows = NULL;
 	int64_t cutoff = now_ms() - (int64_t)a->lease_ms;
-	int rc = dead_runs(c, a->self, cutoff);
+	int rc = dead_runs(c, a->self, cutoff, false);
 	if (rc <= 0 || (rc = begin(c)) < 0)
 		return rc;
 	/* The dead node's state directory stays the first adopter's across
@@ -1177,6 +1205,135 @@ static int sq_orphans(al_store *st, const char *node, al_store_orphan_fn fn,
 {
 	struct orphan_args a = {node, fn, ctx};
 	return with_conn((sq_store *)st, orphan_body, &a);
+}
+
+/* ---- pinned runs, listing, wake-ups ---------------------------------- */
+
+static int lose_pinned_body(sq_store *s, sqlite3 *c, void *a_)
+{
+	const char *node = a_;
+	json_t *rows = NULL;
+	int rc = begin(c);
+	if (rc < 0)
+		return rc;
+	rc = query(c, &rows,
+		   "UPDATE runs SET state = 'finished', status = 503, outcome "
+		   "= 'unavailable', finished_ms = ?2, result = json_object("
+		   "'run_id', id, 'outcome', 'unavailable', 'reason', 'lost', "
+		   "'detail', 'forwarded_env_lost') WHERE state = 'queued' AND "
+		   "pinned = ?1 RETURNING id, tenant",
+		   "ti", node, now_ms());
+	if (rc < 0)
+		return rc;
+	size_t n = json_array_size(rows);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		json_t *rec = json_pack(
+			"{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "event",
+			"run.finished", "run_id", col_s(rows, i, 0), "tenant",
+			col_s(rows, i, 1), "node", node, "outcome",
+			"unavailable", "reason", "lost", "detail",
+			"forwarded_env_lost");
+		rc = rec == NULL ? -ENOMEM : audit_append(c, rec);
+		json_decref(rec);
+	}
+	json_decref(rows);
+	if (rc == 0 && n > 0)
+		rc = notice_add(c, false);
+	if (rc == 0)
+		rc = commit(c);
+	if (rc == 0 && n > 0)
+		bump(s, false);
+	return rc < 0 ? rc : (int)n;
+}
+
+static int sq_lose_pinned(al_store *st, const char *node)
+{
+	return with_conn((sq_store *)st, lose_pinned_body, (void *)node);
+}
+
+static int lang_body(sq_store *s, sqlite3 *c, void *a_)
+{
+	(void)s;
+	const char *const *v = a_;
+	/* One statement, its own transaction; no notice: a hint for
+	 * listing that no waiter waits for. */
+	int n = run(c,
+		    "UPDATE runs SET admitted_language = ?3 WHERE id = ?2 AND "
+		    "node = ?1 AND state = 'running'",
+		    "ttt", v[0], v[1], v[2]);
+	return n < 0 ? n : 0;
+}
+
+static int sq_set_language(al_store *st, const char *node, const char *run_id,
+			   const char *language)
+{
+	const char *v[] = {node, run_id, language};
+	return with_conn((sq_store *)st, lang_body, (void *)v);
+}
+
+struct list_args {
+	const al_store_list_query *q;
+	al_store_list_fn fn;
+	void *ctx;
+};
+
+static int list_body(sq_store *s, sqlite3 *c, void *a_)
+{
+	(void)s;
+	struct list_args *a = a_;
+	const al_store_list_query *lq = a->q;
+	json_t *rows = NULL;
+	int64_t after = INT64_MAX;
+	int rc;
+	if (lq->after != NULL) {
+		rc = query(c, &rows,
+			   "SELECT qseq FROM runs WHERE id = ?1 AND tenant = "
+			   "?2",
+			   "tt", lq->after, lq->tenant);
+		size_t n = json_array_size(rows);
+		if (n == 1)
+			after = col_i(rows, 0, 0);
+		json_decref(rows);
+		if (rc < 0)
+			return rc;
+		if (n != 1)
+			return -ENOENT;
+	}
+	/* One statement: one snapshot, read before fn sees any row. */
+	rc = query(c, &rows,
+		   "SELECT id, state, created_ms, CASE WHEN state = 'finished' "
+		   "THEN outcome END, admitted_language FROM runs WHERE tenant "
+		   "= ?1 AND qseq < ?2 AND (?3 IS NULL OR (state = 'finished' "
+		   "AND outcome = ?3)) AND (?4 IS NULL OR admitted_language = "
+		   "?4) AND created_ms >= ?5 AND created_ms < ?6 ORDER BY qseq "
+		   "DESC LIMIT ?7",
+		   "tittiii", lq->tenant, after, lq->outcome, lq->language,
+		   lq->since_ms, lq->until_ms, (int64_t)lq->limit);
+	for (size_t i = 0; rc == 0 && i < json_array_size(rows); i++)
+		rc = a->fn(a->ctx, col_s(rows, i, 0), col_s(rows, i, 1),
+			   col_i(rows, i, 2), col_s(rows, i, 3),
+			   col_s(rows, i, 4));
+	json_decref(rows);
+	return rc < 0 ? rc : 0;
+}
+
+static int sq_list(al_store *st, const al_store_list_query *q,
+		   al_store_list_fn fn, void *ctx)
+{
+	struct list_args a = {q, fn, ctx};
+	return with_conn((sq_store *)st, list_body, &a);
+}
+
+/* Every queue notice wakes every claimer of every node of the host (the
+ * watcher reads one counter row): there is no wake-up naming a node to
+ * filter on, so nothing to note here.  Targeting would save the nodes of
+ * one host little — a claimer woken for a run it cannot take finds none
+ * with a read (claim's first query) and takes no write lock. */
+static void sq_set_self(al_store *st, const char *node, uint64_t lease_ms)
+{
+	(void)st;
+	(void)node;
+	(void)lease_ms;
 }
 
 /* ---- open, migrate, close ------------------------------------------- */
@@ -1340,6 +1497,10 @@ static const al_store_ops sq_ops = {
 	.wait = sq_wait,
 	.audit_verify = sq_audit_verify,
 	.audit_chain = sq_audit_chain,
+	.set_language = sq_set_language,
+	.list = sq_list,
+	.lose_pinned = sq_lose_pinned,
+	.set_self = sq_set_self,
 };
 
 /* The database file and its directory are trusted like a state
