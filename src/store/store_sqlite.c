@@ -8,8 +8,10 @@
  * LOCKED to need), and an audit record is chained inside the transaction
  * that makes its change (the lock it would need is already held).  There
  * is no LISTEN/NOTIFY: each change bumps a counter row that one watcher
- * thread per process polls every POLL_MS; waiters sleep on a condition it
- * broadcasts, and a node's own changes wake its waiters at once. */
+ * thread per process polls every POLL_MS, with the count of wake-ups
+ * addressed to its node (a queued run wakes one node that can take it,
+ * see wake); waiters sleep on a condition it broadcasts, and a node's own
+ * changes wake its waiters at once. */
 #include "store/store.h"
 
 #include <errno.h>
@@ -57,7 +59,11 @@ typedef struct sq_store {
 	unsigned n_idle, n_open;
 	pthread_t watcher;
 	bool watching, closing;
-	uint64_t notices, queued; /* any change; a run queued, a slot freed */
+	uint64_t notices, queued; /* any change; wake-ups of our claimer */
+	/* set_self: this node ("" none: every wake-up is ours), and how
+	 * recent a heartbeat makes a node live */
+	char self[64];
+	uint64_t lease_ms;
 } sq_store;
 
 static int sq_err(int r)
@@ -326,6 +332,52 @@ static int notice_add(sqlite3 *c, bool queued)
 	return n < 0 ? n : 0;
 }
 
+/* Inside a change that may let a queued run be claimed: wakes one live
+ * node with a free slot (its running runs against its published
+ * concurrency), the freest first, that runs language (NULL: any), is
+ * only (NULL: any) and is not except (NULL: none); when none has one,
+ * only, or else every node.  As the PostgreSQL store's queue notices:
+ * several nodes woken for one run would race for it, and the node that
+ * made the change would win (its own waiters are woken at once, the
+ * others' at their next poll), leaving the others idle.  who gets the
+ * node woken ("*" every one), for the local wake-up after the commit. */
+static int wake(sq_store *s, sqlite3 *c, const char *language,
+		const char *only, const char *except, char who[64])
+{
+	pthread_mutex_lock(&s->lock);
+	int64_t cutoff = now_ms() - (int64_t)s->lease_ms;
+	pthread_mutex_unlock(&s->lock);
+	json_t *rows = NULL;
+	int rc = query(c, &rows,
+		       "SELECT id FROM (SELECT n.id, n.concurrency - (SELECT "
+		       "count(*) FROM runs r WHERE r.node = n.id AND r.state = "
+		       "'running') AS free FROM nodes n WHERE n.heartbeat_ms > "
+		       "?1 AND (?2 IS NULL OR EXISTS (SELECT 1 FROM json_each("
+		       "n.facts, '$.languages') l WHERE l.value = ?2)) AND (?3 "
+		       "IS NULL OR n.id = ?3) AND (?4 IS NULL OR n.id <> ?4)) "
+		       "WHERE free > 0 ORDER BY free DESC, random() LIMIT 1",
+		       "ittt", cutoff, language, only, except);
+	if (rc < 0)
+		return rc;
+	const char *id = json_array_size(rows) == 1 ? col_s(rows, 0, 0)
+			 : only != NULL			   ? only
+							   : "*";
+	snprintf(who, 64, "%s", id);
+	json_decref(rows);
+	int n = strcmp(who, "*") == 0
+			? run(c,
+			      "UPDATE notices SET changes = changes + 1, "
+			      "queued = queued + 1 WHERE id = 1",
+			      "")
+			: run(c,
+			      "INSERT INTO wakes (node, n) VALUES (?1, 1) ON "
+			      "CONFLICT (node) DO UPDATE SET n = n + 1",
+			      "t", who);
+	if (n < 0)
+		return n;
+	return strcmp(who, "*") == 0 ? 0 : notice_add(c, false);
+}
+
 /* After a change committed: this node's waiters look at once. */
 static void bump(sq_store *s, bool queued)
 {
@@ -335,6 +387,17 @@ static void bump(sq_store *s, bool queued)
 		s->queued++;
 	pthread_cond_broadcast(&s->notice);
 	pthread_mutex_unlock(&s->lock);
+}
+
+/* After a wake-up committed: this node's claimer looks at once when it
+ * is the one woken. */
+static void bump_woken(sq_store *s, const char *who)
+{
+	pthread_mutex_lock(&s->lock);
+	bool us = strcmp(who, "*") == 0 || s->self[0] == '\0' ||
+		  strcmp(who, s->self) == 0;
+	pthread_mutex_unlock(&s->lock);
+	bump(s, us);
 }
 
 static void deadline_in(struct timespec *dl, unsigned ms)
@@ -356,12 +419,18 @@ static void *watch_main(void *arg)
 	sqlite3 *c = NULL;
 	sqlite3_stmt *st = NULL;
 	int64_t changes = -1, queued = -1;
+	char self[64];
 	pthread_mutex_lock(&s->lock);
 	while (!s->closing) {
+		memcpy(self, s->self, sizeof(self));
 		pthread_mutex_unlock(&s->lock);
+		/* queued: the wake-ups of every node, and of this one (of
+		 * any node while it has not named itself). */
 		if (st == NULL && conn_open(s->path, &c) == 0 &&
 		    sqlite3_prepare_v2(c,
-				       "SELECT changes, queued FROM notices "
+				       "SELECT changes, queued + (SELECT "
+				       "coalesce(sum(n), 0) FROM wakes WHERE "
+				       "?1 = '' OR node = ?1) FROM notices "
 				       "WHERE id = 1",
 				       -1, &st, NULL) != SQLITE_OK) {
 			sqlite3_finalize(st);
@@ -372,7 +441,10 @@ static void *watch_main(void *arg)
 			c = NULL;
 		}
 		bool any = false, q = false;
-		if (st != NULL && sqlite3_step(st) == SQLITE_ROW) {
+		if (st != NULL &&
+		    sqlite3_bind_text(st, 1, self, -1, SQLITE_TRANSIENT) ==
+			    SQLITE_OK &&
+		    sqlite3_step(st) == SQLITE_ROW) {
 			int64_t ch = sqlite3_column_int64(st, 0),
 				qu = sqlite3_column_int64(st, 1);
 			any = changes >= 0 && ch != changes;
@@ -529,7 +601,8 @@ static int enq_body(sq_store *st, sqlite3 *c, void *a_)
 		return rc;
 	/* The language routes the run only when a live node can run it;
 	 * otherwise any node takes it and its admission answers. */
-	int added = run(c,
+	json_t *ins = NULL;
+	rc = query(c, &ins,
 			"INSERT INTO runs (id, tenant, principal, body, "
 			"request_sha256, idem_key, tenant_max, state, "
 			"language, created_ms, pinned, submit_nonce) VALUES "
@@ -537,13 +610,22 @@ static int enq_body(sq_store *st, sqlite3 *c, void *a_)
 			"EXISTS (SELECT 1 FROM nodes n, json_each(n.facts, "
 			"'$.languages') l WHERE n.heartbeat_ms > ?9 AND "
 			"l.value = ?8) THEN ?8 END, ?10, ?11, ?12) ON "
-			"CONFLICT DO NOTHING",
+			"CONFLICT DO NOTHING RETURNING language",
 			"ttttttitiitt", s->run_id, s->tenant, s->principal,
 			s->body, s->request_sha256, s->idem_key,
 			(int64_t)s->tenant_max, s->language,
 			now - (int64_t)s->lease_ms, now, s->pinned, s->nonce);
-	if (added < 0)
-		return added;
+	if (rc < 0)
+		return rc;
+	size_t added = json_array_size(ins);
+	char who[64] = "*";
+	/* One node that can take it is woken; a pinned run only ever its
+	 * own node (it claims once a slot frees). */
+	if (added == 1)
+		rc = wake(st, c, col_s(ins, 0, 0), s->pinned, NULL, who);
+	json_decref(ins);
+	if (rc < 0)
+		return rc;
 	if (added == 0) {
 		/* The id taken: by this very submission (a retry whose
 		 * answer was lost), queued once as asked; by another, a
@@ -585,14 +667,12 @@ static int enq_body(sq_store *st, sqlite3 *c, void *a_)
 				"run_id", s->run_id, "tenant", s->tenant);
 	if (rec == NULL)
 		return -ENOMEM;
-	rc = notice_add(c, true);
-	if (rc == 0)
-		rc = audit_append(c, rec);
+	rc = audit_append(c, rec);
 	json_decref(rec);
 	if (rc == 0)
 		rc = commit(c);
 	if (rc == 0)
-		bump(st, true);
+		bump_woken(st, who);
 	return rc;
 }
 
@@ -619,7 +699,6 @@ static char *dup_col(const json_t *rows, size_t col)
 
 static int claim_body(sq_store *s, sqlite3 *c, void *a_)
 {
-	(void)s;
 	struct claim_args *a = a_;
 	json_t *rows = NULL;
 	/* Nothing queued (the common case for an idle node): no write
@@ -652,15 +731,24 @@ static int claim_body(sq_store *s, sqlite3 *c, void *a_)
 		   "tenant, principal, body, pinned IS NOT NULL",
 		   "tti", a->node, a->languages, now_ms());
 	json_t *left = NULL;
-	/* Runs left queued: the claimer looks again at once. */
+	/* Runs left queued: the claimer looks again at once, and when this
+	 * node is now full another with a free slot is woken for them. */
 	if (rc == 0 && json_array_size(rows) == 1)
 		rc = query(c, &left,
-			   "SELECT 1 FROM runs WHERE state = 'queued' LIMIT 1",
-			   "");
-	bool more = json_array_size(left) == 1;
+			   "SELECT EXISTS (SELECT 1 FROM runs WHERE state = "
+			   "'queued'), coalesce((SELECT concurrency <= (SELECT "
+			   "count(*) FROM runs WHERE node = ?1 AND state = "
+			   "'running') FROM nodes WHERE id = ?1), 0)",
+			   "t", a->node);
+	bool more = col_i(left, 0, 0) == 1, full = col_i(left, 0, 1) == 1;
 	json_decref(left);
+	char who[64] = "";
+	if (rc == 0 && more && full)
+		rc = wake(s, c, NULL, NULL, a->node, who);
 	if (rc == 0)
 		rc = commit(c);
+	if (rc == 0 && who[0] != '\0')
+		bump_woken(s, who);
 	int n = rc == 0 ? (int)json_array_size(rows) : 0;
 	if (n == 1) {
 		al_store_run *o = a->out;
@@ -726,19 +814,29 @@ static int fin_body(sq_store *s, sqlite3 *c, void *a_)
 	json_decref(rows);
 	if (rec == NULL)
 		return -ENOMEM;
-	/* A slot of the tenant is free: claimers waiting for queued runs
-	 * held back by the tenant's limit look again. */
-	int n = run(c,
-		    "UPDATE notices SET changes = changes + 1, queued = queued "
-		    "+ EXISTS (SELECT 1 FROM runs WHERE state = 'queued' AND "
-		    "tenant = ?1) WHERE id = 1",
-		    "t", json_string_value(json_object_get(rec, "tenant")));
-	rc = n < 0 ? n : audit_append(c, rec);
+	/* A slot of the node and one of the tenant are free: while the
+	 * tenant has runs held back by its limit, a node is woken to take
+	 * one (this node's own free slot wakes its claimer without it). */
+	json_t *held = NULL;
+	char who[64] = "";
+	rc = query(c, &held,
+		   "SELECT 1 FROM runs WHERE state = 'queued' AND tenant = ?1 "
+		   "LIMIT 1",
+		   "t", json_string_value(json_object_get(rec, "tenant")));
+	size_t n_held = json_array_size(held);
+	json_decref(held);
+	if (rc == 0)
+		rc = n_held == 1 ? wake(s, c, NULL, NULL, NULL, who)
+				 : notice_add(c, false);
+	if (rc == 0)
+		rc = audit_append(c, rec);
 	json_decref(rec);
 	if (rc == 0)
 		rc = commit(c);
-	if (rc == 0)
-		bump(s, true);
+	if (rc == 0 && who[0] != '\0')
+		bump_woken(s, who);
+	else if (rc == 0)
+		bump(s, false);
 	return rc < 0 ? rc : 1;
 }
 
@@ -1324,16 +1422,13 @@ static int sq_list(al_store *st, const al_store_list_query *q,
 	return with_conn((sq_store *)st, list_body, &a);
 }
 
-/* Every queue notice wakes every claimer of every node of the host (the
- * watcher reads one counter row): there is no wake-up naming a node to
- * filter on, so nothing to note here.  Targeting would save the nodes of
- * one host little — a claimer woken for a run it cannot take finds none
- * with a read (claim's first query) and takes no write lock. */
 static void sq_set_self(al_store *st, const char *node, uint64_t lease_ms)
 {
-	(void)st;
-	(void)node;
-	(void)lease_ms;
+	sq_store *s = (sq_store *)st;
+	pthread_mutex_lock(&s->lock);
+	snprintf(s->self, sizeof(s->self), "%s", node);
+	s->lease_ms = lease_ms;
+	pthread_mutex_unlock(&s->lock);
 }
 
 /* ---- open, migrate, close ------------------------------------------- */

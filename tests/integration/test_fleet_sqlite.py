@@ -142,7 +142,8 @@ def test_runs_once_spread_and_read_anywhere(fleet, store, tmp_path):
     files = {p.name for p in store.path.parent.iterdir()}
     assert files <= {"fleet.db", "fleet.db-wal", "fleet.db-shm"}, files
     assert oct(store.path.stat().st_mode & 0o777) == "0o600"
-    assert store.query("SELECT version FROM schema_migrations") == [(1,)]
+    assert store.query("SELECT version FROM schema_migrations ORDER BY "
+                       "version") == [(1,), (2,)]
 
     # Read anywhere: a run with output, read from a node that did not
     # run it, its events streamed there and resumed on a third.

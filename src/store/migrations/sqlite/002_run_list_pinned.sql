@@ -10,3 +10,11 @@ ALTER TABLE runs ADD COLUMN pinned TEXT;
 ALTER TABLE runs ADD COLUMN submit_nonce TEXT;
 CREATE INDEX runs_tenant_qseq ON runs (tenant, qseq);
 CREATE INDEX runs_pinned ON runs (pinned) WHERE state = 'queued';
+
+-- Targeted wake-ups (a queued run wakes one node that can take it): the
+-- count of wake-ups sent to each node; one to every node still bumps
+-- notices.queued.
+CREATE TABLE wakes (
+  node TEXT PRIMARY KEY,
+  n INTEGER NOT NULL
+) WITHOUT ROWID;
