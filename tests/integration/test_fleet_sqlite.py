@@ -470,6 +470,35 @@ def test_controls_reach_an_adopted_run(store, tmp_path):
             cleanup_state(n)
 
 
+def test_a_queued_run_wakes_one_claimer(store, tmp_path):
+    """One run at a time on three idle nodes: each queued run wakes one
+    node's claimer (the wakes table), not all three, and the node that
+    claims it does not claim again to find the queue empty."""
+    import re
+    nodes = solo_nodes(tmp_path, store, ["w0", "w1", "w2"])
+    try:
+        for n in nodes:
+            n.start(timeout=30)
+        for i in range(12):
+            st, _, b = nodes[i % 3].request("POST", "/v1/runs", sh("true"))
+            assert st == 200 and b["outcome"] == "completed", b
+    finally:
+        for n in nodes:
+            n.stop()
+            cleanup_state(n)
+    queries = claimed = 0
+    for n in nodes:
+        m = re.search(r"fleet: (\d+) claim queries, (\d+) runs claimed",
+                      n.log())
+        assert m, n.log()[-2000:]
+        queries += int(m.group(1))
+        claimed += int(m.group(2))
+    assert claimed == 12
+    # One per run, plus the start-up look and a few safety polls (waking
+    # every node made it about three per run).
+    assert queries <= 24, queries
+
+
 def test_tampered_chain_fails_verify(store, tmp_path):
     node = Node(tmp_path, fleet_config(store.url, node_id="solo"),
                 name="solo")
