@@ -8,8 +8,10 @@
  * LOCKED to need), and an audit record is chained inside the transaction
  * that makes its change (the lock it would need is already held).  There
  * is no LISTEN/NOTIFY: each change bumps a counter row that one watcher
- * thread per process polls every POLL_MS; waiters sleep on a condition it
- * broadcasts, and a node's own changes wake its waiters at once. */
+ * thread per process polls every POLL_MS, with the count of wake-ups
+ * addressed to its node (a queued run wakes one node that can take it,
+ * see wake); waiters sleep on a condition it broadcasts, and a node's own
+ * changes wake its waiters at once. */
 #include "store/store.h"
 
 #include <errno.h>
@@ -57,7 +59,11 @@ typedef struct sq_store {
 	unsigned n_idle, n_open;
 	pthread_t watcher;
 	bool watching, closing;
-	uint64_t notices, queued; /* any change; a run queued, a slot freed */
+	uint64_t notices, queued; /* any change; wake-ups of our claimer */
+	/* set_self: this node ("" none: every wake-up is ours), and how
+	 * recent a heartbeat makes a node live */
+	char self[64];
+	uint64_t lease_ms;
 } sq_store;
 
 static int sq_err(int r)
@@ -326,6 +332,52 @@ static int notice_add(sqlite3 *c, bool queued)
 	return n < 0 ? n : 0;
 }
 
+/* Inside a change that may let a queued run be claimed: wakes one live
+ * node with a free slot (its running runs against its published
+ * concurrency), the freest first, that runs language (NULL: any), is
+ * only (NULL: any) and is not except (NULL: none); when none has one,
+ * only, or else every node.  As the PostgreSQL store's queue notices:
+ * several nodes woken for one run would race for it, and the node that
+ * made the change would win (its own waiters are woken at once, the
+ * others' at their next poll), leaving the others idle.  who gets the
+ * node woken ("*" every one), for the local wake-up after the commit. */
+static int wake(sq_store *s, sqlite3 *c, const char *language,
+		const char *only, const char *except, char who[64])
+{
+	pthread_mutex_lock(&s->lock);
+	int64_t cutoff = now_ms() - (int64_t)s->lease_ms;
+	pthread_mutex_unlock(&s->lock);
+	json_t *rows = NULL;
+	int rc = query(c, &rows,
+		       "SELECT id FROM (SELECT n.id, n.concurrency - (SELECT "
+		       "count(*) FROM runs r WHERE r.node = n.id AND r.state = "
+		       "'running') AS free FROM nodes n WHERE n.heartbeat_ms > "
+		       "?1 AND (?2 IS NULL OR EXISTS (SELECT 1 FROM json_each("
+		       "n.facts, '$.languages') l WHERE l.value = ?2)) AND (?3 "
+		       "IS NULL OR n.id = ?3) AND (?4 IS NULL OR n.id <> ?4)) "
+		       "WHERE free > 0 ORDER BY free DESC, random() LIMIT 1",
+		       "ittt", cutoff, language, only, except);
+	if (rc < 0)
+		return rc;
+	const char *id = json_array_size(rows) == 1 ? col_s(rows, 0, 0)
+			 : only != NULL			   ? only
+							   : "*";
+	snprintf(who, 64, "%s", id);
+	json_decref(rows);
+	int n = strcmp(who, "*") == 0
+			? run(c,
+			      "UPDATE notices SET changes = changes + 1, "
+			      "queued = queued + 1 WHERE id = 1",
+			      "")
+			: run(c,
+			      "INSERT INTO wakes (node, n) VALUES (?1, 1) ON "
+			      "CONFLICT (node) DO UPDATE SET n = n + 1",
+			      "t", who);
+	if (n < 0)
+		return n;
+	return strcmp(who, "*") == 0 ? 0 : notice_add(c, false);
+}
+
 /* After a change committed: this node's waiters look at once. */
 static void bump(sq_store *s, bool queued)
 {
@@ -335,6 +387,17 @@ static void bump(sq_store *s, bool queued)
 		s->queued++;
 	pthread_cond_broadcast(&s->notice);
 	pthread_mutex_unlock(&s->lock);
+}
+
+/* After a wake-up committed: this node's claimer looks at once when it
+ * is the one woken. */
+static void bump_woken(sq_store *s, const char *who)
+{
+	pthread_mutex_lock(&s->lock);
+	bool us = strcmp(who, "*") == 0 || s->self[0] == '\0' ||
+		  strcmp(who, s->self) == 0;
+	pthread_mutex_unlock(&s->lock);
+	bump(s, us);
 }
 
 static void deadline_in(struct timespec *dl, unsigned ms)
@@ -356,12 +419,18 @@ static void *watch_main(void *arg)
 	sqlite3 *c = NULL;
 	sqlite3_stmt *st = NULL;
 	int64_t changes = -1, queued = -1;
+	char self[64];
 	pthread_mutex_lock(&s->lock);
 	while (!s->closing) {
+		memcpy(self, s->self, sizeof(self));
 		pthread_mutex_unlock(&s->lock);
+		/* queued: the wake-ups of every node, and of this one (of
+		 * any node while it has not named itself). */
 		if (st == NULL && conn_open(s->path, &c) == 0 &&
 		    sqlite3_prepare_v2(c,
-				       "SELECT changes, queued FROM notices "
+				       "SELECT changes, queued + (SELECT "
+				       "coalesce(sum(n), 0) FROM wakes WHERE "
+				       "?1 = '' OR node = ?1) FROM notices "
 				       "WHERE id = 1",
 				       -1, &st, NULL) != SQLITE_OK) {
 			sqlite3_finalize(st);
@@ -372,7 +441,10 @@ static void *watch_main(void *arg)
 			c = NULL;
 		}
 		bool any = false, q = false;
-		if (st != NULL && sqlite3_step(st) == SQLITE_ROW) {
+		if (st != NULL &&
+		    sqlite3_bind_text(st, 1, self, -1, SQLITE_TRANSIENT) ==
+			    SQLITE_OK &&
+		    sqlite3_step(st) == SQLITE_ROW) {
 			int64_t ch = sqlite3_column_int64(st, 0),
 				qu = sqlite3_column_int64(st, 1);
 			any = changes >= 0 && ch != changes;
@@ -529,34 +601,51 @@ static int enq_body(sq_store *st, sqlite3 *c, void *a_)
 		return rc;
 	/* The language routes the run only when a live node can run it;
 	 * otherwise any node takes it and its admission answers. */
-	int added = run(c,
+	json_t *ins = NULL;
+	rc = query(c, &ins,
 			"INSERT INTO runs (id, tenant, principal, body, "
 			"request_sha256, idem_key, tenant_max, state, "
-			"language, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, "
-			"?6, ?7, 'queued', CASE WHEN EXISTS (SELECT 1 FROM "
-			"nodes n, json_each(n.facts, '$.languages') l WHERE "
-			"n.heartbeat_ms > ?9 AND l.value = ?8) THEN ?8 END, "
-			"?10) ON CONFLICT DO NOTHING",
-			"ttttttitii", s->run_id, s->tenant, s->principal,
+			"language, created_ms, pinned, submit_nonce) VALUES "
+			"(?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', CASE WHEN "
+			"EXISTS (SELECT 1 FROM nodes n, json_each(n.facts, "
+			"'$.languages') l WHERE n.heartbeat_ms > ?9 AND "
+			"l.value = ?8) THEN ?8 END, ?10, ?11, ?12) ON "
+			"CONFLICT DO NOTHING RETURNING language",
+			"ttttttitiitt", s->run_id, s->tenant, s->principal,
 			s->body, s->request_sha256, s->idem_key,
 			(int64_t)s->tenant_max, s->language,
-			now - (int64_t)s->lease_ms, now);
-	if (added < 0)
-		return added;
+			now - (int64_t)s->lease_ms, now, s->pinned, s->nonce);
+	if (rc < 0)
+		return rc;
+	size_t added = json_array_size(ins);
+	char who[64] = "*";
+	/* One node that can take it is woken; a pinned run only ever its
+	 * own node (it claims once a slot frees). */
+	if (added == 1)
+		rc = wake(st, c, col_s(ins, 0, 0), s->pinned, NULL, who);
+	json_decref(ins);
+	if (rc < 0)
+		return rc;
 	if (added == 0) {
-		/* The same id already queued for this very request: queued
-		 * once, as asked. */
+		/* The id taken: by this very submission (a retry whose
+		 * answer was lost), queued once as asked; by another, a
+		 * caller-chosen id already in use. */
 		json_t *rows = NULL;
 		rc = query(c, &rows,
-			   "SELECT 1 FROM runs WHERE id = ?1 AND tenant = ?2 "
-			   "AND request_sha256 = ?3",
-			   "ttt", s->run_id, s->tenant, s->request_sha256);
-		size_t mine = json_array_size(rows);
+			   "SELECT tenant = ?2 AND request_sha256 = ?3 AND (?4 "
+			   "IS NULL OR submit_nonce = ?4) FROM runs WHERE id = "
+			   "?1",
+			   "tttt", s->run_id, s->tenant, s->request_sha256,
+			   s->nonce);
+		size_t taken = json_array_size(rows);
+		bool mine = taken == 1 && col_i(rows, 0, 0) == 1;
 		json_decref(rows);
 		if (rc < 0)
 			return rc;
-		if (mine == 1)
-			return commit(c);
+		if (taken == 1) {
+			rc = commit(c);
+			return rc < 0 ? rc : mine ? 0 : -EADDRINUSE;
+		}
 		if (s->idem_key == NULL)
 			return -EIO;
 		rc = query(c, &rows,
@@ -578,14 +667,12 @@ static int enq_body(sq_store *st, sqlite3 *c, void *a_)
 				"run_id", s->run_id, "tenant", s->tenant);
 	if (rec == NULL)
 		return -ENOMEM;
-	rc = notice_add(c, true);
-	if (rc == 0)
-		rc = audit_append(c, rec);
+	rc = audit_append(c, rec);
 	json_decref(rec);
 	if (rc == 0)
 		rc = commit(c);
 	if (rc == 0)
-		bump(st, true);
+		bump_woken(st, who);
 	return rc;
 }
 
@@ -612,13 +699,14 @@ static char *dup_col(const json_t *rows, size_t col)
 
 static int claim_body(sq_store *s, sqlite3 *c, void *a_)
 {
-	(void)s;
 	struct claim_args *a = a_;
 	json_t *rows = NULL;
 	/* Nothing queued (the common case for an idle node): no write
 	 * lock taken.  A run queued meanwhile wakes the claimer again. */
 	int rc = query(c, &rows,
-		       "SELECT 1 FROM runs WHERE state = 'queued' LIMIT 1", "");
+		       "SELECT 1 FROM runs WHERE state = 'queued' AND (pinned "
+		       "IS NULL OR pinned = ?1) LIMIT 1",
+		       "t", a->node);
 	size_t any = json_array_size(rows);
 	json_decref(rows);
 	if (rc < 0 || any == 0)
@@ -626,22 +714,41 @@ static int claim_body(sq_store *s, sqlite3 *c, void *a_)
 	if ((rc = begin(c)) < 0)
 		return rc;
 	/* The heads of the tenants' queues (FIFO per tenant); the oldest
-	 * head whose language this node runs (or no live node published)
-	 * and whose tenant has a slot left fleet-wide.  The write lock
-	 * makes the running counts the truth when this commits. */
+	 * head whose language this node runs (or no live node published),
+	 * pinned to no other node, and whose tenant has a slot left
+	 * fleet-wide.  The write lock makes the running counts the truth
+	 * when this commits. */
 	rc = query(c, &rows,
 		   "UPDATE runs SET state = 'running', node = ?1, claimed_ms = "
 		   "?3 WHERE state = 'queued' AND qseq = (SELECT r.qseq FROM "
 		   "(SELECT min(qseq) AS q FROM runs WHERE state = 'queued' "
 		   "GROUP BY tenant) h JOIN runs r ON r.qseq = h.q WHERE "
 		   "(r.language IS NULL OR r.language IN (SELECT value FROM "
-		   "json_each(?2))) AND (r.tenant_max = 0 OR (SELECT count(*) "
-		   "FROM runs x WHERE x.tenant = r.tenant AND x.state = "
-		   "'running') < r.tenant_max) ORDER BY r.qseq LIMIT 1) "
-		   "RETURNING id, tenant, principal, body",
+		   "json_each(?2))) AND (r.pinned IS NULL OR r.pinned = ?1) "
+		   "AND (r.tenant_max = 0 OR (SELECT count(*) FROM runs x "
+		   "WHERE x.tenant = r.tenant AND x.state = 'running') < "
+		   "r.tenant_max) ORDER BY r.qseq LIMIT 1) RETURNING id, "
+		   "tenant, principal, body, pinned IS NOT NULL",
 		   "tti", a->node, a->languages, now_ms());
+	json_t *left = NULL;
+	/* Runs left queued: the claimer looks again at once, and when this
+	 * node is now full another with a free slot is woken for them. */
+	if (rc == 0 && json_array_size(rows) == 1)
+		rc = query(c, &left,
+			   "SELECT EXISTS (SELECT 1 FROM runs WHERE state = "
+			   "'queued'), coalesce((SELECT concurrency <= (SELECT "
+			   "count(*) FROM runs WHERE node = ?1 AND state = "
+			   "'running') FROM nodes WHERE id = ?1), 0)",
+			   "t", a->node);
+	bool more = col_i(left, 0, 0) == 1, full = col_i(left, 0, 1) == 1;
+	json_decref(left);
+	char who[64] = "";
+	if (rc == 0 && more && full)
+		rc = wake(s, c, NULL, NULL, a->node, who);
 	if (rc == 0)
 		rc = commit(c);
+	if (rc == 0 && who[0] != '\0')
+		bump_woken(s, who);
 	int n = rc == 0 ? (int)json_array_size(rows) : 0;
 	if (n == 1) {
 		al_store_run *o = a->out;
@@ -652,6 +759,8 @@ static int claim_body(sq_store *s, sqlite3 *c, void *a_)
 		o->principal = dup_col(rows, 2);
 		o->body = dup_col(rows, 3);
 		o->node = strdup(a->node);
+		o->pinned = col_i(rows, 0, 4) == 1;
+		o->more = more;
 		if (o->tenant == NULL || o->principal == NULL ||
 		    o->body == NULL || o->node == NULL)
 			rc = -ENOMEM;
@@ -705,19 +814,29 @@ static int fin_body(sq_store *s, sqlite3 *c, void *a_)
 	json_decref(rows);
 	if (rec == NULL)
 		return -ENOMEM;
-	/* A slot of the tenant is free: claimers waiting for queued runs
-	 * held back by the tenant's limit look again. */
-	int n = run(c,
-		    "UPDATE notices SET changes = changes + 1, queued = queued "
-		    "+ EXISTS (SELECT 1 FROM runs WHERE state = 'queued' AND "
-		    "tenant = ?1) WHERE id = 1",
-		    "t", json_string_value(json_object_get(rec, "tenant")));
-	rc = n < 0 ? n : audit_append(c, rec);
+	/* A slot of the node and one of the tenant are free: while the
+	 * tenant has runs held back by its limit, a node is woken to take
+	 * one (this node's own free slot wakes its claimer without it). */
+	json_t *held = NULL;
+	char who[64] = "";
+	rc = query(c, &held,
+		   "SELECT 1 FROM runs WHERE state = 'queued' AND tenant = ?1 "
+		   "LIMIT 1",
+		   "t", json_string_value(json_object_get(rec, "tenant")));
+	size_t n_held = json_array_size(held);
+	json_decref(held);
+	if (rc == 0)
+		rc = n_held == 1 ? wake(s, c, NULL, NULL, NULL, who)
+				 : notice_add(c, false);
+	if (rc == 0)
+		rc = audit_append(c, rec);
 	json_decref(rec);
 	if (rc == 0)
 		rc = commit(c);
-	if (rc == 0)
-		bump(s, true);
+	if (rc == 0 && who[0] != '\0')
+		bump_woken(s, who);
+	else if (rc == 0)
+		bump(s, false);
 	return rc < 0 ? rc : 1;
 }
 
@@ -1001,14 +1120,17 @@ struct reap_args {
 
 /* Whether some node other than self whose lease ran out still has
  * running runs: most heartbeats find none and take no write lock. */
-static int dead_runs(sqlite3 *c, const char *self, int64_t cutoff)
+static int dead_runs(sqlite3 *c, const char *self, int64_t cutoff,
+		     bool queued)
 {
 	json_t *rows = NULL;
 	int rc = query(c, &rows,
-		       "SELECT 1 FROM runs r JOIN nodes d ON d.id = r.node "
-		       "WHERE r.state = 'running' AND d.id <> ?1 AND "
+		       "SELECT 1 FROM runs r JOIN nodes d ON d.id = "
+		       "CASE r.state WHEN 'running' THEN r.node WHEN 'queued' "
+		       "THEN r.pinned END WHERE (r.state = 'running' OR (?3 "
+		       "AND r.state = 'queued')) AND d.id <> ?1 AND "
 		       "d.heartbeat_ms < ?2 LIMIT 1",
-		       "ti", self, cutoff);
+		       "tii", self, cutoff, (int64_t)queued);
 	size_t n = json_array_size(rows);
 	json_decref(rows);
 	return rc < 0 ? rc : (int)n;
@@ -1019,11 +1141,13 @@ static int reap_body(sq_store *s, sqlite3 *c, void *a_)
 	struct reap_args *a = a_;
 	json_t *rows = NULL;
 	int64_t now = now_ms();
-	int rc = dead_runs(c, a->self, now - (int64_t)a->lease_ms);
+	int rc = dead_runs(c, a->self, now - (int64_t)a->lease_ms, true);
 	if (rc <= 0 || (rc = begin(c)) < 0)
 		return rc;
 	/* One UPDATE settles each run at most once.  A dead node with a
-	 * live node of its host and boot is left to that node's adoption. */
+	 * live node of its host and boot is left to that node's adoption.
+	 * A queued run pinned to a dead node is lost whatever its host:
+	 * what it needed was in that node's memory. */
 	rc = query(c, &rows,
 		   "UPDATE runs SET state = 'finished', status = 503, outcome "
 		   "= 'unavailable', finished_ms = ?3, result = json_object("
@@ -1033,7 +1157,9 @@ static int reap_body(sq_store *s, sqlite3 *c, void *a_)
 		   "d.heartbeat_ms < ?2 AND NOT EXISTS (SELECT 1 FROM nodes l "
 		   "WHERE l.heartbeat_ms >= ?2 AND l.host = d.host AND "
 		   "json_extract(l.facts, '$.boot_id') = json_extract(d.facts, "
-		   "'$.boot_id'))) RETURNING id, tenant, node",
+		   "'$.boot_id'))) OR (state = 'queued' AND pinned IN (SELECT "
+		   "id FROM nodes WHERE id <> ?1 AND heartbeat_ms < ?2)) "
+		   "RETURNING id, tenant, coalesce(node, pinned)",
 		   "tii", a->self, now - (int64_t)a->lease_ms, now);
 	if (rc < 0)
 		return rc;
@@ -1077,7 +1203,7 @@ static int adopt_body(sq_store *s, sqlite3 *c, void *a_)
 	struct adopt_args *a = a_;
 	json_t *rows = NULL;
 	int64_t cutoff = now_ms() - (int64_t)a->lease_ms;
-	int rc = dead_runs(c, a->self, cutoff);
+	int rc = dead_runs(c, a->self, cutoff, false);
 	if (rc <= 0 || (rc = begin(c)) < 0)
 		return rc;
 	/* The dead node's state directory stays the first adopter's across
@@ -1177,6 +1303,132 @@ static int sq_orphans(al_store *st, const char *node, al_store_orphan_fn fn,
 {
 	struct orphan_args a = {node, fn, ctx};
 	return with_conn((sq_store *)st, orphan_body, &a);
+}
+
+/* ---- pinned runs, listing, wake-ups ---------------------------------- */
+
+static int lose_pinned_body(sq_store *s, sqlite3 *c, void *a_)
+{
+	const char *node = a_;
+	json_t *rows = NULL;
+	int rc = begin(c);
+	if (rc < 0)
+		return rc;
+	rc = query(c, &rows,
+		   "UPDATE runs SET state = 'finished', status = 503, outcome "
+		   "= 'unavailable', finished_ms = ?2, result = json_object("
+		   "'run_id', id, 'outcome', 'unavailable', 'reason', 'lost', "
+		   "'detail', 'forwarded_env_lost') WHERE state = 'queued' AND "
+		   "pinned = ?1 RETURNING id, tenant",
+		   "ti", node, now_ms());
+	if (rc < 0)
+		return rc;
+	size_t n = json_array_size(rows);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		json_t *rec = json_pack(
+			"{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "event",
+			"run.finished", "run_id", col_s(rows, i, 0), "tenant",
+			col_s(rows, i, 1), "node", node, "outcome",
+			"unavailable", "reason", "lost", "detail",
+			"forwarded_env_lost");
+		rc = rec == NULL ? -ENOMEM : audit_append(c, rec);
+		json_decref(rec);
+	}
+	json_decref(rows);
+	if (rc == 0 && n > 0)
+		rc = notice_add(c, false);
+	if (rc == 0)
+		rc = commit(c);
+	if (rc == 0 && n > 0)
+		bump(s, false);
+	return rc < 0 ? rc : (int)n;
+}
+
+static int sq_lose_pinned(al_store *st, const char *node)
+{
+	return with_conn((sq_store *)st, lose_pinned_body, (void *)node);
+}
+
+static int lang_body(sq_store *s, sqlite3 *c, void *a_)
+{
+	(void)s;
+	const char *const *v = a_;
+	/* One statement, its own transaction; no notice: a hint for
+	 * listing that no waiter waits for. */
+	int n = run(c,
+		    "UPDATE runs SET admitted_language = ?3 WHERE id = ?2 AND "
+		    "node = ?1 AND state = 'running'",
+		    "ttt", v[0], v[1], v[2]);
+	return n < 0 ? n : 0;
+}
+
+static int sq_set_language(al_store *st, const char *node, const char *run_id,
+			   const char *language)
+{
+	const char *v[] = {node, run_id, language};
+	return with_conn((sq_store *)st, lang_body, (void *)v);
+}
+
+struct list_args {
+	const al_store_list_query *q;
+	al_store_list_fn fn;
+	void *ctx;
+};
+
+static int list_body(sq_store *s, sqlite3 *c, void *a_)
+{
+	(void)s;
+	struct list_args *a = a_;
+	const al_store_list_query *lq = a->q;
+	json_t *rows = NULL;
+	int64_t after = INT64_MAX;
+	int rc;
+	if (lq->after != NULL) {
+		rc = query(c, &rows,
+			   "SELECT qseq FROM runs WHERE id = ?1 AND tenant = "
+			   "?2",
+			   "tt", lq->after, lq->tenant);
+		size_t n = json_array_size(rows);
+		if (n == 1)
+			after = col_i(rows, 0, 0);
+		json_decref(rows);
+		if (rc < 0)
+			return rc;
+		if (n != 1)
+			return -ENOENT;
+	}
+	/* One statement: one snapshot, read before fn sees any row. */
+	rc = query(c, &rows,
+		   "SELECT id, state, created_ms, CASE WHEN state = 'finished' "
+		   "THEN outcome END, admitted_language FROM runs WHERE tenant "
+		   "= ?1 AND qseq < ?2 AND (?3 IS NULL OR (state = 'finished' "
+		   "AND outcome = ?3)) AND (?4 IS NULL OR admitted_language = "
+		   "?4) AND created_ms >= ?5 AND created_ms < ?6 ORDER BY qseq "
+		   "DESC LIMIT ?7",
+		   "tittiii", lq->tenant, after, lq->outcome, lq->language,
+		   lq->since_ms, lq->until_ms, (int64_t)lq->limit);
+	for (size_t i = 0; rc == 0 && i < json_array_size(rows); i++)
+		rc = a->fn(a->ctx, col_s(rows, i, 0), col_s(rows, i, 1),
+			   col_i(rows, i, 2), col_s(rows, i, 3),
+			   col_s(rows, i, 4));
+	json_decref(rows);
+	return rc < 0 ? rc : 0;
+}
+
+static int sq_list(al_store *st, const al_store_list_query *q,
+		   al_store_list_fn fn, void *ctx)
+{
+	struct list_args a = {q, fn, ctx};
+	return with_conn((sq_store *)st, list_body, &a);
+}
+
+static void sq_set_self(al_store *st, const char *node, uint64_t lease_ms)
+{
+	sq_store *s = (sq_store *)st;
+	pthread_mutex_lock(&s->lock);
+	snprintf(s->self, sizeof(s->self), "%s", node);
+	s->lease_ms = lease_ms;
+	pthread_mutex_unlock(&s->lock);
 }
 
 /* ---- open, migrate, close ------------------------------------------- */
@@ -1340,6 +1592,10 @@ static const al_store_ops sq_ops = {
 	.wait = sq_wait,
 	.audit_verify = sq_audit_verify,
 	.audit_chain = sq_audit_chain,
+	.set_language = sq_set_language,
+	.list = sq_list,
+	.lose_pinned = sq_lose_pinned,
+	.set_self = sq_set_self,
 };
 
 /* The database file and its directory are trusted like a state

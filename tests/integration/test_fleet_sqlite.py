@@ -10,10 +10,13 @@ import os
 import sqlite3
 import subprocess
 import threading
+import time
+import uuid
 
 import pytest
 
 from fleet_support import TOKEN2, Node, fleet_config, start_nodes, wait_until
+from test_fleet import INBOX_READER, fwd_header, rfc3339, solo_nodes
 from test_api_support import AIRLOCK_BIN, local_config, sh
 from test_durable_support import DurableDaemon, cleanup_state
 
@@ -142,7 +145,8 @@ def test_runs_once_spread_and_read_anywhere(fleet, store, tmp_path):
     files = {p.name for p in store.path.parent.iterdir()}
     assert files <= {"fleet.db", "fleet.db-wal", "fleet.db-shm"}, files
     assert oct(store.path.stat().st_mode & 0o777) == "0o600"
-    assert store.query("SELECT version FROM schema_migrations") == [(1,)]
+    assert store.query("SELECT version FROM schema_migrations ORDER BY "
+                       "version") == [(1,), (2,)]
 
     # Read anywhere: a run with output, read from a node that did not
     # run it, its events streamed there and resumed on a third.
@@ -280,6 +284,219 @@ def test_fleet_wide_tenant_concurrency(fleet, store, tmp_path):
     # More than one node ran them: the limit held across nodes.
     assert len({v[1] for v in states(store, ids).values()}) >= 2
     verify_chain(store)
+
+
+def test_list_runs_and_run_ids_across_nodes(fleet, store):
+    """GET /v1/runs on any node lists the tenant's runs of the whole
+    fleet from the store, with filters and paging; an X-Airlock-Run-Id is
+    known fleet-wide, and a second submission asking for it is refused at
+    any node."""
+    since = rfc3339(time.time() - 1)
+    ids, failed = [], []
+    for i in range(6):
+        st, _, b = fleet[i % 3].request(
+            "POST", "/v1/runs", sh("exit 3" if i % 2 else "true"))
+        assert st == 200, b
+        ids.append(b["run_id"])
+        if i % 2:
+            failed.append(b["run_id"])
+    st, _, other = fleet[1].request("POST", "/v1/runs", sh("true"),
+                                    token=TOKEN2)
+    assert st == 200
+    until = rfc3339(time.time() + 1)
+    newest_first = ids[::-1]
+    # Every node lists all six, wherever they ran.
+    for n in fleet:
+        st, _, b = n.request("GET", "/v1/runs?limit=6")
+        assert st == 200, b
+        assert [r["run_id"] for r in b["runs"]] == newest_first
+        assert all(r["state"] == "finished" and r["language"] == "sh"
+                   for r in b["runs"]), b
+        assert {r["run_id"]: r["outcome"] for r in b["runs"]} == {
+            i: "failed" if i in failed else "completed" for i in ids}
+    q = "/v1/runs?outcome=failed&language=sh&since=%s&until=%s" % (
+        since, until)
+    st, _, b = fleet[2].request("GET", q)
+    assert [r["run_id"] for r in b["runs"]] == failed[::-1]
+    assert b["next_after"] is None
+    st, _, b = fleet[0].request("GET", q + "&limit=2")
+    assert [r["run_id"] for r in b["runs"]] == failed[::-1][:2]
+    assert b["next_after"] == failed[1]
+    st, _, b = fleet[1].request("GET", q + "&limit=2&after=" +
+                                b["next_after"])
+    assert [r["run_id"] for r in b["runs"]] == [failed[0]]
+    assert b["next_after"] is None
+    st, _, b = fleet[0].request("GET", "/v1/runs?until=" + since)
+    assert not set(ids) & {r["run_id"] for r in b["runs"]}
+    st, _, b = fleet[0].request("GET", "/v1/runs?language=python&since=" +
+                                since)
+    assert b["runs"] == []
+    st, _, b = fleet[0].request("GET", "/v1/runs?since=" + since,
+                                token=TOKEN2)
+    assert [r["run_id"] for r in b["runs"]] == [other["run_id"]]
+    st, _, b = fleet[2].request("GET", "/v1/runs?after=" +
+                                other["run_id"])
+    assert st == 400 and b["error"] == "invalid_query"
+
+    # A caller-chosen id: queued and run under it, readable anywhere.
+    rid = str(uuid.uuid4())
+    body = sh('echo "$AIRLOCK_RUN_ID"')
+    st, _, b = fleet[0].request("POST", "/v1/runs?wait=false", body,
+                                headers={"X-Airlock-Run-Id": rid})
+    assert st == 202 and b["run_id"] == rid, b
+    assert wait_until(lambda: all_finished(store, [rid]), 30, 0.1)
+    st, _, res = fleet[2].request("GET", "/v1/runs/" + rid)
+    assert st == 200 and res["stdout"] == rid + "\n", res
+    # The same id again (even the same request), or by another tenant,
+    # at any node: another submission's, refused with a fresh id.
+    for n, tok in ((fleet[1], None), (fleet[0], None), (fleet[2], TOKEN2)):
+        kw = {"token": tok} if tok else {}
+        st, _, b = n.request("POST", "/v1/runs?wait=false", body,
+                             headers={"X-Airlock-Run-Id": rid}, **kw)
+        assert st == 409 and b["outcome"] == "conflict", b
+        assert b["reason"] == "run_id_in_use" and b["run_id"] != rid
+    assert store.query("SELECT count(*) FROM runs WHERE id = ?",
+                       (rid,)) == [(1,)]
+    assert_once(store, ids + [rid])
+
+
+def test_pinned_run_of_a_dead_node_ends_lost(store, tmp_path):
+    """A queued run pinned to a node (its X-Airlock-Forwarded-Env in that
+    node's memory) is never taken by another node; when its node dies it
+    ends lost, once."""
+    cfg = fleet_config(store.url, node_id="pinner", concurrency=1,
+                       lease_ms=1500)
+    cfg["tenants"]["default"]["accept_forwarded_env"] = True
+    node = Node(tmp_path, cfg, name="pinner")
+    watcher = Node(tmp_path, fleet_config(store.url, node_id="pwatch",
+                                          lease_ms=1500), name="pwatch")
+    try:
+        node.start(timeout=30)
+        watcher.start(timeout=30)
+        secret = "fwd-" + uuid.uuid4().hex
+        hdr = {"X-Airlock-Forwarded-Env": fwd_header({"X": secret})}
+        # The first holds the node's one slot; the second waits queued
+        # (the idle watcher never takes it).
+        ids = []
+        for code in ("sleep 30", "true"):
+            st, _, b = node.request("POST", "/v1/runs?wait=false",
+                                    sh(code, limits={"wall_ms": 60000}),
+                                    headers=hdr)
+            assert st == 202, b
+            ids.append(b["run_id"])
+        assert wait_until(lambda: states(store, ids)[ids[0]][0] ==
+                          "running", 30, 0.1)
+        assert states(store, ids)[ids[1]][:2] == ("queued", None)
+        assert store.query("SELECT pinned FROM runs WHERE id = ?",
+                           (ids[1],)) == [("pinner",)]
+        node.kill9()
+        assert wait_until(lambda: states(store, ids)[ids[1]][0] ==
+                          "finished", 30, 0.1)
+        assert states(store, ids)[ids[1]] == ("finished", None,
+                                              "unavailable")
+        st, _, res = watcher.request("GET", "/v1/runs/" + ids[1])
+        assert res["reason"] == "lost", res
+        assert audit_counts(store, "run.finished")[ids[1]] == 1
+        # The forwarded value never reached the store's files.
+        for f in store.path.parent.iterdir():
+            assert secret.encode() not in f.read_bytes(), f
+    finally:
+        for n in (node, watcher):
+            if n.proc is not None:
+                n.stop()
+            cleanup_state(n)
+
+
+def test_controls_reach_an_adopted_run(store, tmp_path):
+    """A node is killed with two runs in flight; a surviving node of the
+    host adopts them; an inbox event and an interrupt sent to a third
+    node reach them through the store."""
+    victim, heir, third = solo_nodes(tmp_path, store,
+                                     ["victim", "heir", "third"],
+                                     lease_ms=1500)
+    seen = tmp_path / "seen"
+    try:
+        victim.start(timeout=30)
+        st, _, b = victim.request("POST", "/v1/runs?wait=false",
+                                  sh(INBOX_READER, env={"SEEN": str(seen)},
+                                     limits={"wall_ms": 60000}))
+        assert st == 202
+        reader = b["run_id"]
+        st, _, b = victim.request("POST", "/v1/runs?wait=false",
+                                  sh("sleep 50", limits={"wall_ms": 60000}))
+        assert st == 202
+        sleeper = b["run_id"]
+        assert wait_until(lambda: all(
+            (victim.state / "runs" / r / "identity.json").exists()
+            for r in (reader, sleeper)), 30, 0.05)
+        heir.start(timeout=30)
+        third.start(timeout=30)
+        victim.kill9()
+
+        def adopted():
+            s = states(store, [reader, sleeper])
+            return len(s) == 2 and all(v[0] == "running" and
+                                       v[1] in ("heir", "third")
+                                       for v in s.values()) and s
+        s = wait_until(adopted, 30, 0.1)
+        assert s, states(store, [reader, sleeper])
+        assert set(audit_counts(store, "run.adopted")) >= {reader, sleeper}
+        other = {"heir": third, "third": heir}
+        st, _, b = other[s[reader][1]].request(
+            "POST", "/v1/runs/%s/inbox" % reader,
+            {"id": "ev-1", "event": {"n": 7}})
+        assert st == 202, b
+        st, _, b = other[s[sleeper][1]].request(
+            "POST", "/v1/runs/%s/interrupt" % sleeper)
+        assert st == 202 and b["state"] == "interrupting", b
+        assert wait_until(lambda: all_finished(store, [reader, sleeper]),
+                          30, 0.1)
+        s = states(store, [reader, sleeper])
+        assert s[reader][2] == "completed", s
+        assert json.loads(seen.read_text()) == {"id": "ev-1",
+                                                "event": {"n": 7}}
+        assert s[sleeper][2] == "interrupted", s
+        st, _, res = third.request("GET", "/v1/runs/" + sleeper)
+        assert st == 200 and res["outcome"] == "interrupted", res
+        st, _, b = third.request("POST", "/v1/runs/%s/inbox" % reader,
+                                 {"id": "ev-2", "event": {}})
+        assert st == 409 and b["error"] == "run_finished"
+        assert_once(store, [reader, sleeper])
+        verify_chain(store)
+    finally:
+        for n in (victim, heir, third):
+            if n.proc is not None:
+                n.stop()
+            cleanup_state(n)
+
+
+def test_a_queued_run_wakes_one_claimer(store, tmp_path):
+    """One run at a time on three idle nodes: each queued run wakes one
+    node's claimer (the wakes table), not all three, and the node that
+    claims it does not claim again to find the queue empty."""
+    import re
+    nodes = solo_nodes(tmp_path, store, ["w0", "w1", "w2"])
+    try:
+        for n in nodes:
+            n.start(timeout=30)
+        for i in range(12):
+            st, _, b = nodes[i % 3].request("POST", "/v1/runs", sh("true"))
+            assert st == 200 and b["outcome"] == "completed", b
+    finally:
+        for n in nodes:
+            n.stop()
+            cleanup_state(n)
+    queries = claimed = 0
+    for n in nodes:
+        m = re.search(r"fleet: (\d+) claim queries, (\d+) runs claimed",
+                      n.log())
+        assert m, n.log()[-2000:]
+        queries += int(m.group(1))
+        claimed += int(m.group(2))
+    assert claimed == 12
+    # One per run, plus the start-up look and a few safety polls (waking
+    # every node made it about three per run).
+    assert queries <= 24, queries
 
 
 def test_tampered_chain_fails_verify(store, tmp_path):
