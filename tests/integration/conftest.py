@@ -19,8 +19,9 @@ def pytest_configure(config):
 # The files whose tests take longest together (pytest --durations=0
 # summed per file; 10 s to a minute each, docs/performance.md), longest
 # first.  They are collected first, so make check-fast's workers (one
-# file at a time, in collection order) start them early, and no long file starts last while the other
-# worker has nothing left to do.  Order only: every test still runs.
+# file at a time, in collection order) start them early, and no long
+# file starts last while the other worker has nothing left to do.  Order
+# only: every test still runs.
 LONG_FILES = [
     "test_fleet.py",
     "test_fleet_sqlite.py",
