@@ -4,6 +4,7 @@ back; the file is ours alone; a cache that promises a mechanism the host no
 longer has makes the run fail closed and is dropped."""
 import json
 import os
+import shutil
 import stat
 import subprocess
 
@@ -24,6 +25,32 @@ def cache_env(tmp_path):
     return env, d
 
 
+@pytest.fixture(scope="module")
+def first_probe(tmp_path_factory):
+    """One observation from an empty cache for the whole file: a probe
+    that observes costs the full trials, and only
+    test_first_probe_observes_then_cached needs to watch one happen.  The
+    other tests start from a copy of the file it stored."""
+    need()
+    d = tmp_path_factory.mktemp("seed-cache")
+    os.chmod(d, 0o700)
+    env = dict(os.environ)
+    env["AIRLOCK_CACHE_DIR"] = str(d)
+    env.pop("AIRLOCK_CONFIG", None)
+    f, m = probe(env)
+    return d, f, m
+
+
+@pytest.fixture
+def seeded_env(cache_env, first_probe):
+    """A private cache dir holding what the first probe stored, as if this
+    test's own first probe had just run."""
+    env, d = cache_env
+    shutil.copyfile(first_probe[0] / CACHE, d / CACHE)
+    os.chmod(d / CACHE, 0o600)
+    return env, d
+
+
 def probe(env):
     p = subprocess.run([BIN, "probe", "-p", "sandbox", "--json"], env=env,
                        capture_output=True, text=True, timeout=120)
@@ -38,13 +65,14 @@ def run(env, *args):
     return json.loads(p.stdout)
 
 
-def test_first_probe_observes_then_cached(cache_env):
-    need()
-    env, d = cache_env
-    f1, m1 = probe(env)
+def test_first_probe_observes_then_cached(first_probe, seeded_env):
+    seed, f1, m1 = first_probe
+    m1 = dict(m1)
     assert m1["observed"] == "now"
-    st = os.stat(d / CACHE)
+    st = os.stat(seed / CACHE)
     assert stat.S_IMODE(st.st_mode) == 0o600 and st.st_uid == os.geteuid()
+    # a probe reading the stored file (a copy of it) answers from it
+    env, d = seeded_env
     f2, m2 = probe(env)
     assert m2["observed"] == "cached_this_boot"
     # the cached verdicts are the observed ones
@@ -54,10 +82,10 @@ def test_first_probe_observes_then_cached(cache_env):
     assert m1 == m2
 
 
-def test_cache_others_can_write_is_ignored(cache_env):
-    need()
-    env, d = cache_env
-    probe(env)
+def test_cache_others_can_write_is_ignored(seeded_env):
+    env, d = seeded_env
+    _, m = probe(env)
+    assert m["observed"] == "cached_this_boot"  # the copy alone is trusted
     os.chmod(d / CACHE, 0o666)
     _, m = probe(env)
     assert m["observed"] == "now"
@@ -70,10 +98,8 @@ def mechanism_entries(d):
     return sum(1 for e in entries.values() if "cgroups" in e)
 
 
-def test_config_change_observes_again(cache_env, tmp_path):
-    need()
-    env, d = cache_env
-    probe(env)
+def test_config_change_observes_again(seeded_env, tmp_path):
+    env, d = seeded_env
     assert mechanism_entries(d) == 1
     cfg = config_file(tmp_path / "config.json", {"tmp_bytes": 1048576})
     p = subprocess.run([BIN, "--config", cfg, "run", "-l", "sh", "-e",
@@ -84,13 +110,11 @@ def test_config_change_observes_again(cache_env, tmp_path):
     assert mechanism_entries(d) == 2
 
 
-def test_other_builds_language_entries_do_not_evict_mechanisms(cache_env):
+def test_other_builds_language_entries_do_not_evict_mechanisms(seeded_env):
     """A cache dir shared by many builds fills with their languages'
     entries; the mechanism entry a probe stores must survive the trim (it
     once did not, and every run re-observed: ~15 ms each)."""
-    need()
-    env, d = cache_env
-    probe(env)
+    env, d = seeded_env
     doc = json.loads((d / CACHE).read_text())
     inside = next(e for e in doc["entries"].values() if "inside" in e)
     doc["entries"] = {k: e for k, e in doc["entries"].items()
@@ -108,7 +132,7 @@ def test_other_builds_language_entries_do_not_evict_mechanisms(cache_env):
     assert sum(1 for e in entries if "inside" in e) <= 8
 
 
-def test_vanished_mechanism_fails_closed_and_is_forgotten(cache_env):
+def test_vanished_mechanism_fails_closed_and_is_forgotten(seeded_env):
     """The cache says the memory controller works on the unified hierarchy,
     where this host has none: a run asking for a memory limit must be
     refused as unavailable (never run without the limit), and the next
@@ -117,8 +141,7 @@ def test_vanished_mechanism_fails_closed_and_is_forgotten(cache_env):
     if facts()["mechanism"]["cgroup"]["memory"] != "v1":
         pytest.skip("sandbox facts: memory controller is not on v1, so no "
                     "cached verdict can name a hierarchy lacking it")
-    env, d = cache_env
-    probe(env)
+    env, d = seeded_env
     doc = json.loads((d / CACHE).read_text())
     for entry in doc["entries"].values():
         if "cgroups" in entry:  # the mechanism verdicts, not the languages'
