@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include <airlock/provider.h>
 
 #include "bundle/bundle.h"
@@ -36,6 +38,8 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/userns.h"
 #include "tool/proto.h"
+#include "json/build_json.h"
+#include "supervisor/outlog.h"
 
 struct al_provider_handle {
 	al_sb_context ctx;
@@ -423,6 +427,26 @@ static void sb_name_cgroup(sb_run *r, const char *suffix)
 		 (int)getpid(), atomic_fetch_add(&r->h->seq, 1), suffix);
 }
 
+/* A streamed run learns that its build ended (the result's "build"
+ * object) before the program's output: a live reader then shows the
+ * build stage first.  A build object past one record is not sent; the
+ * reader then has it from the result. */
+static void sb_announce_build(sb_run *r, const al_sb_step *step)
+{
+	if (step->on_output == NULL || r->res->build == NULL)
+		return;
+	json_t *root = json_object();
+	char *text = root != NULL && al_build_result_emit(root, r->res) == 0
+			     ? json_dumps(json_object_get(root, "build"),
+					  JSON_COMPACT)
+			     : NULL;
+	json_decref(root);
+	if (text != NULL && strlen(text) <= AL_OUTLOG_MAX_CHUNK)
+		step->on_output(step->on_output_ctx, AL_OUTLOG_BUILD,
+				(const unsigned char *)text, strlen(text));
+	free(text);
+}
+
 /* The build step, when the language has one: SB_GO when the run goes
  * on. */
 static int sb_run_build(sb_run *r, al_sb_step *step, al_error **err)
@@ -438,6 +462,7 @@ static int sb_run_build(sb_run *r, al_sb_step *step, al_error **err)
 	if (rc < 0)
 		return rc;
 	clear_output(r->res);
+	sb_announce_build(r, step);
 	return SB_GO;
 }
 

@@ -70,7 +70,10 @@ typedef struct ws_session {
 	al_srv_run *run;
 	const al_compat_lang *lang;
 	char version[64];
-	bool live; /* output goes out as it arrives (interpreted) */
+	bool live; /* output goes out as it arrives */
+	/* A compiled run's compile stage went out (when its build ended):
+	 * its run output may follow live. */
+	bool compile_sent;
 	uint64_t next_seq;
 	unsigned char carry[2][4]; /* a UTF-8 sequence cut by a chunk */
 	size_t carry_len[2];
@@ -425,7 +428,10 @@ static void finish(ws_session *s)
 	const char *reason =
 		json_string_value(json_object_get(o.result, "reason"));
 	bool build_failed = reason && strcmp(reason, "build_failed") == 0;
-	if (!s->live) {
+	/* Nothing went out live: no streaming grant, or a compiled run
+	 * whose build end was not announced (it failed, or its provider
+	 * does not announce it). */
+	if (!s->live || (s->lang->compiled && !s->compile_sent)) {
 		if (json_is_object(build)) {
 			send_json(s, json_pack("{s:s, s:s}", "type", "stage",
 					       "stage", "compile"));
@@ -444,10 +450,27 @@ static void finish(ws_session *s)
 	close_with(s, 4999, "Job Completed");
 }
 
+/* A compiled run's build ended: its compile stage, then the run stage
+ * whose output follows live. */
+static void send_compile_stage(ws_session *s, const char *text)
+{
+	json_t *build = json_loads(text, 0, NULL);
+	send_json(s, json_pack("{s:s, s:s}", "type", "stage", "stage",
+			       "compile"));
+	if (json_is_object(build)) {
+		send_stage_output(s, build);
+		send_exit(s, "compile", build);
+	}
+	json_decref(build);
+	send_json(s, json_pack("{s:s, s:s}", "type", "stage", "stage", "run"));
+	s->compile_sent = true;
+}
+
 /* Moves new output to the client; finishes when the run is done. */
 static void pump(ws_session *s)
 {
 	al_service *svc = s->svc;
+	bool compiled = s->kind == AL_COMPAT_PISTON && s->lang->compiled;
 	typedef struct {
 		int stream;
 		unsigned char *data;
@@ -456,7 +479,14 @@ static void pump(ws_session *s)
 	chunk got[64];
 	size_t n = 0;
 	pthread_mutex_lock(&svc->lock);
-	for (size_t i = 0; s->live && i < s->run->n_events && n < 64; i++) {
+	char *build = NULL;
+	if (s->live && compiled && !s->compile_sent &&
+	    s->run->build_stage != NULL)
+		build = strdup(s->run->build_stage);
+	/* a compiled run's output waits for its compile stage */
+	bool forward = s->live && (!compiled || s->compile_sent ||
+				   build != NULL);
+	for (size_t i = 0; forward && i < s->run->n_events && n < 64; i++) {
 		const al_srv_event *ev = &s->run->events[i];
 		if (ev->seq < s->next_seq)
 			continue;
@@ -470,8 +500,11 @@ static void pump(ws_session *s)
 	bool more = false;
 	for (size_t i = 0; i < s->run->n_events; i++)
 		more = more || s->run->events[i].seq >= s->next_seq;
-	bool done = s->run->state == AL_SRV_RUN_DONE && (!s->live || !more);
+	bool done = s->run->state == AL_SRV_RUN_DONE && (!forward || !more);
 	pthread_mutex_unlock(&svc->lock);
+	if (build != NULL)
+		send_compile_stage(s, build);
+	free(build);
 	for (size_t i = 0; i < n; i++) {
 		send_chunk(s, got[i].stream, got[i].data, got[i].len);
 		free(got[i].data);
@@ -552,11 +585,11 @@ static void start_run(ws_session *s, json_t *msg)
 	}
 	s->inited = true;
 	if (s->kind == AL_COMPAT_PISTON) {
-		s->live = can_stream && !s->lang->compiled;
+		s->live = can_stream;
 		send_json(s, json_pack("{s:s, s:s, s:s}", "type", "runtime",
 				       "language", s->lang->piston, "version",
 				       s->version));
-		if (s->live)
+		if (s->live && !s->lang->compiled)
 			send_json(s, json_pack("{s:s, s:s}", "type", "stage",
 					       "stage", "run"));
 	} else {

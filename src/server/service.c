@@ -66,6 +66,7 @@ static void run_free(al_srv_run *run)
 	for (size_t i = 0; i < run->n_events; i++)
 		free(run->events[i].data);
 	free(run->events);
+	free(run->build_stage);
 	free(run->tenant);
 	free(run->result_json);
 	free(run->body);
@@ -296,6 +297,20 @@ void al_service_output(void *ctx, int stream, const unsigned char *data,
 		       size_t len)
 {
 	al_srv_run *run = ctx;
+	if (stream == AL_OUTLOG_BUILD) {
+		/* kept beside the events: only the compat WebSocket reads it */
+		char *copy = len > 0 && len <= AL_OUTLOG_MAX_CHUNK
+				     ? strndup((const char *)data, len)
+				     : NULL;
+		if (copy == NULL)
+			return;
+		pthread_mutex_lock(&run->svc->lock);
+		free(run->build_stage);
+		run->build_stage = copy;
+		pthread_cond_broadcast(&run->changed);
+		pthread_mutex_unlock(&run->svc->lock);
+		return;
+	}
 	if (len == 0 || (stream != AL_STDOUT && stream != AL_STDERR &&
 			 stream != AL_OUTLOG_EVENT))
 		return;

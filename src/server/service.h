@@ -84,6 +84,9 @@ typedef struct al_srv_run {
 	al_srv_event *events;
 	size_t n_events, cap_events, event_bytes;
 	uint64_t next_seq;
+	/* A compiled run's build stage (its result JSON, AL_OUTLOG_BUILD),
+	 * once the build has ended and the program starts; NULL before. */
+	char *build_stage;
 	pthread_cond_t changed; /* id known, event, done */
 	/* An interactive run's live stdin (docs/compat.md): the write end
 	 * of its RUN/stdin FIFO, open once the run directory exists

@@ -46,7 +46,7 @@ void al_outlog_append(al_outlog_writer *w, int stream,
 		return;
 	/* A toolbelt event another host served (a remote run): one whole
 	 * record, bounded by its sender, outside the output cap. */
-	if (stream == AL_OUTLOG_EVENT) {
+	if (stream == AL_OUTLOG_EVENT || stream == AL_OUTLOG_BUILD) {
 		if (len <= AL_OUTLOG_MAX_CHUNK &&
 		    !write_record(w->fd, stream, data, len))
 			w->broken = true;
@@ -110,7 +110,7 @@ int al_outlog_read(int fd, uint64_t *offset, al_outlog_fn fn, void *ctx)
 		}
 		size_t n = (size_t)hdr[4] | (size_t)hdr[5] << 8 |
 			   (size_t)hdr[6] << 16 | (size_t)hdr[7] << 24;
-		if (hdr[0] < 1 || hdr[0] > AL_OUTLOG_EVENT + 1 || hdr[1] || hdr[2] ||
+		if (hdr[0] < 1 || hdr[0] > AL_OUTLOG_BUILD + 1 || hdr[1] || hdr[2] ||
 		    hdr[3] || n == 0 || n > AL_OUTLOG_MAX_CHUNK) {
 			rc = -EBADMSG;
 			break;

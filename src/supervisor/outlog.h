@@ -19,6 +19,10 @@
  * by the toolbelt's server, docs/toolbelt.md); readers get it as stream
  * AL_OUTLOG_EVENT. */
 #define AL_OUTLOG_EVENT 2
+/* Stream byte 4: a compiled run's build step ended and its program
+ * starts; the record is the result's "build" object (its JSON), so a
+ * live reader can tell the build stage from the run's output. */
+#define AL_OUTLOG_BUILD 3
 
 typedef struct al_outlog_writer {
 	int fd;

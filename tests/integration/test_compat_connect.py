@@ -209,6 +209,51 @@ def test_piston_live_stdin_echoes_each_line_before_the_next(d):
                        "signal": None}
 
 
+C_ECHO = (
+    "#include <stdio.h>\n"
+    "int main(void) {\n"
+    "    char line[64];\n"
+    "    while (fgets(line, sizeof line, stdin)) {\n"
+    "        printf(\"got %s\", line);\n"
+    "        fflush(stdout);\n"
+    "    }\n"
+    "    puts(\"eof\");\n"
+    "    return 0;\n"
+    "}\n")
+
+
+def test_piston_compiled_run_streams_live(d):
+    # A compiled program driven line by line, as on Piston: the compile
+    # stage and its exit come when the build ends, then the run stage,
+    # whose output arrives while the program still waits for input.
+    from sandbox_helpers import need
+    need(language="c")
+    ws = connect(d, "/api/v2/connect")
+    ws.send(json.dumps({"type": "init", "language": "c", "version": "*",
+                        "files": [{"content": C_ECHO}]}))
+    seen = []
+    while not seen or seen[-1] != {"type": "stage", "stage": "run"}:
+        m = json.loads(ws.recv())
+        assert m["type"] not in ("error", "data"), m
+        seen.append(m)
+    assert [m["type"] for m in seen] == ["runtime", "stage", "exit",
+                                         "stage"]
+    assert seen[1] == {"type": "stage", "stage": "compile"}
+    assert seen[2] == {"type": "exit", "stage": "compile", "code": 0,
+                       "signal": None}
+    ws.send(stdin_frame("one\n"))
+    assert next_stdout(ws) == "got one\n"
+    ws.send(stdin_frame("two\n"))
+    assert next_stdout(ws) == "got two\n"
+    ws.send(stdin_frame(eof=True))
+    got, code = messages(ws)
+    assert code == 4999
+    assert [m for m in got if m["type"] == "stage"] == []
+    assert {"type": "data", "stream": "stdout", "data": "eof\n"} in got
+    assert got[-1] == {"type": "exit", "stage": "run", "code": 0,
+                       "signal": None}
+
+
 def test_piston_live_stdin_signal_still_ends_it(d):
     ws = connect(d, "/api/v2/connect")
     ws.send(json.dumps({"type": "init", "language": "python",
