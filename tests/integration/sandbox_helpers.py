@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -79,10 +80,16 @@ def run(lang, code, *args, timeout=60):
     cmd += list(args)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     try:
-        return json.loads(p.stdout)
+        res = json.loads(p.stdout)
     except ValueError:
         raise AssertionError("no JSON result: rc=%d stderr=%s" %
                              (p.returncode, p.stderr))
+    # The CLI's log says why a run could not be carried out: pytest shows
+    # it with a failing test's captured output.
+    if res.get("outcome") == "unavailable":
+        sys.stderr.write("airlock run: %s %s\n%s" %
+                         (res["outcome"], res.get("reason"), p.stderr))
+    return res
 
 
 def hostile(name, *args, **kw):
