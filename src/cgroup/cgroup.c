@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -294,6 +295,17 @@ int al_sb_cgrun_limit_sockets(const al_sb_cgroups *cg, const al_sb_cgrun *run,
 		return 0;
 	return al_cgfs_write_u64(run->v1_dir[AL_CG_MEMORY],
 				 "memory.kmem.tcp.limit_in_bytes", bytes);
+}
+
+void al_sb_cgrun_name(char *buf, size_t size, const char *tag)
+{
+	uint32_t r = 0;
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		r = (uint32_t)ts.tv_nsec ^ (uint32_t)ts.tv_sec;
+	}
+	snprintf(buf, size, "airlock-%d-%08x-%s", (int)getpid(), r, tag);
 }
 
 int al_sb_cgrun_create(const al_sb_cgroups *cg, const char *name,

@@ -79,6 +79,10 @@ typedef struct al_sb_cgrun {
 	char *v1_dir[AL_CG__N]; /* created v1 cgroups (NULL when none) */
 } al_sb_cgrun;
 
+/* A run's cgroup name, "airlock-PID-RANDOM-tag": unique on the host.  A
+ * pid and a counter alone repeat once pids wrap, and a cgroup can outlive
+ * its creator (a tree that would not die), so a new run found it taken. */
+void al_sb_cgrun_name(char *buf, size_t size, const char *tag);
 /* Creates the run's cgroups named `name` and writes the limits that are
  * set (memory_bytes with swap off, pids).  Never leaves a partial set. */
 int al_sb_cgrun_create(const al_sb_cgroups *cg, const char *name,

@@ -103,8 +103,9 @@ static void *refill_main(void *arg)
 
 		char run_id[40], cg_name[64];
 		snprintf(run_id, sizeof(run_id), "warm-%d-%u", (int)getpid(), n);
-		snprintf(cg_name, sizeof(cg_name), "airlock-%d-w%u",
-			 (int)getpid(), n);
+		char tag[16];
+		snprintf(tag, sizeof(tag), "w%u", n);
+		al_sb_cgrun_name(cg_name, sizeof(cg_name), tag);
 		al_sb_member *m = NULL;
 		int rc = al_sb_member_prepare(p->ctx, l->cfg.language,
 					      l->cfg.network, l->cfg.workspace,

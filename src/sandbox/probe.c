@@ -112,7 +112,7 @@ static int run_inside(const al_sb_context *ctx, const al_toolchain *tc)
 			   .exec = &exec, .cg_name = cg_name,
 			   .has_build_dir = plan.build_argv != NULL};
 	if (plan.build_argv) {
-		snprintf(cg_name, sizeof(cg_name), "airlock-%s-b", run_id);
+		al_sb_cgrun_name(cg_name, sizeof(cg_name), "probe-b");
 		step.argv = plan.build_argv;
 		step.build = true;
 		if (al_sb_run_step(&step, res, NULL) < 0 ||
@@ -120,7 +120,7 @@ static int run_inside(const al_sb_context *ctx, const al_toolchain *tc)
 			goto out;
 		step.build = false;
 	}
-	snprintf(cg_name, sizeof(cg_name), "airlock-%s", run_id);
+	al_sb_cgrun_name(cg_name, sizeof(cg_name), "probe");
 	step.argv = plan.run_argv;
 	ok = al_sb_run_step(&step, res, NULL) == 0 &&
 	     res->outcome == AL_OUTCOME_COMPLETED;

@@ -423,8 +423,10 @@ static int sb_build_env(sb_run *r)
 
 static void sb_name_cgroup(sb_run *r, const char *suffix)
 {
-	snprintf(r->cg_name, sizeof(r->cg_name), "airlock-%d-%u%s",
-		 (int)getpid(), atomic_fetch_add(&r->h->seq, 1), suffix);
+	char tag[24];
+	snprintf(tag, sizeof(tag), "%u%s", atomic_fetch_add(&r->h->seq, 1),
+		 suffix);
+	al_sb_cgrun_name(r->cg_name, sizeof(r->cg_name), tag);
 }
 
 /* A streamed run learns that its build ended (the result's "build"

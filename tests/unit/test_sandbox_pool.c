@@ -723,7 +723,9 @@ static void test_mismatch_cold_and_release(void **state)
 	assert_int_equal(st.idle, 2);
 	assert_true(dir_has_prefix(base, "warm-"));
 	char cg[64];
-	snprintf(cg, sizeof(cg), "airlock-%d-w", (int)getpid());
+	/* every cgroup of this process's runs and members
+	 * (al_sb_cgrun_name) */
+	snprintf(cg, sizeof(cg), "airlock-%d-", (int)getpid());
 	assert_int_equal(ops->release(warm, NULL), 0);
 	/* no member's directory, cgroup or process left */
 	assert_false(dir_has_prefix(base, "warm-"));
