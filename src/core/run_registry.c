@@ -64,3 +64,20 @@ size_t al_run_registry_count(al_run_registry *reg)
 	pthread_mutex_unlock(&reg->lock);
 	return n;
 }
+
+int al_run_registry_interrupt_run(al_run_registry *reg, const char *run_id,
+				  al_error **err)
+{
+	if (al_run_registry_interrupt(reg, run_id) < 0)
+		return al_error_set(err, AL_ERR_NOT_FOUND, ESRCH, NULL,
+				    "no such live run");
+	return 0;
+}
+
+int al_run_registry_check_idle(al_run_registry *reg, al_error **err)
+{
+	if (al_run_registry_count(reg) != 0)
+		return al_error_set(err, AL_ERR_INTERNAL, EBUSY, NULL,
+				    "runs are still live on this handle");
+	return 0;
+}

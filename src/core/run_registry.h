@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 
+#include <airlock/error.h>
 #include <airlock/provider.h>
 
 typedef struct al_run_entry {
@@ -29,5 +30,13 @@ void al_run_registry_remove(al_run_registry *reg, al_run_entry *entry);
 /* Fires AL_CANCEL_INTERRUPTED on the run; -ESRCH when not live. */
 int al_run_registry_interrupt(al_run_registry *reg, const char *run_id);
 size_t al_run_registry_count(al_run_registry *reg);
+
+/* A provider's interrupt(): fires the run's token, or fills *err
+ * (AL_ERR_NOT_FOUND) and returns -ESRCH when the run is not live. */
+int al_run_registry_interrupt_run(al_run_registry *reg, const char *run_id,
+				  al_error **err);
+/* A provider's release() may go on only with no run live: -EBUSY and
+ * *err (AL_ERR_INTERNAL) otherwise. */
+int al_run_registry_check_idle(al_run_registry *reg, al_error **err);
 
 #endif

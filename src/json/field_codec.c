@@ -256,6 +256,17 @@ json_t *jf_string_or_null(const char *s)
 	return s != NULL ? json_string(s) : json_null();
 }
 
+json_t *jf_strings(char *const *v, size_t n)
+{
+	json_t *arr = json_array();
+	for (size_t i = 0; arr != NULL && i < n; i++)
+		if (json_array_append_new(arr, json_string(v[i])) < 0) {
+			json_decref(arr);
+			return NULL;
+		}
+	return arr;
+}
+
 int jf_set_bytes(json_t *obj, const char *key, const char *key_b64,
 		 const al_bytes *b)
 {

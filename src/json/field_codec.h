@@ -76,6 +76,8 @@ int jf_set_bytes(json_t *obj, const char *key, const char *key_b64,
 int jf_set(json_t *obj, const char *key, json_t *value);
 /* json_string of s, or JSON null when s is NULL. */
 json_t *jf_string_or_null(const char *s);
+/* A JSON array of the n strings of v; NULL on allocation failure. */
+json_t *jf_strings(char *const *v, size_t n);
 
 /* Dumps with `flags`; NULL on failure. */
 char *jf_dump(const json_t *root, size_t flags);

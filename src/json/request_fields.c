@@ -116,17 +116,6 @@ int al_request_parse_continues(const jf_ctx *c, const json_t *root,
 	return 0;
 }
 
-static json_t *strv_json(char *const *v, size_t n)
-{
-	json_t *arr = json_array();
-	for (size_t i = 0; arr != NULL && i < n; i++)
-		if (json_array_append_new(arr, json_string(v[i])) < 0) {
-			json_decref(arr);
-			return NULL;
-		}
-	return arr;
-}
-
 int al_request_emit_fields(json_t *root, const al_request *req)
 {
 	/* Each is written only when given, so requests without them keep
@@ -140,7 +129,7 @@ int al_request_emit_fields(json_t *root, const al_request *req)
 		json_object_del(root, "code");
 		json_object_del(root, "code_sha256");
 		json_object_del(root, "argv");
-		if (jf_set(root, "exec", strv_json(req->exec, req->n_exec)) < 0)
+		if (jf_set(root, "exec", jf_strings(req->exec, req->n_exec)) < 0)
 			return -ENOMEM;
 	}
 	return 0;

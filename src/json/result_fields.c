@@ -28,17 +28,6 @@ static json_t *workspace_json(const al_result *r)
 	return o;
 }
 
-static json_t *ids_json(char *const *v, size_t n)
-{
-	json_t *arr = json_array();
-	for (size_t i = 0; arr != NULL && i < n; i++)
-		if (json_array_append_new(arr, json_string(v[i])) < 0) {
-			json_decref(arr);
-			return NULL;
-		}
-	return arr;
-}
-
 int al_result_emit_fields(json_t *o, const al_result *r)
 {
 	if (r->workspace_kind != NULL &&
@@ -52,7 +41,7 @@ int al_result_emit_fields(json_t *o, const al_result *r)
 		return -ENOMEM;
 	if (r->n_inbox_pending > 0 &&
 	    jf_set(o, "inbox_pending",
-		   ids_json(r->inbox_pending, r->n_inbox_pending)) < 0)
+		   jf_strings(r->inbox_pending, r->n_inbox_pending)) < 0)
 		return -ENOMEM;
 	return 0;
 }

@@ -136,6 +136,12 @@ const char *kit_out(const al_result *res, int stream);
 bool kit_out_has(const al_result *res, int stream, const char *needle);
 /* Expects `outcome`; fails the case with a description otherwise. */
 bool kit_expect_outcome(kit_case *c, const kit_run *r, al_outcome outcome);
+/* The common case: skipped unless a generic program can run
+ * (kit_need_runner), then kit_req(sh_code, py_code) is run and expected
+ * to end with `outcome`.  True when *r holds that result; false when the
+ * case was skipped or failed.  *r is the caller's to clear. */
+bool kit_run_code(kit_ctx *k, kit_case *c, const char *sh_code,
+		  const char *py_code, al_outcome outcome, kit_run *r);
 /* Expects a refusal: the outcome, no process fields, nothing ran. */
 bool kit_expect_refusal(kit_case *c, const kit_run *r, al_outcome outcome);
 

@@ -104,14 +104,7 @@ void kit_case_empty_program(kit_ctx *k, kit_case *c, const void *arg)
 {
 	(void)arg;
 	kit_run r = {0};
-	al_request *req = NULL;
-	if (!kit_need_runner(k, c))
-		return;
-	req = kit_req(k, c, "", "");
-	if (req == NULL)
-		goto out;
-	if (kit_exec(k, c, req, NULL, &r) < 0 ||
-	    !kit_expect_outcome(c, &r, AL_OUTCOME_COMPLETED))
+	if (!kit_run_code(k, c, "", "", AL_OUTCOME_COMPLETED, &r))
 		goto out;
 	if (r.res->exit_code != 0 || r.res->output[0].len != 0 ||
 	    r.res->output[1].len != 0)
@@ -121,22 +114,16 @@ void kit_case_empty_program(kit_ctx *k, kit_case *c, const void *arg)
 		kit_pass(c);
 out:
 	kit_run_clear(&r);
-	al_request_free(req);
 }
 
 void kit_case_exit_status(kit_ctx *k, kit_case *c, const void *arg)
 {
 	(void)arg;
 	kit_run r = {0};
-	al_request *req = NULL;
-	if (!kit_need_runner(k, c))
-		return;
-	req = kit_req(k, c, "printf 'to-err\\n' >&2\nexit 3\n",
-		      "import sys\nsys.stderr.write('to-err\\n')\nsys.exit(3)\n");
-	if (req == NULL)
-		goto out;
-	if (kit_exec(k, c, req, NULL, &r) < 0 ||
-	    !kit_expect_outcome(c, &r, AL_OUTCOME_FAILED))
+	if (!kit_run_code(k, c, "printf 'to-err\\n' >&2\nexit 3\n",
+			  "import sys\nsys.stderr.write('to-err\\n')\n"
+			  "sys.exit(3)\n",
+			  AL_OUTCOME_FAILED, &r))
 		goto out;
 	if (!r.res->has_exit_code || r.res->exit_code != 3)
 		kit_fail(c, "expected exit_code 3; saw %s", kit_describe(r.res));
@@ -149,7 +136,6 @@ void kit_case_exit_status(kit_ctx *k, kit_case *c, const void *arg)
 		kit_pass(c);
 out:
 	kit_run_clear(&r);
-	al_request_free(req);
 }
 
 void kit_case_binary_output(kit_ctx *k, kit_case *c, const void *arg)
@@ -190,15 +176,10 @@ void kit_case_exit_signal(kit_ctx *k, kit_case *c, const void *arg)
 {
 	(void)arg;
 	kit_run r = {0};
-	al_request *req = NULL;
-	if (!kit_need_runner(k, c))
-		return;
-	req = kit_req(k, c, "kill -KILL $$\n",
-		      "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n");
-	if (req == NULL)
-		goto out;
-	if (kit_exec(k, c, req, NULL, &r) < 0 ||
-	    !kit_expect_outcome(c, &r, AL_OUTCOME_KILLED))
+	if (!kit_run_code(k, c, "kill -KILL $$\n",
+			  "import os, signal\n"
+			  "os.kill(os.getpid(), signal.SIGKILL)\n",
+			  AL_OUTCOME_KILLED, &r))
 		goto out;
 	if (!r.res->has_signal || r.res->signal != 9)
 		kit_fail(c, "expected signal 9; saw %s", kit_describe(r.res));
@@ -210,7 +191,6 @@ void kit_case_exit_signal(kit_ctx *k, kit_case *c, const void *arg)
 		kit_pass(c);
 out:
 	kit_run_clear(&r);
-	al_request_free(req);
 }
 
 /* ---- environment ------------------------------------------------------ */

@@ -301,6 +301,20 @@ bool kit_expect_outcome(kit_case *c, const kit_run *r, al_outcome outcome)
 	return false;
 }
 
+bool kit_run_code(kit_ctx *k, kit_case *c, const char *sh_code,
+		  const char *py_code, al_outcome outcome, kit_run *r)
+{
+	if (!kit_need_runner(k, c))
+		return false;
+	al_request *req = kit_req(k, c, sh_code, py_code);
+	if (req == NULL)
+		return false;
+	bool ok = kit_exec(k, c, req, NULL, r) == 0 &&
+		  kit_expect_outcome(c, r, outcome);
+	al_request_free(req);
+	return ok;
+}
+
 bool kit_expect_refusal(kit_case *c, const kit_run *r, al_outcome outcome)
 {
 	if (!kit_expect_outcome(c, r, outcome))

@@ -297,6 +297,22 @@ static int push_exe_dirs(char ***dirs, const char *path)
 	return rc;
 }
 
+/* The toolchain found at real (its directory, and the prefix above a
+ * bin/ directory, join dirs). */
+static int record_toolchain(const al_lang_row *row, const char *version,
+			    const char *real, char ***dirs, al_toolchain **out,
+			    al_error **err)
+{
+	int rc = push_exe_dirs(dirs, real);
+	if (!rc)
+		rc = new_toolchain(row, version, real, *dirs, out);
+	if (rc)
+		rc = al_error_set(err, AL_ERR_INTERNAL, -rc, NULL,
+				  "%s: cannot record the toolchain",
+				  row->language);
+	return rc;
+}
+
 static int probe_argv(const al_lang_row *row, const char *candidate,
 		      const char *argv[8])
 {
@@ -369,12 +385,7 @@ static int observe_asking(const al_lang_row *row, const char *candidate,
 				  row->language, candidate);
 		goto out;
 	}
-	rc = push_exe_dirs(&dirs, real);
-	if (!rc)
-		rc = new_toolchain(row, version, real, dirs, out);
-	if (rc)
-		rc = al_error_set(err, AL_ERR_INTERNAL, -rc, NULL, "%s: cannot record the toolchain",
-				  row->language);
+	rc = record_toolchain(row, version, real, &dirs, out, err);
 out:
 	free(text);
 	free(vtext);
@@ -427,12 +438,7 @@ static int observe_shell(const al_lang_row *row, const char *candidate,
 				  "%s: cannot determine the version of %s", row->language, real);
 		goto out;
 	}
-	rc = push_exe_dirs(&dirs, real);
-	if (!rc)
-		rc = new_toolchain(row, version, real, dirs, out);
-	if (rc)
-		rc = al_error_set(err, AL_ERR_INTERNAL, -rc, NULL, "%s: cannot record the toolchain",
-				  row->language);
+	rc = record_toolchain(row, version, real, &dirs, out, err);
 out:
 	free(real);
 	free(text);

@@ -55,7 +55,7 @@
 #include "supervisor/toolbelt.h"
 
 /* Bumped whenever an entry is added, removed or changes type. */
-#define AL_NET_HOST_API_VERSION 2
+#define AL_NET_HOST_API_VERSION 3
 
 /* FN(return type, name, (parameters), (arguments)); PROC for those
  * returning void; VA for the printf-like ones (the module formats, the
@@ -180,7 +180,7 @@
 	PROC(void, al_run_registry_add, (al_run_registry *reg, al_run_entry *entry, const char *run_id, al_cancel *cancel), (reg, entry, run_id, cancel)) \
 	PROC(void, al_run_registry_destroy, (al_run_registry *reg), (reg)) \
 	PROC(void, al_run_registry_init, (al_run_registry *reg), (reg)) \
-	FN(int, al_run_registry_interrupt, (al_run_registry *reg, const char *run_id), (reg, run_id)) \
+	FN(int, al_run_registry_interrupt_run, (al_run_registry *reg, const char *run_id, al_error **err), (reg, run_id, err)) \
 	PROC(void, al_run_registry_remove, (al_run_registry *reg, al_run_entry *entry), (reg, entry)) \
 	FN(const char *, al_run_work_tmpfs, (const char *provider, const char *module), (provider, module)) \
 	FN(int, al_rundir_remove_leftover, (const char *base, const char *run_id), (base, run_id)) \

@@ -542,10 +542,7 @@ static int remote_interrupt(al_provider_handle *h, const char *run_id,
 			    al_error **err)
 {
 	/* The executing thread sees the token and interrupts the remote. */
-	if (al_run_registry_interrupt(&h->runs, run_id) < 0)
-		return al_error_set(err, AL_ERR_NOT_FOUND, ESRCH, NULL,
-				    "no such live run");
-	return 0;
+	return al_run_registry_interrupt_run(&h->runs, run_id, err);
 }
 
 /* ---- execute --------------------------------------------------------- */

@@ -666,19 +666,16 @@ static void log_pool_stats(al_sb_pool *p)
 static int sb_interrupt(al_provider_handle *h, const char *run_id,
 			al_error **err)
 {
-	if (al_run_registry_interrupt(&h->runs, run_id) < 0)
-		return al_error_set(err, AL_ERR_NOT_FOUND, ESRCH, NULL,
-				    "no such live run");
-	return 0;
+	return al_run_registry_interrupt_run(&h->runs, run_id, err);
 }
 
 static int sb_release(al_provider_handle *h, al_error **err)
 {
 	if (h == NULL)
 		return 0;
-	if (al_run_registry_count(&h->runs) != 0)
-		return al_error_set(err, AL_ERR_INTERNAL, EBUSY, NULL,
-				    "runs are still live on this handle");
+	int busy = al_run_registry_check_idle(&h->runs, err);
+	if (busy < 0)
+		return busy;
 	log_pool_stats(h->pool);
 	int rc = al_sb_pool_stop(h->pool);
 	h->pool = NULL;

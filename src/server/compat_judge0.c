@@ -144,19 +144,6 @@ static int text_field(json_t *sub, const char *name, bool b64, char **out)
 	return *out ? 0 : -ENOMEM;
 }
 
-/* The observed version of an airlock language, or NULL. */
-static const char *observed(json_t *langs, const char *airlock)
-{
-	size_t i;
-	json_t *l;
-	json_array_foreach(langs, i, l) {
-		if (strcmp(json_string_value(json_object_get(l, "language")),
-			   airlock) == 0)
-			return json_string_value(json_object_get(l, "version"));
-	}
-	return NULL;
-}
-
 /* Judge0's Plain Text (43): the source is the output. */
 #define PLAIN_TEXT 43
 
@@ -181,7 +168,7 @@ static json_t *j0_languages(const al_compat_req *q)
 	json_t *arr = json_array();
 	const al_compat_lang *l;
 	for (size_t i = 0; (l = al_compat_lang_at(i)) != NULL; i++) {
-		const char *v = observed(langs, l->airlock);
+		const char *v = al_compat_observed(langs, l->airlock);
 		if (l->judge0_id == 0 || v == NULL)
 			continue;
 		json_array_append_new(
@@ -191,12 +178,12 @@ static json_t *j0_languages(const al_compat_req *q)
 				       "file", l->judge0_file, "compiled",
 				       l->compiled));
 	}
-	if (observed(langs, "sh") != NULL || observed(langs, "bash") != NULL)
+	if (al_compat_observed(langs, "sh") != NULL || al_compat_observed(langs, "bash") != NULL)
 		json_array_append_new(
 			arr, json_pack("{s:i, s:s, s:s, s:s, s:s}", "id",
 				       PLAIN_TEXT, "name", "Plain Text",
 				       "airlock",
-				       observed(langs, "sh") ? "sh" : "bash",
+				       al_compat_observed(langs, "sh") ? "sh" : "bash",
 				       "version", "", "file", "text.txt"));
 	json_decref(langs);
 	return arr;

@@ -49,3 +49,16 @@ const al_compat_lang *al_compat_lang_by_id(int id)
 			return &langs[i];
 	return NULL;
 }
+
+const char *al_compat_observed(json_t *observed, const char *airlock)
+{
+	size_t i;
+	json_t *l;
+	json_array_foreach(observed, i, l) {
+		const char *name =
+			json_string_value(json_object_get(l, "language"));
+		if (name != NULL && strcmp(name, airlock) == 0)
+			return json_string_value(json_object_get(l, "version"));
+	}
+	return NULL;
+}

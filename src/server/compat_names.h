@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
 typedef struct al_compat_lang {
 	const char *piston;  /* Piston's language name */
 	const char *airlock; /* airlock's language */
@@ -21,5 +23,8 @@ typedef struct al_compat_lang {
 const al_compat_lang *al_compat_lang_at(size_t i);
 bool al_compat_lang_named(const al_compat_lang *l, const char *name);
 const al_compat_lang *al_compat_lang_by_id(int id);
+/* The version observed for an airlock language in the facts' languages
+ * array, or NULL when it was not observed. */
+const char *al_compat_observed(json_t *observed, const char *airlock);
 
 #endif

@@ -22,19 +22,6 @@ static enum MHD_Result message(const al_compat_req *q, unsigned status,
 			      NULL, NULL);
 }
 
-/* The observed version of an airlock language, or NULL. */
-static const char *observed(json_t *langs, const char *airlock)
-{
-	size_t i;
-	json_t *l;
-	json_array_foreach(langs, i, l) {
-		if (strcmp(json_string_value(json_object_get(l, "language")),
-			   airlock) == 0)
-			return json_string_value(json_object_get(l, "version"));
-	}
-	return NULL;
-}
-
 /* The rows Piston lists: one per Piston name, the first observed. */
 typedef struct runtime {
 	const al_compat_lang *lang;
@@ -47,7 +34,7 @@ static size_t runtimes(json_t *langs, runtime *out, size_t max)
 	const al_compat_lang *l;
 	for (size_t i = 0; (l = al_compat_lang_at(i)) != NULL && n < max;
 	     i++) {
-		const char *v = observed(langs, l->airlock);
+		const char *v = al_compat_observed(langs, l->airlock);
 		bool dup = false;
 		for (size_t j = 0; j < n; j++)
 			dup = dup || strcmp(out[j].lang->piston, l->piston) == 0;
@@ -214,7 +201,7 @@ json_t *al_compat_piston_translate(const al_compat_req *q, json_t *in,
 	*lang = NULL;
 	const al_compat_lang *l;
 	for (size_t i = 0; (l = al_compat_lang_at(i)) != NULL; i++) {
-		const char *v = observed(langs, l->airlock);
+		const char *v = al_compat_observed(langs, l->airlock);
 		if (v != NULL && al_compat_lang_named(l, name) &&
 		    version_matches(sel, v)) {
 			*lang = l;

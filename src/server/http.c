@@ -939,21 +939,33 @@ out:
 	return why;
 }
 
+/* An inbox delivery's body, parsed: false with *answer the error sent. */
+static bool read_event(al_service *svc, struct MHD_Connection *conn,
+		       const req_ctx *rc, char **id, char **event,
+		       enum MHD_Result *answer)
+{
+	if (rc->oom) {
+		*answer = al_http_error(svc, conn, 503, "unavailable",
+					"out of memory reading the body");
+		return false;
+	}
+	const char *why = parse_event(rc, id, event);
+	if (why == NULL)
+		return true;
+	*answer = why[0] ? al_http_error(svc, conn, 400, "invalid_event", why)
+			 : al_http_error(svc, conn, 503, "unavailable",
+					 "out of memory");
+	return false;
+}
+
 static enum MHD_Result inbox(al_service *svc, struct MHD_Connection *conn,
 			     al_srv_run *run, const char *run_id,
 			     const req_ctx *rc)
 {
 	char *id = NULL, *event = NULL;
 	enum MHD_Result ret;
-	if (rc->oom)
-		return al_http_error(svc, conn, 503, "unavailable",
-				     "out of memory reading the body");
-	const char *why = parse_event(rc, &id, &event);
-	if (why != NULL)
-		return why[0] ? al_http_error(svc, conn, 400, "invalid_event",
-					      why)
-			      : al_http_error(svc, conn, 503, "unavailable",
-					      "out of memory");
+	if (!read_event(svc, conn, rc, &id, &event, &ret))
+		return ret;
 	int r = al_service_deliver(svc, run, id, event);
 	switch (r) {
 	case 0:
@@ -994,16 +1006,10 @@ static enum MHD_Result fleet_inbox(al_service *svc,
 				   const req_ctx *rc)
 {
 	char *id = NULL, *event = NULL;
-	if (rc->oom)
-		return al_http_error(svc, conn, 503, "unavailable",
-				     "out of memory reading the body");
-	const char *why = parse_event(rc, &id, &event);
-	if (why != NULL)
-		return why[0] ? al_http_error(svc, conn, 400, "invalid_event",
-					      why)
-			      : al_http_error(svc, conn, 503, "unavailable",
-					      "out of memory");
-	enum MHD_Result ret = al_fleet_inbox(svc, conn, tenant, run_id, id,
+	enum MHD_Result ret;
+	if (!read_event(svc, conn, rc, &id, &event, &ret))
+		return ret;
+	ret = al_fleet_inbox(svc, conn, tenant, run_id, id,
 					     event);
 	free(id);
 	free(event);
