@@ -33,8 +33,15 @@ int al_service_init(al_service *svc, const al_server_options *opts)
 	if (env != NULL) {
 		char *end = NULL;
 		unsigned long v = strtoul(env, &end, 10);
-		if (end != env && *end == '\0' && v >= 1 && v < AL_SRV_MAX_RUNS)
+		if (end != env && *end == '\0' && v >= 1 &&
+		    v < AL_SRV_MAX_RUNS) {
 			svc->max_runs = v;
+			/* Said, so a test can tell the bound is in force. */
+			al_logf(AL_LOG_INFO, NULL,
+				"run table holds at most %lu runs "
+				"(AIRLOCK_RUN_TABLE_MAX)",
+				v);
+		}
 	}
 	if ((svc->metrics = al_srv_metrics_new()) == NULL)
 		return -ENOMEM;

@@ -58,7 +58,10 @@ def test_sigterm_lets_running_runs_finish(tmp_path):
 
 
 def test_sigterm_interrupts_runs_past_the_grace(tmp_path):
-    d = Daemon(tmp_path, local_config()).start()
+    # A shorter grace than the default 10 s keeps the loop fast; what is
+    # checked is that the run is given the grace, then interrupted.
+    d = Daemon(tmp_path, local_config(),
+               extra_args=["--shutdown-grace-ms", "2000"]).start()
     try:
         t, box = background_run(d, sh("echo begun; sleep 60",
                                       limits={"wall_ms": 120000}))
@@ -70,8 +73,8 @@ def test_sigterm_interrupts_runs_past_the_grace(tmp_path):
         assert st == 200, res
         assert res["outcome"] == "interrupted"
         assert d.wait(timeout=30) == 0
-        # The default grace is 10 s; the run was stopped soon after it.
-        assert 9 < time.monotonic() - t0 < 30
+        # The run had its grace, and was stopped soon after it.
+        assert 1.8 < time.monotonic() - t0 < 20
         assert "interrupting 1 run(s)" in d.log()
     finally:
         d.stop()

@@ -91,16 +91,17 @@ def test_cli_run_id_cannot_be_claimed(tmp_path):
 
 def test_evicted_run_id_cannot_be_claimed(tmp_path):
     # The daemon's table holds 4,096 runs; the test shrinks it
-    # (AIRLOCK_RUN_TABLE_MAX, only ever smaller) and still sends enough
-    # requests to evict from the full-size table.
+    # (AIRLOCK_RUN_TABLE_MAX, only ever smaller; the daemon says so) and
+    # sends four times as many requests as it holds.
     d, _ = two_tenants(tmp_path, env={"AIRLOCK_RUN_TABLE_MAX": "16"})
     try:
+        assert "run table holds at most 16 runs" in d.log(), d.log()
         st, _, res = d.run(sh("mkdir -p out; printf '%s' > out/s.txt"
                               % SECRET, outputs=["out/s.txt"]),
                            token=TOKEN_V)
         assert st == 200 and res["outcome"] == "completed", res
         victim_id = res["run_id"]
-        post_invalid_runs(d, 4200, TOKEN_M)
+        post_invalid_runs(d, 64, TOKEN_M)
 
         st, _, body = claim(d, victim_id)
         assert_unreadable(d, victim_id)
