@@ -49,6 +49,19 @@ out:
 	al_request_free(req);
 }
 
+/* Runs req (taken: freed here) with one limit set; false when no result
+ * came back (the case is failed). */
+static bool run_limited(kit_ctx *k, kit_case *c, al_request *req,
+			unsigned bit, uint64_t value, kit_run *r)
+{
+	if (req == NULL)
+		return false;
+	kit_req_limit(req, bit, value);
+	int rc = kit_exec(k, c, req, NULL, r);
+	al_request_free(req);
+	return rc == 0;
+}
+
 static void limit_output(kit_ctx *k, kit_case *c)
 {
 	/* 10x the cap per stream, more than a pipe buffer holds: a provider
@@ -115,10 +128,7 @@ static void limit_cpu(kit_ctx *k, kit_case *c)
 	kit_run r = {0};
 	al_request *req = kit_req(k, c, "while :; do :; done\n",
 				  "while True:\n    pass\n");
-	if (req == NULL)
-		return;
-	kit_req_limit(req, AL_LIMIT_CPU_MS, 1000);
-	if (kit_exec(k, c, req, NULL, &r) < 0)
+	if (!run_limited(k, c, req, AL_LIMIT_CPU_MS, 1000, &r))
 		goto out;
 	if (!killed_with(r.res, "cpu_limit"))
 		kit_fail(c, "a spinning program with cpu_ms=1000 must be "
@@ -131,7 +141,6 @@ static void limit_cpu(kit_ctx *k, kit_case *c)
 		kit_pass(c);
 out:
 	kit_run_clear(&r);
-	al_request_free(req);
 }
 
 static void limit_memory(kit_ctx *k, kit_case *c)
@@ -145,10 +154,7 @@ static void limit_memory(kit_ctx *k, kit_case *c)
 		"echo \"ALLOCATED ${#x}\"\n",
 		"b = b'a' * (256 << 20)\n"
 		"print('ALLOCATED', len(b))\n");
-	if (req == NULL)
-		return;
-	kit_req_limit(req, AL_LIMIT_MEMORY_BYTES, lim);
-	if (kit_exec(k, c, req, NULL, &r) < 0)
+	if (!run_limited(k, c, req, AL_LIMIT_MEMORY_BYTES, lim, &r))
 		goto out;
 	/* Accepted: the kernel killed it (reason memory_limit), or the
 	 * allocation failed cleanly and the program failed without ever
@@ -166,7 +172,6 @@ static void limit_memory(kit_ctx *k, kit_case *c)
 			 kit_describe(r.res));
 out:
 	kit_run_clear(&r);
-	al_request_free(req);
 }
 
 static void limit_pids(kit_ctx *k, kit_case *c)
@@ -190,10 +195,7 @@ static void limit_pids(kit_ctx *k, kit_case *c)
 		"    print('FORK_FAILED', n)\n"
 		"    sys.exit(1)\n"
 		"print('FORKED', n)\n");
-	if (req == NULL)
-		return;
-	kit_req_limit(req, AL_LIMIT_PIDS, 16);
-	if (kit_exec(k, c, req, NULL, &r) < 0)
+	if (!run_limited(k, c, req, AL_LIMIT_PIDS, 16, &r))
 		goto out;
 	if (kit_out_has(r.res, AL_STDOUT, "FORKED "))
 		kit_fail(c, "pids=16 but the program started 64 processes: %s",
@@ -207,7 +209,6 @@ static void limit_pids(kit_ctx *k, kit_case *c)
 			 kit_describe(r.res));
 out:
 	kit_run_clear(&r);
-	al_request_free(req);
 }
 
 static void limit_file(kit_ctx *k, kit_case *c)
@@ -226,10 +227,7 @@ static void limit_file(kit_ctx *k, kit_case *c)
 		"except OSError as e:\n"
 		"    print('WRITE_FAILED', e.errno)\n"
 		"print('SIZE', os.path.getsize(p))\n");
-	if (req == NULL)
-		return;
-	kit_req_limit(req, AL_LIMIT_FILE_BYTES, (uint64_t)lim);
-	if (kit_exec(k, c, req, NULL, &r) < 0)
+	if (!run_limited(k, c, req, AL_LIMIT_FILE_BYTES, (uint64_t)lim, &r))
 		goto out;
 	long long size = out_number(r.res, "SIZE ");
 	if (killed_with(r.res, "file_size_limit"))
@@ -245,7 +243,6 @@ static void limit_file(kit_ctx *k, kit_case *c)
 		kit_pass(c); /* the write failed with EFBIG / SIGXFSZ */
 out:
 	kit_run_clear(&r);
-	al_request_free(req);
 }
 
 static void limit_open_files(kit_ctx *k, kit_case *c)
@@ -267,10 +264,7 @@ static void limit_open_files(kit_ctx *k, kit_case *c)
 		"    print('OPENED_ALL')\n"
 		"except OSError as e:\n"
 		"    print('EMFILE' if e.errno == 24 else 'ERR %d' % e.errno)\n");
-	if (req == NULL)
-		return;
-	kit_req_limit(req, AL_LIMIT_OPEN_FILES, 32);
-	if (kit_exec(k, c, req, NULL, &r) < 0)
+	if (!run_limited(k, c, req, AL_LIMIT_OPEN_FILES, 32, &r))
 		goto out;
 	if (kit_out_has(r.res, AL_STDOUT, "OPENED_ALL"))
 		kit_fail(c, "open_files=32 but the program held 64 files open: "
@@ -284,7 +278,6 @@ static void limit_open_files(kit_ctx *k, kit_case *c)
 			 kit_describe(r.res));
 out:
 	kit_run_clear(&r);
-	al_request_free(req);
 }
 
 /* stack_bytes: the program's own stack limit reads back as asked (in
@@ -297,10 +290,7 @@ static void limit_stack(kit_ctx *k, kit_case *c)
 		"import resource\n"
 		"print('STACK=%d' % (resource.getrlimit("
 		"resource.RLIMIT_STACK)[0] // 1024))\n");
-	if (req == NULL)
-		return;
-	kit_req_limit(req, AL_LIMIT_STACK_BYTES, 1536 * 1024);
-	if (kit_exec(k, c, req, NULL, &r) < 0)
+	if (!run_limited(k, c, req, AL_LIMIT_STACK_BYTES, 1536 * 1024, &r))
 		goto out;
 	if (kit_out_has(r.res, AL_STDOUT, "STACK=1536\n"))
 		kit_pass(c);
@@ -310,7 +300,6 @@ static void limit_stack(kit_ctx *k, kit_case *c)
 			 kit_describe(r.res));
 out:
 	kit_run_clear(&r);
-	al_request_free(req);
 }
 
 static void limit_workspace(kit_ctx *k, kit_case *c)
@@ -335,10 +324,8 @@ static void limit_workspace(kit_ctx *k, kit_case *c)
 		      "except OSError as e:\n"
 		      "    print('RC', e.errno)\n"
 		      "print('SIZE', os.path.getsize('kit-fill'))\n");
-	if (req == NULL)
-		return;
-	kit_req_limit(req, AL_LIMIT_WORKSPACE_BYTES, (uint64_t)lim);
-	if (kit_exec(k, c, req, NULL, &r) < 0)
+	if (!run_limited(k, c, req, AL_LIMIT_WORKSPACE_BYTES,
+			 (uint64_t)lim, &r))
 		goto out;
 	long long size = out_number(r.res, "SIZE "),
 		  rc = out_number(r.res, "RC ");
@@ -359,7 +346,6 @@ static void limit_workspace(kit_ctx *k, kit_case *c)
 		kit_pass(c);
 out:
 	kit_run_clear(&r);
-	al_request_free(req);
 }
 
 void kit_case_limit(kit_ctx *k, kit_case *c, const void *arg)
