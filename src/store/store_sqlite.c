@@ -605,16 +605,18 @@ static int enq_body(sq_store *st, sqlite3 *c, void *a_)
 	rc = query(c, &ins,
 			"INSERT INTO runs (id, tenant, principal, body, "
 			"request_sha256, idem_key, tenant_max, state, "
-			"language, created_ms, pinned, submit_nonce) VALUES "
-			"(?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', CASE WHEN "
-			"EXISTS (SELECT 1 FROM nodes n, json_each(n.facts, "
-			"'$.languages') l WHERE n.heartbeat_ms > ?9 AND "
-			"l.value = ?8) THEN ?8 END, ?10, ?11, ?12) ON "
-			"CONFLICT DO NOTHING RETURNING language",
-			"ttttttitiitt", s->run_id, s->tenant, s->principal,
+			"language, created_ms, pinned, submit_nonce, "
+			"traceparent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+			"'queued', CASE WHEN EXISTS (SELECT 1 FROM nodes n, "
+			"json_each(n.facts, '$.languages') l WHERE "
+			"n.heartbeat_ms > ?9 AND l.value = ?8) THEN ?8 END, "
+			"?10, ?11, ?12, ?13) ON CONFLICT DO NOTHING RETURNING "
+			"language",
+			"ttttttitiittt", s->run_id, s->tenant, s->principal,
 			s->body, s->request_sha256, s->idem_key,
 			(int64_t)s->tenant_max, s->language,
-			now - (int64_t)s->lease_ms, now, s->pinned, s->nonce);
+			now - (int64_t)s->lease_ms, now, s->pinned, s->nonce,
+			s->traceparent);
 	if (rc < 0)
 		return rc;
 	size_t added = json_array_size(ins);
@@ -663,8 +665,7 @@ static int enq_body(sq_store *st, sqlite3 *c, void *a_)
 		json_decref(rows);
 		return rc;
 	}
-	json_t *rec = json_pack("{s:s, s:s, s:s}", "event", "run.queued",
-				"run_id", s->run_id, "tenant", s->tenant);
+	json_t *rec = al_store_queued_record(s);
 	if (rec == NULL)
 		return -ENOMEM;
 	rc = audit_append(c, rec);
@@ -728,7 +729,8 @@ static int claim_body(sq_store *s, sqlite3 *c, void *a_)
 		   "AND (r.tenant_max = 0 OR (SELECT count(*) FROM runs x "
 		   "WHERE x.tenant = r.tenant AND x.state = 'running') < "
 		   "r.tenant_max) ORDER BY r.qseq LIMIT 1) RETURNING id, "
-		   "tenant, principal, body, pinned IS NOT NULL",
+		   "tenant, principal, body, pinned IS NOT NULL, "
+		   "coalesce(traceparent, '')",
 		   "tti", a->node, a->languages, now_ms());
 	json_t *left = NULL;
 	/* Runs left queued: the claimer looks again at once, and when this
@@ -760,6 +762,9 @@ static int claim_body(sq_store *s, sqlite3 *c, void *a_)
 		o->body = dup_col(rows, 3);
 		o->node = strdup(a->node);
 		o->pinned = col_i(rows, 0, 4) == 1;
+		const char *tp = col_s(rows, 0, 5);
+		snprintf(o->traceparent, sizeof(o->traceparent), "%s",
+			 tp != NULL ? tp : "");
 		o->more = more;
 		if (o->tenant == NULL || o->principal == NULL ||
 		    o->body == NULL || o->node == NULL)
