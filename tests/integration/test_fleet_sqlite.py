@@ -16,7 +16,8 @@ import uuid
 import pytest
 
 from fleet_support import TOKEN2, Node, fleet_config, start_nodes, wait_until
-from test_fleet import INBOX_READER, fwd_header, rfc3339, solo_nodes
+from test_fleet import (INBOX_READER, adopted_run_scenario, fwd_header,
+                        rfc3339, solo_nodes)
 from test_api_support import AIRLOCK_BIN, local_config, sh
 from test_durable_support import DurableDaemon, cleanup_state
 
@@ -468,6 +469,17 @@ def test_controls_reach_an_adopted_run(store, tmp_path):
             if n.proc is not None:
                 n.stop()
             cleanup_state(n)
+
+
+def test_adopted_run_streams_stops_and_carries_the_trace(store, tmp_path):
+    """test_fleet.py's adopted_run_scenario on the SQLite store."""
+    def queued():
+        return [json.loads(r) for (r,) in store.query(
+            "SELECT record FROM audit") if json.loads(r)["event"] ==
+                "run.queued"]
+    ids = adopted_run_scenario(store, tmp_path, states, queued)
+    assert_once(store, ids)
+    verify_chain(store)
 
 
 def test_a_queued_run_wakes_one_claimer(store, tmp_path):
