@@ -33,7 +33,9 @@ def pg():
 
 @pytest.fixture
 def fleet(tmp_path, pg, request):
-    kw = getattr(request, "param", {})
+    # A short lease: the tests that kill a node wait for it to run out.
+    kw = {"lease_ms": 2000}
+    kw.update(getattr(request, "param", {}))
     nodes = start_nodes(tmp_path, pg, n=3, **kw)
     yield nodes
     for n in nodes:
@@ -302,6 +304,8 @@ def test_fleet_wide_tenant_concurrency(fleet, pg, tmp_path):
     assert max(seen) <= 2, seen
 
 
+# The default lease: no node's lease may run out while PostgreSQL restarts.
+@pytest.mark.parametrize("fleet", [{"lease_ms": 3000}], indirect=True)
 def test_postgres_restart_under_load(fleet, pg, tmp_path):
     marker = tmp_path / "marker"
     # A client retrying a 503 sends its idempotency key: the store may
@@ -546,11 +550,12 @@ def test_remote_provider_headers_on_a_fleet(pg, tmp_path):
 def test_pinned_runs_of_a_dead_node_end_lost(pg, tmp_path):
     """A queued run pinned to a node (its forwarded environment in that
     node's memory) ends lost, once, when the node dies."""
-    cfg = fleet_config(pg.url, node_id="pinner", concurrency=1)
+    cfg = fleet_config(pg.url, node_id="pinner", concurrency=1,
+                       lease_ms=1500)
     cfg["tenants"]["default"]["accept_forwarded_env"] = True
     node = Node(tmp_path, cfg, name="pinner")
-    watcher = Node(tmp_path, fleet_config(pg.url, node_id="pwatch"),
-                   name="pwatch")
+    watcher = Node(tmp_path, fleet_config(pg.url, node_id="pwatch",
+                                          lease_ms=1500), name="pwatch")
     try:
         node.start(timeout=30)
         watcher.start(timeout=30)
@@ -605,7 +610,7 @@ def test_controls_reach_an_adopted_run(pg, tmp_path):
     host adopts them; an inbox event and an interrupt sent to a third
     node reach them through the store."""
     victim, heir, third = solo_nodes(tmp_path, pg, ["victim", "heir",
-                                                    "third"])
+                                                    "third"], lease_ms=1500)
     seen = tmp_path / "seen"
     try:
         victim.start(timeout=30)

@@ -147,7 +147,7 @@ def test_runs_once_spread_and_read_anywhere(fleet, store, tmp_path):
     assert files <= {"fleet.db", "fleet.db-wal", "fleet.db-shm"}, files
     assert oct(store.path.stat().st_mode & 0o777) == "0o600"
     assert store.query("SELECT version FROM schema_migrations ORDER BY "
-                       "version") == [(1,), (2,)]
+                       "version") == [(1,), (2,), (3,)]
 
     # Read anywhere: a run with output, read from a node that did not
     # run it, its events streamed there and resumed on a third.
