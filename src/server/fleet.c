@@ -656,7 +656,7 @@ static bool watch_adopted(al_fleet *f, const char *run_id, const char *dir)
 	int runs = -1, d = -1;
 	al_recovery rec = {0};
 	bool done = true, killed = false, gave_up = false;
-	adopted_out out = {f, run_id, -1, 0, 0, 0};
+	adopted_out tail = {f, run_id, -1, 0, 0, 0};
 	if (dir[0] == '\0' || al_runs_dir_open(dir, &runs) < 0 ||
 	    al_run_dir_open(runs, run_id, false, &d) < 0) {
 		record_lost(f, run_id, "adoption_failed");
@@ -672,7 +672,7 @@ static bool watch_adopted(al_fleet *f, const char *run_id, const char *dir)
 	if (lang != NULL)
 		(void)f->st->ops->set_language(f->st, f->node, run_id, lang);
 	json_decref(req);
-	stored_events(&out);
+	stored_events(&tail);
 	adopted_ctl ac = {d, have_rec ? &rec : NULL, run_id, 0};
 	uint64_t seen = UINT64_MAX; /* the first look takes what waits */
 	for (bool last = false;;) {
@@ -686,10 +686,10 @@ static bool watch_adopted(al_fleet *f, const char *run_id, const char *dir)
 			(void)f->st->ops->control_take(f->st, run_id,
 						       apply_adopted, &ac);
 		/* Before the result: its event follows the last output. */
-		adopted_tail(&out, d);
+		adopted_tail(&tail, d);
 		if (al_record_file_read(d, AL_RF_FINAL, AL_RF_MAX_RECORD, &text,
 				  &len) == 0) {
-			adopted_tail(&out, d);
+			adopted_tail(&tail, d);
 			record_text(f, run_id, text);
 			free(text);
 			break;
@@ -698,7 +698,7 @@ static bool watch_adopted(al_fleet *f, const char *run_id, const char *dir)
 				  &len) == 0) {
 			al_result *res = NULL;
 			char *canon = NULL;
-			adopted_tail(&out, d);
+			adopted_tail(&tail, d);
 			if (al_result_from_json(text, len, &res, NULL) == 0)
 				canon = al_result_to_json(res, 0);
 			al_result_free(res);
@@ -754,8 +754,8 @@ static bool watch_adopted(al_fleet *f, const char *run_id, const char *dir)
 			sleep_ms(100);
 	}
 out:
-	if (out.fd >= 0)
-		close(out.fd);
+	if (tail.fd >= 0)
+		close(tail.fd);
 	al_recovery_clear(&rec);
 	if (d >= 0)
 		close(d);

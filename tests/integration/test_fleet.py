@@ -20,7 +20,7 @@ import pytest
 from fleet_support import (TOKEN, TOKEN2, Node, Postgres, fleet_config, free_port,
                            start_nodes, wait_until)
 from test_api_support import AIRLOCK_BIN, Daemon, local_config, sh
-from test_durable_support import (DurableDaemon, audit_records,
+from test_durable_support import (DurableDaemon, alive, audit_records,
                                   cleanup_state)
 
 
@@ -773,6 +773,7 @@ def adopted_run_scenario(store, tmp_path, states, queued_records):
         assert st == 200, res
         assert res["outcome"] == "interrupted" and res["signal"] == 9, res
         assert "did not stop within its grace" in heir.log()
+        assert not alive(sup)
 
         g2.touch()
         assert wait_until(lambda: states(store, [gated])[gated][0] ==
