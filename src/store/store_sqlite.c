@@ -229,6 +229,11 @@ static int fail(sqlite3 *c)
 
 /* A statement without rows: the number of rows it changed, or a negative
  * errno. */
+/* Write transactions this process committed (a node opens one store):
+ * each is an fsync of the host's one writer, the store's cost per run
+ * (logged at close, read by bench/fleet.py). */
+static _Atomic unsigned long long commits;
+
 static int run(sqlite3 *c, const char *sql, const char *fmt, ...)
 {
 	va_list ap;
@@ -239,7 +244,11 @@ static int run(sqlite3 *c, const char *sql, const char *fmt, ...)
 		return fail(c);
 	int r = sqlite3_step(st);
 	sqlite3_finalize(st);
-	return r == SQLITE_DONE ? sqlite3_changes(c) : sq_err(r);
+	int n = r == SQLITE_DONE ? sqlite3_changes(c) : sq_err(r);
+	/* A change outside BEGIN is its own transaction (a hint). */
+	if (n > 0 && sqlite3_get_autocommit(c))
+		commits++;
+	return n;
 }
 
 /* Steps st to its end, finalizes it, and gives each row as a JSON array
@@ -314,11 +323,6 @@ static int begin(sqlite3 *c)
 	int r = sqlite3_exec(c, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 	return r == SQLITE_OK ? 0 : sq_err(r);
 }
-
-/* Write transactions this process committed (a node opens one store):
- * each is an fsync of the host's one writer, the store's cost per run
- * (logged at close, read by bench/fleet.py). */
-static _Atomic unsigned long long commits;
 
 static int commit(sqlite3 *c)
 {
