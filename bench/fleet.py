@@ -1,5 +1,6 @@
 """`make bench`'s fleet rows (docs/scale-out.md): runs/s with 1, 2 and 3
-airlockd nodes on one PostgreSQL, and the store's cost per run.
+airlockd nodes on one PostgreSQL, and on one SQLite file (the nodes of
+one host), and the store's cost per run.
 
 A private PostgreSQL 15 (tests/integration/fleet_support.py: initdb into a
 temporary directory as an unprivileged user, fsync on, defaults otherwise)
@@ -16,10 +17,20 @@ from the first POST to the moment the store has every run finished.
 Cost per run: PostgreSQL's commits (pg_stat_database.xact_commit) and WAL
 bytes (pg_current_wal_lsn) over the row, divided by the runs.
 
-usage: fleet.py --airlock ABS_PATH [--runs N] [--out FILE]"""
+The SQLite rows ("store": "sqlite:///…" in a fresh temporary directory,
+synchronous=FULL) run the same workloads.  Their cost per run: the write
+transactions the nodes committed (each logs its count when it stops:
+heartbeats and output events included, like PostgreSQL's commits) and
+the growth of the database (page_count x page_size, read through the
+WAL) over the row, divided by the runs.
+
+usage: fleet.py --airlock ABS_PATH [--runs N] [--backends pg,sqlite]
+                [--out FILE]"""
 import argparse
 import os
 import pathlib
+import re
+import sqlite3
 import sys
 import tempfile
 import threading
@@ -33,25 +44,40 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--airlock", required=True)
     ap.add_argument("--runs", type=int, default=150)
+    ap.add_argument("--backends", default="pg,sqlite")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
+    backends = args.backends.split(",")
     os.environ["AIRLOCK_BIN"] = args.airlock
     import fleet_support as fs  # needs AIRLOCK_BIN set first
 
-    pg = fs.Postgres()
-    rows = []
-    try:
+    text = "Load average at the start: %.1f %.1f %.1f\n\n" % os.getloadavg()
+    if "pg" in backends:
+        pg = fs.Postgres()
+        rows = []
+        try:
+            for workload in ("sh true", "store path"):
+                for n in (1, 2, 3):
+                    rows.append(one_row(fs, pg, workload, n, args.runs))
+                    print("fleet: %-10s nodes=%d %7.1f runs/s  %.1f "
+                          "commits/run  %.0f WAL bytes/run" % rows[-1][:5],
+                          flush=True)
+            chain = audit_rate(fs, pg)
+            print("fleet: audit serial %.0f/s, plain %.0f/s, chainer %.0f/s"
+                  % chain, flush=True)
+        finally:
+            pg.close()
+        text += report(rows, args.runs) + report_chain(chain)
+    if "sqlite" in backends:
+        rows = []
         for workload in ("sh true", "store path"):
             for n in (1, 2, 3):
-                rows.append(one_row(fs, pg, workload, n, args.runs))
-                print("fleet: %-10s nodes=%d %7.1f runs/s  %.1f commits/run"
-                      "  %.0f WAL bytes/run" % rows[-1][:5], flush=True)
-        chain = audit_rate(fs, pg)
-        print("fleet: audit serial %.0f/s, plain %.0f/s, chainer %.0f/s"
-              % chain, flush=True)
-    finally:
-        pg.close()
-    text = report(rows, args.runs) + report_chain(chain)
+                rows.append(one_row_sqlite(fs, workload, n, args.runs))
+                print("fleet sqlite: %-10s nodes=%d %7.1f runs/s  %.1f "
+                      "commits/run  %.0f DB bytes/run" % rows[-1][:5],
+                      flush=True)
+        text += "\n" + report_sqlite(rows, args.runs)
+    text += "Load average at the end: %.1f %.1f %.1f\n" % os.getloadavg()
     print(text)
     if args.out:
         pathlib.Path(args.out).write_text(text)
@@ -121,6 +147,103 @@ def one_row(fs, pg, workload, n, runs):
     finally:
         for node in nodes:
             node.stop()
+
+
+def post_all(nodes, runs, body):
+    """POSTs runs bodies (wait=false) round robin from 8 threads: the
+    run ids."""
+    ids, lock, todo = [], threading.Lock(), list(range(runs))
+
+    def client():
+        while True:
+            with lock:
+                if not todo:
+                    return
+                i = todo.pop()
+            st, _, b = nodes[i % len(nodes)].request(
+                "POST", "/v1/runs?wait=false", body, timeout=120)
+            assert st == 202, (st, b)
+            with lock:
+                ids.append(b["run_id"])
+
+    ts = [threading.Thread(target=client) for _ in range(8)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return ids
+
+
+def db_bytes(path):
+    c = sqlite3.connect(str(path), timeout=30)
+    try:
+        return (c.execute("PRAGMA page_count").fetchone()[0] *
+                c.execute("PRAGMA page_size").fetchone()[0])
+    finally:
+        c.close()
+
+
+def one_row_sqlite(fs, workload, n, runs):
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="airlock-fleet-sqbench-"))
+    path = tmp / "fleetdb" / "fleet.db"
+    nodes = []
+    for i in range(n):
+        cfg = fs.fleet_config("sqlite://" + str(path), node_id="sq%d" % i)
+        if workload == "store path":
+            cfg["execution_enabled"] = False
+        node = fs.Node(tmp, cfg, name="sq%d" % i)
+        node.start(timeout=30)
+        nodes.append(node)
+    stopped = False
+    try:
+        body = {"language": "sh", "code": "true",
+                "grant": {"network": "host", "workspace": "rw"}}
+        time.sleep(1.0)
+        b0 = db_bytes(path)
+        t0 = time.monotonic()
+        ids = post_all(nodes, runs, body)
+        c = sqlite3.connect(str(path), timeout=30)
+        try:
+            quoted = ",".join("'%s'" % i for i in ids)
+            while c.execute("SELECT count(*) FROM runs WHERE state = "
+                            "'finished' AND id IN (%s)" % quoted
+                            ).fetchone()[0] < runs:
+                time.sleep(0.05)
+        finally:
+            c.close()
+        elapsed = time.monotonic() - t0
+        grown = db_bytes(path) - b0
+        for node in nodes:
+            node.stop()
+        stopped = True
+        # Each node's count covers its whole life: its start's
+        # transactions (migrations, first heartbeats) are in, a few.
+        commits = 0
+        for node in nodes:
+            m = re.search(r"fleet store: (\d+) write transactions",
+                          node.log())
+            assert m, node.log()[-2000:]
+            commits += int(m.group(1))
+        return (workload, n, runs / elapsed, commits / runs, grown / runs,
+                elapsed)
+    finally:
+        if not stopped:
+            for node in nodes:
+                node.stop()
+
+
+def report_sqlite(rows, runs):
+    out = ["## Fleet: airlockd nodes of one host on one SQLite file", "",
+           "%d runs per row, 8 client threads, concurrency 4 per node, "
+           "synchronous=FULL, all on this machine (bench/fleet.py)." % runs,
+           "",
+           "| workload | nodes | runs/s | write transactions per run | "
+           "database bytes per run | seconds |",
+           "|---|---|---|---|---|---|"]
+    for w, n, rps, commits, grown, secs in rows:
+        out.append("| %s | %d | %.1f | %.1f | %.0f | %.1f |"
+                   % (w, n, rps, commits, grown, secs))
+    return "\n".join(out) + "\n"
 
 
 CHAINED = """BEGIN;

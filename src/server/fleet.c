@@ -31,10 +31,12 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "server/fleet_internal.h"
+#include "cgroup/cgroup.h"
 #include "server/service.h"
 #include "supervisor/control.h"
 #include "supervisor/identity.h"
 #include "supervisor/inbox.h"
+#include "supervisor/outlog.h"
 #include "supervisor/record_file.h"
 #include "supervisor/run_records.h"
 
@@ -482,6 +484,7 @@ typedef struct adopted_ctl {
 	int dirfd;
 	const al_recovery *rec; /* NULL: unreadable, only the inbox works */
 	const char *run_id;
+	int64_t stop_at; /* a stop passed on (ms), 0: none */
 } adopted_ctl;
 
 static void apply_adopted(void *ctx, const char *kind, const char *event_id,
@@ -508,6 +511,9 @@ static void apply_adopted(void *ctx, const char *kind, const char *event_id,
 						      : AL_CONTROL_INTERRUPT);
 		if (rc == 0 && (rc = al_identity_read(c->dirfd, &id)) == 0)
 			rc = al_identity_signal(&id, c->rec->nonce, SIGUSR1);
+		/* A stop is escalated past its grace (watch_adopted). */
+		if (rc == 0 && strcmp(kind, "stop") == 0 && c->stop_at == 0)
+			c->stop_at = al_now_ms();
 	}
 	/* -EALREADY, -ESRCH: it ended meanwhile, its result says so. */
 	if (rc < 0 && rc != -EALREADY && rc != -ESRCH)
@@ -516,20 +522,141 @@ static void apply_adopted(void *ctx, const char *kind, const char *event_id,
 			strerror(-rc));
 }
 
+/* An adopted run's output after its adoption, copied to the store's
+ * events as the supervisor appends it to RUN/output.  Records are
+ * numbered as every daemon of the run numbers them (outlog.h, and
+ * al_service_output: the build stage's record is no event), so the seq
+ * of a record is the one the dead node gave it or would have. */
+typedef struct adopted_out {
+	al_fleet *f;
+	const char *run_id;
+	int fd;		  /* RUN/output, -1 until it exists */
+	uint64_t off;	  /* read up to here */
+	uint64_t seq;	  /* the next record's */
+	uint64_t stored;  /* the store has every event below this */
+} adopted_out;
+
+static int count_stored(void *ctx, uint64_t seq, int stream,
+			const unsigned char *data, size_t len)
+{
+	(void)stream;
+	(void)data;
+	(void)len;
+	adopted_out *o = ctx;
+	if (seq != o->stored)
+		return 1; /* a gap: appended again from here */
+	o->stored++;
+	return 0;
+}
+
+/* How far the store's events run without a gap (what the dead node got
+ * to copy): those are not appended twice. */
+static void stored_events(adopted_out *o)
+{
+	for (;;) {
+		uint64_t from = o->stored;
+		if (o->f->st->ops->events_read(o->f->st, o->run_id, from,
+					       count_stored, o) < 0 ||
+		    o->stored == from)
+			return;
+	}
+}
+
+static void adopted_event(void *ctx, int stream, const unsigned char *data,
+			  size_t len)
+{
+	adopted_out *o = ctx;
+	if (len == 0 || (stream != AL_STDOUT && stream != AL_STDERR &&
+			 stream != AL_OUTLOG_EVENT))
+		return;
+	uint64_t seq = o->seq++;
+	if (seq < o->stored)
+		return;
+	/* As follow: retried while the store is unreachable, then dropped
+	 * (the result still has the output). */
+	for (int t = 0; t < 50; t++) {
+		if (o->f->st->ops->events_append(o->f->st, o->run_id, seq,
+						 stream, data, len) != -EAGAIN)
+			break;
+		sleep_ms(200);
+	}
+}
+
+static void adopted_tail(adopted_out *o, int dirfd)
+{
+	if (o->fd < 0)
+		o->fd = openat(dirfd, AL_RF_OUTPUT,
+			       O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* al_outlog_read stops after a batch of records: until it is
+	 * caught up. */
+	for (uint64_t before = UINT64_MAX; o->fd >= 0 && before != o->off;) {
+		before = o->off;
+		if (al_outlog_read(o->fd, &o->off, adopted_event, o) < 0)
+			break;
+	}
+}
+
+/* A stop escalates to killing the tree when the run has not ended this
+ * long after it, as on the node that launched the run: the provider's
+ * TERM-to-KILL grace plus margin. */
+#define STOP_ESCALATE_MS (AL_DEFAULT_GRACE_MS + 2500)
+#define KILL_WAIT_MS 10000
+
+/* Ends an adopted run's whole tree, verified: its cgroup (everything it
+ * started, the supervisor included), else the verified supervisor. */
+static int kill_adopted(int dirfd, const al_recovery *rec)
+{
+	if (rec->cgroup != NULL)
+		return al_run_cgroup_kill_wait(rec->cgroup, KILL_WAIT_MS);
+	al_identity id;
+	int rc = al_identity_read(dirfd, &id);
+	if (rc == 0)
+		rc = al_identity_signal(&id, rec->nonce, SIGKILL);
+	return rc == -ESRCH ? 0 : rc;
+}
+
+/* The result of a stop escalated to a kill, as the launching node makes
+ * it: interrupted by signal 9, with the inbox events the program took. */
+static void record_killed(al_fleet *f, const char *run_id, int dirfd)
+{
+	al_result *r = al_result_new();
+	char *text = NULL;
+	if (r != NULL) {
+		snprintf(r->run_id, sizeof(r->run_id), "%s", run_id);
+		r->finished_at_ms = al_now_ms();
+		r->has_signal = true;
+		r->signal = SIGKILL;
+		if (al_result_set_outcome(r, AL_OUTCOME_INTERRUPTED, NULL) ==
+			    0 &&
+		    al_inbox_acked(dirfd, &r->inbox_acked,
+				   &r->n_inbox_acked) >= 0 &&
+		    al_inbox_result_pending(dirfd, r) >= 0)
+			text = al_result_to_json(r, 0);
+	}
+	al_result_free(r);
+	if (text != NULL)
+		record_text(f, run_id, text);
+	else
+		record_lost(f, run_id, "result_unreadable");
+	free(text);
+}
+
 /* A run adopted from a dead node on this host: its supervisor does not
  * die with its daemon, so it is watched in that node's state directory
  * (written only to pass control requests on, apply_adopted) until it
  * records its result — final.json when the dead
  * node got to finish it, else the supervisor's own result.json — or is
- * verified gone without one (lost).  Only the owning node's restart
- * finishes it there (step 11, its own audit trail).  false: the node is
- * stopping, the run is left for its next start (the store keeps the
- * directory). */
+ * verified gone without one (lost).  Its output is copied to the store's
+ * events meanwhile, and a stop it does not obey within the grace ends
+ * its tree.  Only the owning node's restart finishes it there (step 11,
+ * its own audit trail).  false: the node is stopping, the run is left
+ * for its next start (the store keeps the directory). */
 static bool watch_adopted(al_fleet *f, const char *run_id, const char *dir)
 {
 	int runs = -1, d = -1;
 	al_recovery rec = {0};
-	bool done = true;
+	bool done = true, killed = false, gave_up = false;
+	adopted_out tail = {f, run_id, -1, 0, 0, 0};
 	if (dir[0] == '\0' || al_runs_dir_open(dir, &runs) < 0 ||
 	    al_run_dir_open(runs, run_id, false, &d) < 0) {
 		record_lost(f, run_id, "adoption_failed");
@@ -545,7 +672,8 @@ static bool watch_adopted(al_fleet *f, const char *run_id, const char *dir)
 	if (lang != NULL)
 		(void)f->st->ops->set_language(f->st, f->node, run_id, lang);
 	json_decref(req);
-	adopted_ctl ac = {d, have_rec ? &rec : NULL, run_id};
+	stored_events(&tail);
+	adopted_ctl ac = {d, have_rec ? &rec : NULL, run_id, 0};
 	uint64_t seen = UINT64_MAX; /* the first look takes what waits */
 	for (bool last = false;;) {
 		char *text = NULL;
@@ -557,8 +685,11 @@ static bool watch_adopted(al_fleet *f, const char *run_id, const char *dir)
 		if (seen != before)
 			(void)f->st->ops->control_take(f->st, run_id,
 						       apply_adopted, &ac);
+		/* Before the result: its event follows the last output. */
+		adopted_tail(&tail, d);
 		if (al_record_file_read(d, AL_RF_FINAL, AL_RF_MAX_RECORD, &text,
 				  &len) == 0) {
+			adopted_tail(&tail, d);
 			record_text(f, run_id, text);
 			free(text);
 			break;
@@ -567,6 +698,7 @@ static bool watch_adopted(al_fleet *f, const char *run_id, const char *dir)
 				  &len) == 0) {
 			al_result *res = NULL;
 			char *canon = NULL;
+			adopted_tail(&tail, d);
 			if (al_result_from_json(text, len, &res, NULL) == 0)
 				canon = al_result_to_json(res, 0);
 			al_result_free(res);
@@ -579,15 +711,38 @@ static bool watch_adopted(al_fleet *f, const char *run_id, const char *dir)
 			break;
 		}
 		if (last) {
-			record_lost(f, run_id, "supervisor_gone");
+			if (killed)
+				record_killed(f, run_id, d);
+			else
+				record_lost(f, run_id, "supervisor_gone");
 			break;
 		}
-		bool alive = al_record_file_exists(d, AL_RF_PENDING);
+		/* result.pending: finished, its result waits for room on the
+		 * disk; neither killed nor called lost. */
+		bool waiting = al_record_file_exists(d, AL_RF_PENDING);
+		bool alive = waiting;
 		if (!alive && have_rec) {
 			al_identity id;
 			alive = (al_identity_read(d, &id) == 0 &&
 				 al_identity_verify(&id, rec.nonce) == 0) ||
 				al_identity_scan(rec.nonce, &id) == 0;
+		}
+		if (alive && !waiting && !gave_up && ac.stop_at != 0 &&
+		    al_now_ms() >= ac.stop_at + STOP_ESCALATE_MS) {
+			int rc = kill_adopted(d, &rec);
+			if (rc == 0) {
+				killed = true;
+				alive = false;
+				al_logf(AL_LOG_WARN, run_id,
+					"fleet: the adopted run did not stop "
+					"within its grace; its tree was "
+					"killed");
+			} else {
+				al_logf(AL_LOG_WARN, run_id,
+					"fleet: cannot end the adopted run: %s",
+					strerror(-rc));
+				gave_up = true; /* keep watching */
+			}
 		}
 		/* Gone: one more look, its result may have just landed. */
 		last = !alive;
@@ -596,9 +751,11 @@ static bool watch_adopted(al_fleet *f, const char *run_id, const char *dir)
 			break;
 		}
 		if (alive)
-			sleep_ms(200);
+			sleep_ms(100);
 	}
 out:
+	if (tail.fd >= 0)
+		close(tail.fd);
 	al_recovery_clear(&rec);
 	if (d >= 0)
 		close(d);
@@ -615,12 +772,24 @@ static void *exec_main(void *arg)
 	al_srv_run *run = j->run;
 	const char *id = j->r.run_id;
 	int rc = 0;
+	char trace_id[33] = ""; /* the log context's, while this runs */
 	if (j->adopted_dir != NULL) {
 		(void)watch_adopted(f, id, j->adopted_dir);
 	} else if (run == NULL) {
 		al_srv_gen *gen = al_service_gen_get(svc);
+		const char *tp = j->r.traceparent[0] ? j->r.traceparent : NULL;
 		al_srv_submit_headers h = {.run_id = id,
-					   .forwarded_env = j->fwd_env};
+					   .forwarded_env = j->fwd_env,
+					   .traceparent = tp};
+		/* This thread's lines name the caller's trace, as the
+		 * submitting node's request lines do. */
+		if (tp != NULL)
+			snprintf(trace_id, sizeof(trace_id), "%.32s", tp + 3);
+		al_log_context(NULL, tp != NULL ? trace_id : NULL);
+		if (tp != NULL)
+			al_logf(AL_LOG_INFO, id,
+				"fleet: claimed a run queued with the caller's "
+				"trace");
 		rc = gen != NULL ? al_service_submit(svc, gen, j->r.tenant,
 						     j->r.principal, j->r.body,
 						     strlen(j->r.body), &h,
@@ -648,6 +817,7 @@ static void *exec_main(void *arg)
 			record_local(f, run, id, j->r.tenant);
 		al_service_run_put(svc, run);
 	}
+	al_log_context(NULL, NULL);
 	pthread_mutex_lock(&f->lock);
 	ids_del_locked(f, id);
 	pthread_cond_broadcast(&f->cond);
@@ -747,10 +917,13 @@ static void *claim_main(void *arg)
 		/* A wake-up that came while this node was full counts.  In
 		 * slices: a stopping node does not wait out the poll. */
 		uint64_t before = seen;
+		bool asked = look;
 		for (unsigned waited = 0; !look && seen == before &&
 					  waited < timeout && !stopping(f);
 		     waited += 250)
 			f->st->ops->wait(f->st, true, &seen, 250);
+		/* Neither asked to look again nor woken: the timer's look. */
+		bool polled = !asked && seen == before;
 		timeout = POLL_MS;
 		if (stopping(f))
 			break;
@@ -764,6 +937,7 @@ static void *claim_main(void *arg)
 		int rc = f->st->ops->claim(f->st, f->node, f->langs, &j->r);
 		pthread_mutex_lock(&f->lock);
 		f->claims++;
+		f->polls += polled;
 		f->claimed += rc == 1;
 		pthread_mutex_unlock(&f->lock);
 		look = rc == 1 && j->r.more;
@@ -1311,14 +1485,17 @@ bool al_fleet_free(al_service *svc)
 		pthread_cond_timedwait(&f->cond, &f->lock, &dl);
 	}
 	bool all = f->executing == 0;
-	unsigned long long claims = f->claims, claimed = f->claimed;
+	unsigned long long claims = f->claims, claimed = f->claimed,
+			   polls = f->polls;
 	pthread_mutex_unlock(&f->lock);
 	if (!all)
 		return false;
-	/* What claiming cost (docs/scale-out.md, "Wake-ups"). */
+	/* What claiming cost (docs/scale-out.md, "Wake-ups"): the timer's
+	 * looks apart, as their number follows the time, not the runs. */
 	al_logf(AL_LOG_INFO, NULL,
-		"fleet: %llu claim queries, %llu runs claimed", claims,
-		claimed);
+		"fleet: %llu claim queries (%llu on the safety poll), %llu "
+		"runs claimed",
+		claims, polls, claimed);
 	svc->fleet = NULL;
 	/* Queued runs pinned here can run nowhere else: they end now. */
 	if (f->st != NULL && f->n_pins > 0)

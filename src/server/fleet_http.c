@@ -186,6 +186,10 @@ enum MHD_Result al_fleet_post(al_service *svc, struct MHD_Connection *conn,
 	unsigned tmax = gen != NULL ? tenant_max(gen->cfg, tenant) : 0;
 	al_service_gen_put(svc, gen);
 	char *text = strndup(body, len);
+	/* The caller's trace goes with the run to the node that executes
+	 * it (an invalid header is ignored, as everywhere). */
+	const char *tp = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						     "traceparent");
 	al_store_submit s = {.run_id = id,
 			     .tenant = tenant,
 			     .principal = principal ? principal : "",
@@ -197,7 +201,10 @@ enum MHD_Result al_fleet_post(al_service *svc, struct MHD_Connection *conn,
 				     json_object_get(req, "language")),
 			     .lease_ms = f->lease_ms,
 			     .pinned = fwd_env != NULL ? f->node : NULL,
-			     .nonce = nonce};
+			     .nonce = nonce,
+			     .traceparent = al_http_traceparent_valid(tp)
+						    ? tp
+						    : NULL};
 	/* X-Airlock-Forwarded-Env: secrets never reach the store; the run
 	 * is pinned to this node, which keeps them in memory until it
 	 * claims the run (docs/scale-out.md). */

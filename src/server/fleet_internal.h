@@ -31,7 +31,8 @@ struct al_fleet {
 	size_t cap_ids;
 	bool stopping, abandon, claiming, beating, chaining;
 	bool reconcile; /* claimer: a claim's answer was lost */
-	unsigned long long claims, claimed; /* claim queries, runs claimed */
+	/* Claim queries (polls: of them, the safety poll's), runs claimed. */
+	unsigned long long claims, polls, claimed;
 	/* Forwarded environments of queued runs pinned to this node
 	 * (X-Airlock-Forwarded-Env): only ever in this memory, wiped when
 	 * taken or dropped.  Under lock. */

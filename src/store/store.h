@@ -34,6 +34,9 @@ typedef struct al_store_submit {
 	/* This submission's own random tag, or NULL: a row under run_id
 	 * with another tag is another submission's (-EADDRINUSE). */
 	const char *nonce;
+	/* The submitter's W3C traceparent (checked), or NULL: the executing
+	 * node's run joins the caller's trace. */
+	const char *traceparent;
 } al_store_submit;
 
 /* A run as the store has it.  Strings are owned (al_store_run_clear). */
@@ -48,6 +51,7 @@ typedef struct al_store_run {
 	unsigned status;
 	bool pinned; /* claim: pinned to the claiming node */
 	bool more;   /* claim: other runs were left queued */
+	char traceparent[56]; /* claim: the submitter's, "" when none */
 } al_store_run;
 
 void al_store_run_clear(al_store_run *r);

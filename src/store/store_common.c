@@ -71,3 +71,19 @@ int al_store_chain_next(al_store_chain *ch, int64_t seq,
 	ch->records++;
 	return 0;
 }
+
+json_t *al_store_queued_record(const al_store_submit *s)
+{
+	json_t *rec = json_pack("{s:s, s:s, s:s}", "event", "run.queued",
+				"run_id", s->run_id, "tenant", s->tenant);
+	if (rec != NULL && s->traceparent != NULL &&
+	    strlen(s->traceparent) == 55 &&
+	    (json_object_set_new(rec, "traceparent",
+				 json_string(s->traceparent)) < 0 ||
+	     json_object_set_new(rec, "trace_id",
+				 json_stringn(s->traceparent + 3, 32)) < 0)) {
+		json_decref(rec);
+		return NULL;
+	}
+	return rec;
+}

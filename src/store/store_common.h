@@ -6,7 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include <airlock/error.h>
+
+#include "store/store.h"
 
 /* The prev_hash of the first record. */
 extern const char al_store_zero_hash[65];
@@ -30,5 +34,10 @@ void al_store_chain_init(al_store_chain *ch);
 int al_store_chain_next(al_store_chain *ch, int64_t seq,
 			const char *prev_hash, const char *hash,
 			const char *record, al_error **err);
+
+/* A submission's run.queued record (NULL: out of memory): with the
+ * caller's trace when it came with one, as a single node's run.started
+ * has it (docs/audit.md). */
+json_t *al_store_queued_record(const al_store_submit *s);
 
 #endif

@@ -10,6 +10,7 @@
  * on; a notice lost while it reconnects is covered by the waiters'
  * timeouts. */
 #include "store/store.h"
+#include "store/store_common.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -411,19 +412,19 @@ static int enq_body(PGconn *c, void *a_)
 	const char *v[] = {s->run_id,	    s->tenant,	 s->principal,
 			   s->body,	    s->request_sha256, s->idem_key,
 			   maxs,	    s->language, lease,
-			   s->pinned,	    s->nonce};
+			   s->pinned,	    s->nonce,	 s->traceparent};
 	/* The language routes the run only when a live node can run it;
 	 * otherwise any node takes it and its admission answers. */
 	PGresult *r = q(c,
 			"INSERT INTO runs (id, tenant, principal, body, "
 			"request_sha256, idem_key, tenant_max, state, "
-			"language, pinned, submit_nonce) VALUES ($1, $2, $3, "
-			"$4, $5, $6, $7, 'queued', CASE WHEN EXISTS (SELECT 1 "
-			"FROM nodes WHERE heartbeat_at > now() - $9::interval "
-			"AND (facts::jsonb -> 'languages') ? $8::text) THEN "
-			"$8::text END, $10, $11) ON CONFLICT DO NOTHING "
-			"RETURNING id, language",
-			11, v);
+			"language, pinned, submit_nonce, traceparent) VALUES "
+			"($1, $2, $3, $4, $5, $6, $7, 'queued', CASE WHEN "
+			"EXISTS (SELECT 1 FROM nodes WHERE heartbeat_at > "
+			"now() - $9::interval AND (facts::jsonb -> "
+			"'languages') ? $8::text) THEN $8::text END, $10, $11, "
+			"$12) ON CONFLICT DO NOTHING RETURNING id, language",
+			12, v);
 	if (r == NULL)
 		return fail(c);
 	int added = PQntuples(r);
@@ -486,8 +487,7 @@ static int enq_body(PGconn *c, void *a_)
 		int crc = commit(c);
 		return crc < 0 ? crc : rc;
 	}
-	json_t *rec = json_pack("{s:s, s:s, s:s}", "event", "run.queued",
-				"run_id", s->run_id, "tenant", s->tenant);
+	json_t *rec = al_store_queued_record(s);
 	if (rec == NULL)
 		return -ENOMEM;
 	rc = audit_append(c, rec);
@@ -541,7 +541,8 @@ static int claim_body(PGconn *c, void *a_)
 		"x.state = 'running') < h.tenant_max) ORDER BY h.qseq LIMIT 1) "
 		"UPDATE runs SET state = 'running', node = $1, claimed_at = "
 		"now() WHERE id = (SELECT id FROM elig) AND state = 'queued' "
-		"RETURNING id, tenant, principal, body, pinned IS NOT NULL",
+		"RETURNING id, tenant, principal, body, pinned IS NOT NULL, "
+		"coalesce(traceparent, '')",
 		2, v);
 	if (r == NULL)
 		return fail(c);
@@ -555,6 +556,8 @@ static int claim_body(PGconn *c, void *a_)
 		o->principal = dup_or_null(r, 0, 2);
 		o->body = dup_or_null(r, 0, 3);
 		o->pinned = strcmp(PQgetvalue(r, 0, 4), "t") == 0;
+		snprintf(o->traceparent, sizeof(o->traceparent), "%s",
+			 PQgetvalue(r, 0, 5));
 		o->node = strdup(a->node);
 	}
 	PQclear(r);

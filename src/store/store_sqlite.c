@@ -29,6 +29,7 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
+#include "core/log.h"
 #include "store/store_common.h"
 
 typedef struct al_migration {
@@ -228,6 +229,11 @@ static int fail(sqlite3 *c)
 
 /* A statement without rows: the number of rows it changed, or a negative
  * errno. */
+/* Write transactions this process committed (a node opens one store):
+ * each is an fsync of the host's one writer, the store's cost per run
+ * (logged at close, read by bench/fleet.py). */
+static _Atomic unsigned long long commits;
+
 static int run(sqlite3 *c, const char *sql, const char *fmt, ...)
 {
 	va_list ap;
@@ -238,7 +244,11 @@ static int run(sqlite3 *c, const char *sql, const char *fmt, ...)
 		return fail(c);
 	int r = sqlite3_step(st);
 	sqlite3_finalize(st);
-	return r == SQLITE_DONE ? sqlite3_changes(c) : sq_err(r);
+	int n = r == SQLITE_DONE ? sqlite3_changes(c) : sq_err(r);
+	/* A change outside BEGIN is its own transaction (a hint). */
+	if (n > 0 && sqlite3_get_autocommit(c))
+		commits++;
+	return n;
 }
 
 /* Steps st to its end, finalizes it, and gives each row as a JSON array
@@ -317,6 +327,8 @@ static int begin(sqlite3 *c)
 static int commit(sqlite3 *c)
 {
 	int r = sqlite3_exec(c, "COMMIT", NULL, NULL, NULL);
+	if (r == SQLITE_OK)
+		commits++;
 	return r == SQLITE_OK ? 0 : sq_err(r);
 }
 
@@ -605,16 +617,18 @@ static int enq_body(sq_store *st, sqlite3 *c, void *a_)
 	rc = query(c, &ins,
 			"INSERT INTO runs (id, tenant, principal, body, "
 			"request_sha256, idem_key, tenant_max, state, "
-			"language, created_ms, pinned, submit_nonce) VALUES "
-			"(?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', CASE WHEN "
-			"EXISTS (SELECT 1 FROM nodes n, json_each(n.facts, "
-			"'$.languages') l WHERE n.heartbeat_ms > ?9 AND "
-			"l.value = ?8) THEN ?8 END, ?10, ?11, ?12) ON "
-			"CONFLICT DO NOTHING RETURNING language",
-			"ttttttitiitt", s->run_id, s->tenant, s->principal,
+			"language, created_ms, pinned, submit_nonce, "
+			"traceparent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+			"'queued', CASE WHEN EXISTS (SELECT 1 FROM nodes n, "
+			"json_each(n.facts, '$.languages') l WHERE "
+			"n.heartbeat_ms > ?9 AND l.value = ?8) THEN ?8 END, "
+			"?10, ?11, ?12, ?13) ON CONFLICT DO NOTHING RETURNING "
+			"language",
+			"ttttttitiittt", s->run_id, s->tenant, s->principal,
 			s->body, s->request_sha256, s->idem_key,
 			(int64_t)s->tenant_max, s->language,
-			now - (int64_t)s->lease_ms, now, s->pinned, s->nonce);
+			now - (int64_t)s->lease_ms, now, s->pinned, s->nonce,
+			s->traceparent);
 	if (rc < 0)
 		return rc;
 	size_t added = json_array_size(ins);
@@ -663,8 +677,7 @@ static int enq_body(sq_store *st, sqlite3 *c, void *a_)
 		json_decref(rows);
 		return rc;
 	}
-	json_t *rec = json_pack("{s:s, s:s, s:s}", "event", "run.queued",
-				"run_id", s->run_id, "tenant", s->tenant);
+	json_t *rec = al_store_queued_record(s);
 	if (rec == NULL)
 		return -ENOMEM;
 	rc = audit_append(c, rec);
@@ -728,7 +741,8 @@ static int claim_body(sq_store *s, sqlite3 *c, void *a_)
 		   "AND (r.tenant_max = 0 OR (SELECT count(*) FROM runs x "
 		   "WHERE x.tenant = r.tenant AND x.state = 'running') < "
 		   "r.tenant_max) ORDER BY r.qseq LIMIT 1) RETURNING id, "
-		   "tenant, principal, body, pinned IS NOT NULL",
+		   "tenant, principal, body, pinned IS NOT NULL, "
+		   "coalesce(traceparent, '')",
 		   "tti", a->node, a->languages, now_ms());
 	json_t *left = NULL;
 	/* Runs left queued: the claimer looks again at once, and when this
@@ -760,6 +774,9 @@ static int claim_body(sq_store *s, sqlite3 *c, void *a_)
 		o->body = dup_col(rows, 3);
 		o->node = strdup(a->node);
 		o->pinned = col_i(rows, 0, 4) == 1;
+		const char *tp = col_s(rows, 0, 5);
+		snprintf(o->traceparent, sizeof(o->traceparent), "%s",
+			 tp != NULL ? tp : "");
 		o->more = more;
 		if (o->tenant == NULL || o->principal == NULL ||
 		    o->body == NULL || o->node == NULL)
@@ -1448,6 +1465,10 @@ static void sq_close(al_store *st)
 	}
 	for (unsigned i = 0; i < s->n_idle; i++)
 		sqlite3_close(s->idle[i]);
+	unsigned long long n = commits;
+	if (n > 0)
+		al_logf(AL_LOG_INFO, NULL,
+			"fleet store: %llu write transactions", n);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->freed);
 	pthread_cond_destroy(&s->notice);
