@@ -938,6 +938,7 @@ static void *claim_main(void *arg)
 		pthread_mutex_lock(&f->lock);
 		f->claims++;
 		f->polls += polled;
+		f->claim_errors += rc < 0;
 		f->claimed += rc == 1;
 		pthread_mutex_unlock(&f->lock);
 		look = rc == 1 && j->r.more;
@@ -1486,16 +1487,17 @@ bool al_fleet_free(al_service *svc)
 	}
 	bool all = f->executing == 0;
 	unsigned long long claims = f->claims, claimed = f->claimed,
-			   polls = f->polls;
+			   polls = f->polls, errors = f->claim_errors;
 	pthread_mutex_unlock(&f->lock);
 	if (!all)
 		return false;
 	/* What claiming cost (docs/scale-out.md, "Wake-ups"): the timer's
-	 * looks apart, as their number follows the time, not the runs. */
+	 * looks and the store's refusals (busy, unreachable; retried) apart,
+	 * as their number follows the time and the load, not the runs. */
 	al_logf(AL_LOG_INFO, NULL,
-		"fleet: %llu claim queries (%llu on the safety poll), %llu "
-		"runs claimed",
-		claims, polls, claimed);
+		"fleet: %llu claim queries (%llu on the safety poll, %llu "
+		"failed), %llu runs claimed",
+		claims, polls, errors, claimed);
 	svc->fleet = NULL;
 	/* Queued runs pinned here can run nowhere else: they end now. */
 	if (f->st != NULL && f->n_pins > 0)

@@ -31,8 +31,9 @@ struct al_fleet {
 	size_t cap_ids;
 	bool stopping, abandon, claiming, beating, chaining;
 	bool reconcile; /* claimer: a claim's answer was lost */
-	/* Claim queries (polls: of them, the safety poll's), runs claimed. */
-	unsigned long long claims, polls, claimed;
+	/* Claim queries (of them: polls, the safety poll's; claim_errors,
+	 * the store's refusals), runs claimed. */
+	unsigned long long claims, polls, claim_errors, claimed;
 	/* Forwarded environments of queued runs pinned to this node
 	 * (X-Airlock-Forwarded-Env): only ever in this memory, wiped when
 	 * taken or dropped.  Under lock. */
