@@ -87,3 +87,12 @@ json_t *al_store_queued_record(const al_store_submit *s)
 	}
 	return rec;
 }
+
+json_t *al_store_lost_record(const char *run_id, const char *tenant,
+			     const char *node, const char *detail)
+{
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "event",
+			 "run.finished", "run_id", run_id, "tenant", tenant,
+			 "node", node, "outcome", "unavailable", "reason",
+			 "lost", "detail", detail);
+}

@@ -40,4 +40,10 @@ int al_store_chain_next(al_store_chain *ch, int64_t seq,
  * has it (docs/audit.md). */
 json_t *al_store_queued_record(const al_store_submit *s);
 
+/* The run.finished record of a run the fleet ended as lost (outcome
+ * unavailable, reason lost, detail the why: node_lost,
+ * forwarded_env_lost); NULL: out of memory. */
+json_t *al_store_lost_record(const char *run_id, const char *tenant,
+			     const char *node, const char *detail);
+
 #endif

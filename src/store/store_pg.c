@@ -937,12 +937,9 @@ static int reap_body(PGconn *c, void *a_)
 		return fail(c);
 	int n = PQntuples(r);
 	for (int i = 0; i < n && rc == 0; i++) {
-		json_t *rec = json_pack(
-			"{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "event",
-			"run.finished", "run_id", PQgetvalue(r, i, 0), "tenant",
-			PQgetvalue(r, i, 1), "node", PQgetvalue(r, i, 2),
-			"outcome", "unavailable", "reason", "lost", "detail",
-			"node_lost");
+		json_t *rec = al_store_lost_record(
+			PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
+			PQgetvalue(r, i, 2), "node_lost");
 		rc = rec == NULL ? -ENOMEM : audit_append(c, rec);
 		json_decref(rec);
 	}
@@ -1030,11 +1027,8 @@ static int lose_pinned_body(PGconn *c, void *a_)
 		return fail(c);
 	int n = PQntuples(r);
 	for (int i = 0; i < n && rc == 0; i++) {
-		json_t *rec = json_pack(
-			"{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "event",
-			"run.finished", "run_id", PQgetvalue(r, i, 0), "tenant",
-			PQgetvalue(r, i, 1), "node", node, "outcome",
-			"unavailable", "reason", "lost", "detail",
+		json_t *rec = al_store_lost_record(
+			PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), node,
 			"forwarded_env_lost");
 		rc = rec == NULL ? -ENOMEM : audit_append(c, rec);
 		json_decref(rec);

@@ -1182,11 +1182,8 @@ static int reap_body(sq_store *s, sqlite3 *c, void *a_)
 		return rc;
 	size_t n = json_array_size(rows);
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		json_t *rec = json_pack(
-			"{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "event",
-			"run.finished", "run_id", col_s(rows, i, 0), "tenant",
-			col_s(rows, i, 1), "node", col_s(rows, i, 2),
-			"outcome", "unavailable", "reason", "lost", "detail",
+		json_t *rec = al_store_lost_record(
+			col_s(rows, i, 0), col_s(rows, i, 1), col_s(rows, i, 2),
 			"node_lost");
 		rc = rec == NULL ? -ENOMEM : audit_append(c, rec);
 		json_decref(rec);
@@ -1342,11 +1339,8 @@ static int lose_pinned_body(sq_store *s, sqlite3 *c, void *a_)
 		return rc;
 	size_t n = json_array_size(rows);
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		json_t *rec = json_pack(
-			"{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "event",
-			"run.finished", "run_id", col_s(rows, i, 0), "tenant",
-			col_s(rows, i, 1), "node", node, "outcome",
-			"unavailable", "reason", "lost", "detail",
+		json_t *rec = al_store_lost_record(
+			col_s(rows, i, 0), col_s(rows, i, 1), node,
 			"forwarded_env_lost");
 		rc = rec == NULL ? -ENOMEM : audit_append(c, rec);
 		json_decref(rec);
