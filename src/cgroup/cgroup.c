@@ -19,6 +19,7 @@
 
 #include "cgroup/cgfs.h"
 #include "cgroup/manager.h"
+#include "cgroup/sweep.h"
 #include "core/util.h"
 
 static const char *const ctrl_name[AL_CG__N] = {"memory", "pids", "cpu"};

@@ -147,22 +147,6 @@ void al_sb_cgrun_usage(const al_sb_cgrun *run, al_sb_cgusage *u);
  * is handed to the sweep.  Returns 0 or -EBUSY when one could not be
  * removed. */
 int al_sb_cgrun_destroy(al_sb_cgrun *run);
-/* Kills the run's cgroups (again every so often) and waits until they are
- * empty, at most timeout_ms; waits on the unified cgroup.events where
- * there is one.  true when verified empty. */
-bool al_sb_cgrun_settle(const al_sb_cgrun *run, int timeout_ms);
-/* A run cgroup that could not be removed: retried (one rmdir, no wait) at
- * every later removal in this process. */
-void al_cg_sweep_defer(const char *dir);
-/* After a removal: retries the handed-over dirs and, once per process and
- * then at most once a minute, sweeps the hierarchies the run's cgroups
- * were made in (their parents, our own cgroups): every empty
- * "airlock-PID-..." or "airlock-probe-PID-..." cgroup there whose
- * creator PID is gone, older than a minute, is removed.  Only rmdir: the
- * kernel refuses a cgroup that holds a process or a child, so nothing
- * alive is touched; a durable run's "airlock-run-..." is its daemon's and
- * never swept.  Returns how many were removed. */
-int al_cg_sweep_after(const al_sb_cgrun *run);
 
 /* ---- a durable run's tree in the unified hierarchy (run_tree.c) ---- */
 

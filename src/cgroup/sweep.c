@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cgroup/cgfs.h"
+#include "cgroup/sweep.h"
 
 /* How often, while waiting, the run's cgroups are killed again: a
  * process forked while the previous kill went through its list. */
