@@ -19,6 +19,7 @@
 
 #include "cgroup/cgfs.h"
 #include "cgroup/manager.h"
+#include "cgroup/sweep.h"
 #include "core/util.h"
 
 static const char *const ctrl_name[AL_CG__N] = {"memory", "pids", "cpu"};
@@ -447,34 +448,54 @@ void al_sb_cgrun_usage(const al_sb_cgrun *run, al_sb_cgusage *u)
 	al_cg_v1.usage(run, u);
 }
 
+/* Removes dir now, or after the run's cgroups were verifiably emptied
+ * (*settled: done once per destroy); false when it stayed. */
+static bool remove_run_dir(al_sb_cgrun *run, const char *dir, bool *settled)
+{
+	if (rmdir(dir) == 0 || errno == ENOENT)
+		return true;
+	if (errno != EBUSY)
+		return false;
+	if (!*settled) {
+		al_sb_cgrun_settle(run, AL_CG_SETTLE_MS);
+		*settled = true;
+	}
+	return al_cgfs_rmdir_retry(dir) == 0;
+}
+
 int al_sb_cgrun_destroy(al_sb_cgrun *run)
 {
 	int rc = 0;
+	bool settled = false;
+	bool made = run->v2_dir != NULL;
 	if (run->v2_fd >= 0)
 		close(run->v2_fd);
 	run->v2_fd = -1;
 	for (int i = AL_CG__N - 1; i >= 0; i--) {
 		if (run->v1_dir[i] == NULL)
 			continue;
+		made = true;
 		bool shared = false;
 		for (int j = 0; j < i; j++)
 			if (run->v1_dir[j] &&
 			    strcmp(run->v1_dir[j], run->v1_dir[i]) == 0)
 				shared = true;
-		if (!shared) {
-			al_cgfs_rmdir_retry(run->v1_dir[i]);
-			if (access(run->v1_dir[i], F_OK) == 0)
-				rc = -EBUSY;
+		if (!shared && !remove_run_dir(run, run->v1_dir[i], &settled)) {
+			al_cg_sweep_defer(run->v1_dir[i]);
+			rc = -EBUSY;
 		}
+	}
+	if (run->v2_dir && !remove_run_dir(run, run->v2_dir, &settled)) {
+		al_cg_sweep_defer(run->v2_dir);
+		rc = -EBUSY;
+	}
+	if (made)
+		al_cg_sweep_after(run);
+	for (int i = 0; i < AL_CG__N; i++) {
 		free(run->v1_dir[i]);
 		run->v1_dir[i] = NULL;
 	}
-	if (run->v2_dir) {
-		al_cgfs_rmdir_retry(run->v2_dir);
-		if (access(run->v2_dir, F_OK) == 0)
-			rc = -EBUSY;
-		free(run->v2_dir);
-		run->v2_dir = NULL;
-	}
+	free(run->v2_dir);
+	run->v2_dir = NULL;
 	return rc;
 }

@@ -133,8 +133,19 @@ typedef struct al_sb_cgusage {
 } al_sb_cgusage;
 
 void al_sb_cgrun_usage(const al_sb_cgrun *run, al_sb_cgusage *u);
-/* Removes the run's cgroups (retrying briefly while the kernel lets the
- * last tasks go).  Returns 0 or -EBUSY when one could not be removed. */
+
+/* ---- Removal (cgroup.c, sweep.c) ---------------------------------- */
+
+/* How long a removal waits for a run's tree that is still dying (a
+ * SIGKILLed process leaves its cgroups only at the end of its exit, after
+ * its memory and files are released, which under load takes seconds). */
+#define AL_CG_SETTLE_MS 10000
+/* Removes the run's cgroups.  One still busy: the run's cgroups are
+ * killed again and waited for (at most AL_CG_SETTLE_MS) until verifiably
+ * empty (the unified cgroup.events says populated 0 and every
+ * cgroup.procs is empty), and the removal retried; one that still stays
+ * is handed to the sweep.  Returns 0 or -EBUSY when one could not be
+ * removed. */
 int al_sb_cgrun_destroy(al_sb_cgrun *run);
 
 /* ---- a durable run's tree in the unified hierarchy (run_tree.c) ---- */

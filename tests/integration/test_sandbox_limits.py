@@ -3,7 +3,6 @@
 import json
 import signal
 import subprocess
-import time
 
 from sandbox_helpers import BIN, need, run
 
@@ -27,27 +26,49 @@ def test_file_size_limit_kills_with_reason():
     assert res["signal"] == signal.SIGXFSZ
 
 
+# The wall limit of the CPU tests: far past their CPU seconds even when
+# the machine's cores are shared by many runnable processes (a second of
+# CPU then takes many seconds of wall), so only the CPU limit can end them.
+CPU_TEST_WALL = "120s"
+
+
+def cpu_ms(res):
+    return res["usage"]["cpu_user_ms"] + res["usage"]["cpu_sys_ms"]
+
+
+# The kernel counts RLIMIT_CPU in scheduler ticks, each charged whole to
+# the process running when it fires; the cgroup counts nanoseconds.  On a
+# quiet machine the two agree within a few ticks; on a loaded one the
+# ticks charge the program for time that short-lived processes ran inside
+# them, and the program is killed with less CPU than its limit
+# (docs/testing.md, "Load").  So the limit's value is checked where the
+# program sees it (ulimit), the kill by its signal and reason, and the CPU
+# used only against bounds that hold under either count.
+
+
 def test_cpu_limit_kills_with_reason():
     need(limit="cpu_ms")
-    t0 = time.time()
-    res = run("sh", "while :; do :; done", "--cpu", "1s", "-t", "20s")
+    res = run("sh", "ulimit -t; ulimit -Ht; while :; do :; done",
+              "--cpu", "1s", "-t", CPU_TEST_WALL, timeout=180)
     assert res["outcome"] == "killed", res
     assert res["reason"] == "cpu_limit"
     assert res["signal"] == signal.SIGXCPU
-    assert time.time() - t0 < 10
-    # The rlimit counts in scheduler ticks, the cgroup in nanoseconds: the
-    # two can differ by a few ticks, so allow 10 %.
-    assert res["usage"]["cpu_user_ms"] + res["usage"]["cpu_sys_ms"] >= 850
+    # soft: the limit; hard: a second later (the next test)
+    assert res["stdout"] == "1\n2\n"
+    # it ran until the limit, and was not let run on past it
+    assert 500 <= cpu_ms(res) < 1500, res["usage"]
 
 
 def test_cpu_limit_holds_when_sigxcpu_is_ignored():
     need(limit="cpu_ms")
-    res = run("sh", "trap '' XCPU; while :; do :; done", "--cpu", "1s",
-              "-t", "20s")
+    res = run("sh", "ulimit -Ht; trap '' XCPU; while :; do :; done",
+              "--cpu", "1s", "-t", CPU_TEST_WALL, timeout=180)
     # the hard limit, a second later, is a SIGKILL the program cannot stop
     assert res["outcome"] == "killed", res
     assert res["signal"] == signal.SIGKILL
-    assert res["usage"]["wall_ms"] < 5000
+    assert res["stdout"] == "2\n"
+    # past the soft limit (SIGXCPU ignored), ended at the hard one
+    assert 1000 <= cpu_ms(res) < 2500, res["usage"]
 
 
 def test_workspace_bytes_is_a_bounded_tmpfs(tmp_path):
