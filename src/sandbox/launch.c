@@ -476,6 +476,10 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 		rc = al_sb_write_idmaps(0, l->host_uid, l->host_gid);
 		if (rc < 0)
 			fail(ff, ST_USERNS, -rc, 1);
+		/* A change of credentials clears the parent-death signal:
+		 * set again, or a killed CLI or supervisor would leave the
+		 * run going past its wall limit. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 	}
 	/* The init's memory holds the host's environment: the program (same
 	 * uid) must not read it through /proc/1. */

@@ -122,6 +122,35 @@ def populated(d):
         return f.read().strip() != ""
 
 
+def test_a_killed_cli_takes_its_run_with_it():
+    """The init dies with its launcher (parent-death signal, set again
+    after the init drops to the run's uid): SIGKILL of the CLI ends the
+    run's whole tree, with no one else killing it."""
+    p = subprocess.Popen([BIN, "--config", session_config(), "run",
+                          "-p", "sandbox", "-l", "sh", "-e", "sleep 30"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    want = len(bases())
+    left = []
+    for _ in range(600):  # the run's cgroups exist once it started
+        left = cgroups_of(p.pid)
+        if len(left) == want and all(populated(d) for d in left):
+            break
+        time.sleep(0.05)
+    p.kill()
+    p.wait()
+    assert len(left) == want, left
+    for _ in range(200):
+        if not any(os.path.isdir(d) and populated(d) for d in left):
+            break
+        time.sleep(0.05)
+    alive = [d for d in left if os.path.isdir(d) and populated(d)]
+    for d in alive:  # not to leave it behind when the check fails
+        with open(os.path.join(d, "cgroup.procs")) as f:
+            for pid in f.read().split():
+                os.kill(int(pid), 9)
+    assert alive == [], "the run outlived its killed CLI"
+
+
 def test_cgroups_of_a_killed_creator_are_swept():
     """The creator killed mid-run cannot remove its cgroups (this is how
     they piled up under a daemon whose supervisors were killed): once its
