@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -900,6 +901,15 @@ static bool may_serve_again(int sock, const al_fdset *before,
 	return true;
 }
 
+/* JSON's memory is wiped as it is freed: the secrets (and the request)
+ * of a run pass through it, and the process serves further runs. */
+static void json_free_wiped(void *p)
+{
+	if (p != NULL)
+		explicit_bzero(p, malloc_usable_size(p));
+	free(p);
+}
+
 int al_supervisor_idle_main(const char *state_dir, char *nonce, int sock)
 {
 	const al_provider_ops *ops = NULL;
@@ -913,6 +923,7 @@ int al_supervisor_idle_main(const char *state_dir, char *nonce, int sock)
 	sigset_t set;
 
 	block_signals(&set);
+	json_set_alloc_funcs(malloc, json_free_wiped);
 	if (buf == NULL || !al_nonce_valid(nonce))
 		goto out;
 	/* 1: the provider to ensure, then "ready" (or "failed"). */
@@ -972,13 +983,15 @@ int al_supervisor_idle_main(const char *state_dir, char *nonce, int sock)
 				       false);
 		}
 		rc = run_one(state_dir, run_id, nonce, sec, ops, handle, true);
-		/* The run's log is not the next one's; nothing of its
-		 * environment stays. */
-		if (dup2(null_fd, 1) < 0 || dup2(null_fd, 2) < 0)
-			rc = 1;
+		/* Nothing of the run's environment stays; the checks say
+		 * why not in the run's log; then the log goes too. */
 		unsetenv("AIRLOCK_RUN_BASE");
 		al_reuse_drain_signals();
-		if (rc != 0 || !may_serve_again(sock, &before, ops, handle)) {
+		bool more = rc == 0 && may_serve_again(sock, &before, ops,
+						       handle);
+		if (dup2(null_fd, 1) < 0 || dup2(null_fd, 2) < 0)
+			more = false;
+		if (!more) {
 			/* Its result is recorded (or it failed): the daemon
 			 * ends and removes the cgroup as after any run. */
 			if (handle != NULL && ops->release != NULL)
