@@ -13,6 +13,7 @@ import pathlib
 
 import pytest
 
+from test_durable_faults import fault_bin  # noqa: F401 (fixture)
 from test_durable_support import (DurableDaemon, alive,
                                   assert_no_sanitizer_reports, audit_events,
                                   cleanup_state, finished_records, identity,
@@ -232,3 +233,35 @@ def test_daemon_killed_during_a_reused_supervisors_run(daemon):
     res3 = run_sh(d, "echo three")
     assert res3["stdout"] == "three\n"
     assert identity(d, res3["run_id"])["pid"] != pid
+
+
+@pytest.mark.parametrize("point", ["after_result", "before_ack"])
+def test_daemon_killed_after_done_before_finishing(tmp_path, fault_bin,
+                                                   point):
+    """The supervisor said "done" (its run's tree is gone) and waits for
+    another run; the daemon dies before the run is finished.  The next
+    daemon finishes it once; the supervisor, its socket gone, exits and
+    takes its cgroup with it."""
+    d = DurableDaemon(tmp_path, sandbox_config(), binary=fault_bin)
+    try:
+        d.start(env={"AIRLOCK_FAULT": point})
+        wait_ready(d)
+        st, _, body = d.run({"language": "sh", "code": "echo once",
+                             "limits": {"wall_ms": 20000}}, wait=False)
+        assert st == 202, body
+        rid = body["run_id"]
+        assert d.wait_dead(timeout=30) == -9, d.all_logs()
+        assert "fault point %s" % point in d.all_logs()
+        pid = identity(d, rid)["pid"]
+        cg = pathlib.Path(record(d, rid)["cgroup"])
+        wait_until(lambda: not alive(pid), what="the supervisor's end")
+        d.start()
+        res = d.wait_finished(rid)
+        assert res["outcome"] == "completed" and res["stdout"] == "once\n"
+        assert audit_events(d, rid) == ["run.started", "run.finished"]
+        assert len(finished_records(d, rid)) == 1
+        wait_until(lambda: not cg.exists(), what="its cgroup's removal")
+        assert_no_sanitizer_reports(d)
+    finally:
+        d.stop() if d.proc is not None else None
+        cleanup_state(d)
