@@ -12,11 +12,27 @@
 #include <unistd.h>
 
 #include "cgroup/cgfs.h"
+#include "core/hash.h"
 #include "core/util.h"
 
 #define BITS_PER (8 * sizeof(unsigned long))
 
-int al_reuse_fds(al_fdset *out)
+extern char **environ;
+
+static unsigned count_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	unsigned n = 0;
+	struct dirent *de;
+	while (d != NULL && (de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.')
+			n++;
+	if (d != NULL)
+		closedir(d);
+	return n;
+}
+
+int al_reuse_snapshot(al_reuse_state *out)
 {
 	memset(out, 0, sizeof(*out));
 	DIR *d = opendir("/proc/self/fd");
@@ -36,12 +52,24 @@ int al_reuse_fds(al_fdset *out)
 		out->bits[fd / BITS_PER] |= 1UL << (fd % BITS_PER);
 	}
 	closedir(d);
-	return 0;
+	out->threads = count_threads();
+	al_digest dg;
+	al_digest_init(&dg);
+	for (char **e = environ; e != NULL && *e != NULL; e++)
+		al_digest_update(&dg, *e, strlen(*e) + 1);
+	al_digest_final(&dg, out->env);
+	return out->threads > 0 ? 0 : -EIO;
 }
 
-bool al_reuse_fds_same(const al_fdset *a, const al_fdset *b)
+const char *al_reuse_differs(const al_reuse_state *a, const al_reuse_state *b)
 {
-	return !a->over && !b->over && memcmp(a->bits, b->bits, sizeof(a->bits)) == 0;
+	if (a->over || b->over || memcmp(a->bits, b->bits, sizeof(a->bits)) != 0)
+		return "descriptors";
+	if (a->threads != b->threads)
+		return "threads";
+	if (strcmp(a->env, b->env) != 0)
+		return "environment";
+	return NULL;
 }
 
 /* This process's cgroup in the unified hierarchy (absolute), or NULL. */

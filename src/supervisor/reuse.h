@@ -4,8 +4,8 @@
  *
  * A supervisor takes another run only when, after the last one, its own
  * cgroup holds nothing but itself (the run's whole tree reaped), it holds
- * exactly the descriptors it held before that run, and its provider
- * handle is healthy.  Each run has a nonce of its own: the supervisor
+ * exactly the descriptors, threads and environment it held before that
+ * run, and its provider handle is healthy.  Each run has a nonce of its own: the supervisor
  * writes it over the nonce in its argument vector, so the identity check
  * (pid, start time, the nonce in /proc/PID/cmdline) names one run at a
  * time and a stale identity of an earlier run never verifies. */
@@ -20,14 +20,20 @@
  * saves is spread over enough runs to be negligible per run. */
 #define AL_SUP_RUNS_MAX 16
 
-/* The open descriptors of this process (a bitmap of the first 1024). */
-typedef struct al_fdset {
+/* What a run must leave as it found it: the open descriptors (a bitmap
+ * of the first 1024), the number of threads and the environment (a
+ * digest of every string). */
+typedef struct al_reuse_state {
 	unsigned long bits[1024 / (8 * sizeof(unsigned long))];
-	bool over; /* one at or above 1024: never equal */
-} al_fdset;
+	bool over; /* a descriptor at or above 1024: never equal */
+	unsigned threads;
+	char env[65];
+} al_reuse_state;
 
-int al_reuse_fds(al_fdset *out);
-bool al_reuse_fds_same(const al_fdset *a, const al_fdset *b);
+int al_reuse_snapshot(al_reuse_state *out);
+/* NULL when equal, else what differs ("descriptors", ...). */
+const char *al_reuse_differs(const al_reuse_state *before,
+			     const al_reuse_state *after);
 
 /* true when this process's cgroup is an idle supervisor's
  * (airlock-run-sup-*), holds no process but this one, and every cgroup

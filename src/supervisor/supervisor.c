@@ -875,11 +875,12 @@ static bool reusable_provider(const al_provider_ops *ops)
 
 /* After a run: may this process take another?  Its tree, descriptors
  * and handle are checked (reuse.h); the daemon must still be there. */
-static bool may_serve_again(int sock, const al_fdset *before,
+static bool may_serve_again(int sock, const al_reuse_state *before,
 			    const al_provider_ops *ops,
 			    al_provider_handle *handle)
 {
-	al_fdset after;
+	al_reuse_state after;
+	const char *what;
 	struct pollfd pfd = {sock, POLLIN | POLLRDHUP, 0};
 	/* The daemon says nothing while a run goes: anything is its end. */
 	if (poll(&pfd, 1, 0) != 0)
@@ -892,10 +893,13 @@ static bool may_serve_again(int sock, const al_fdset *before,
 			"cgroup; not serving another");
 		return false;
 	}
-	if (al_reuse_fds(&after) < 0 || !al_reuse_fds_same(before, &after)) {
+	what = al_reuse_snapshot(&after) < 0 ? "process"
+					      : al_reuse_differs(before, &after);
+	if (what != NULL) {
 		al_logf(AL_LOG_WARN, NULL,
-			"idle supervisor: a descriptor of the run is left "
-			"open; not serving another");
+			"idle supervisor: the run changed its %s; not "
+			"serving another",
+			what);
 		return false;
 	}
 	return true;
@@ -943,11 +947,13 @@ int al_supervisor_idle_main(const char *state_dir, char *nonce, int sock)
 	}
 	if (runs > 1 && (null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC)) < 0)
 		runs = 1;
+	/* Each run sets it (prepare); none is inherited into the next. */
+	unsetenv("AIRLOCK_RUN_BASE");
 	for (;;) {
 		/* 2: "run <id> <nonce>" with the log and the secrets, or the
 		 * end of the socket (the daemon is gone: nothing runs). */
-		al_fdset before;
-		bool again = runs > 1 && al_reuse_fds(&before) == 0;
+		al_reuse_state before;
+		bool again = runs > 1 && al_reuse_snapshot(&before) == 0;
 		n = idle_recv(sock, buf, 256, fds, 2, &n_fds);
 		char run_id[64], their[64];
 		if (n <= 0 || n_fds < 1 ||

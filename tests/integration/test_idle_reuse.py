@@ -265,3 +265,25 @@ def test_daemon_killed_after_done_before_finishing(tmp_path, fault_bin,
     finally:
         d.stop() if d.proc is not None else None
         cleanup_state(d)
+
+
+def test_an_interrupted_and_a_timed_out_run_leave_it_serving(daemon):
+    d = daemon
+    wait_ready(d)
+    st, _, body = d.run({"language": "sh", "code": "sleep 30",
+                         "limits": {"wall_ms": 20000}}, wait=False)
+    assert st == 202, body
+    rid = body["run_id"]
+    wait_until(lambda: (run_dir(d, rid) / "identity.json").exists(),
+               what="the hand-off")
+    pid = identity(d, rid)["pid"]
+    st, _, res = d.request("POST", "/v1/runs/%s/interrupt?wait=true" % rid)
+    assert st == 200 and res["outcome"] == "interrupted", res
+    wait_ready(d)
+    res = run_sh(d, "sleep 30", limits={"wall_ms": 300})
+    assert res["outcome"] == "timed_out", res
+    assert identity(d, res["run_id"])["pid"] == pid
+    wait_ready(d)
+    res = run_sh(d, "echo after")
+    assert res["outcome"] == "completed" and res["stdout"] == "after\n"
+    assert identity(d, res["run_id"])["pid"] == pid
