@@ -30,6 +30,7 @@ typedef struct target {
 	char *ensure_config; /* what the supervisor ensures (or NULL) */
 	unsigned want;
 	unsigned have;	     /* ready + being started + lent to a run */
+	unsigned lent;	     /* of which lent: counted as runs in flight */
 	/* Runs one supervisor serves (docs/durability.md, "A supervisor
 	 * that serves several runs"): the generic sandbox ones only. */
 	unsigned runs;
@@ -111,8 +112,9 @@ static entry *reap_locked(al_idle_pool *p)
 static long pick_locked(al_idle_pool *p, unsigned busy)
 {
 	unsigned idle = 0;
+	/* A lent one's run is already among the busy. */
 	for (size_t i = 0; i < p->n_targets; i++)
-		idle += p->targets[i].have;
+		idle += p->targets[i].have - p->targets[i].lent;
 	if (busy + idle >= p->concurrency + p->total)
 		return -1;
 	for (size_t i = 0; i < p->n_targets; i++)
@@ -368,6 +370,7 @@ al_idle_sup *al_idle_pool_take(al_idle_pool *p, const char *provider,
 			/* One that serves another run after this one stays
 			 * counted (lent): no replacement is started for it. */
 			if (al_idle_reusable(found->sup)) {
+				p->targets[found->target].lent++;
 				lend->active = true;
 				lend->target = found->target;
 				lend->gen = p->gen;
@@ -404,6 +407,8 @@ void al_idle_pool_return(al_idle_pool *p, al_idle_lend *lend,
 		e = calloc(1, sizeof(*e));
 	pthread_mutex_lock(&p->lock);
 	bool current = lend->gen == p->gen && !p->stop;
+	if (current)
+		p->targets[lend->target].lent--;
 	if (e != NULL && current) {
 		e->sup = sup;
 		e->target = lend->target;

@@ -873,6 +873,11 @@ static bool reusable_provider(const al_provider_ops *ops)
 	return ops != NULL && strcmp(ops->id, "sandbox") == 0;
 }
 
+/* How long the checks after a run wait for its last processes and
+ * threads to be gone before refusing another run. */
+#define SETTLE_MS 500
+#define SETTLE_STEP_MS 5
+
 /* After a run: may this process take another?  Its tree, descriptors
  * and handle are checked (reuse.h); the daemon must still be there. */
 static bool may_serve_again(int sock, const al_reuse_state *before,
@@ -887,17 +892,23 @@ static bool may_serve_again(int sock, const al_reuse_state *before,
 		return false;
 	if (ops->health != NULL && ops->health(handle, NULL) < 0)
 		return false;
-	if (!al_reuse_tree_alone()) {
-		al_logf(AL_LOG_INFO, NULL,
-			"idle supervisor: something of the run is left in its "
-			"cgroup; not serving another");
-		return false;
+	/* What the run ended may still be on its way out (a process the
+	 * pid namespace's end killed, a thread past its join): a moment to
+	 * settle, then the verdict. */
+	for (int waited = 0;; waited += SETTLE_STEP_MS) {
+		bool alone = al_reuse_tree_alone();
+		what = !alone ? "cgroup"
+		       : al_reuse_snapshot(&after) < 0
+			       ? "process"
+			       : al_reuse_differs(before, &after);
+		if (what == NULL || waited >= SETTLE_MS)
+			break;
+		struct timespec ts = {0, SETTLE_STEP_MS * 1000000L};
+		nanosleep(&ts, NULL);
 	}
-	what = al_reuse_snapshot(&after) < 0 ? "process"
-					      : al_reuse_differs(before, &after);
 	if (what != NULL) {
 		al_logf(AL_LOG_WARN, NULL,
-			"idle supervisor: the run changed its %s; not "
+			"idle supervisor: the run left its %s changed; not "
 			"serving another",
 			what);
 		return false;

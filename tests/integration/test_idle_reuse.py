@@ -214,7 +214,10 @@ def test_daemon_killed_during_a_reused_supervisors_run(daemon):
     wait_until(lambda: (run_dir(d, rid) / "identity.json").exists(),
                what="the hand-off")
     assert identity(d, rid)["pid"] == pid
-    assert nonce_of(pid) == record(d, rid)["nonce"]
+    # It shows the run's nonce once it has read the hand-off (the
+    # identity is recorded as the message is sent).
+    wait_until(lambda: nonce_of(pid) == record(d, rid)["nonce"],
+               what="the run's nonce in its argv")
     d.kill9()
     # Its daemon gone, it finishes this run and takes no other.
     d.start()
