@@ -7,6 +7,7 @@ during a reused supervisor's later run recovers it exactly once.
 Every test tells a reused supervisor from a fresh one by the process
 itself: the pid and start time recorded for each run, and the nonce its
 argument vector shows."""
+import hashlib
 import json
 import os
 import pathlib
@@ -79,10 +80,10 @@ def run_sh(d, code, **extra):
     return res
 
 
-def wait_ready(d):
+def wait_ready(d, token="default"):
     """The one idle supervisor is back (or new) and waiting."""
     def ready():
-        st, _, text = d.request("GET", "/metrics")
+        st, _, text = d.request("GET", "/metrics", token=token)
         return 'airlock_idle_supervisors{kind="generic"} 1' in text
     wait_until(ready, timeout=30, what="an idle supervisor")
 
@@ -147,36 +148,60 @@ def test_a_leftover_process_does_not_reach_the_next_run(daemon):
             assert "populated 0" in (sub / "cgroup.events").read_text()
 
 
+ACME, OTHER = "acme-token-" + "a" * 24, "other-token-" + "b" * 24
+
+
 def test_secrets_and_environment_do_not_carry_over(tmp_path):
+    """A supervisor serves runs of any tenant (docs/durability.md): one
+    tenant's run with a secret, then another tenant's run on the same
+    supervisor sees nothing of it."""
     sec = tmp_path / "secrets.json"
     sec.write_text(json.dumps({"API_KEY": "s3cr3t-first"}))
     sec.chmod(0o600)
-    d = start(tmp_path, sandbox_config(secrets_file=sec,
-                                       secrets=["API_KEY"]))
+    cfg = sandbox_config(secrets_file=sec, secrets=["API_KEY"])
+    grant = cfg["tenants"].pop("default")["grant"]
+    cfg["tenants"] = {"acme": {"languages": "*", "grant": grant},
+                      "other": {"languages": "*",
+                                "grant": dict(grant, secrets=[])}}
+    cfg["tokens"] = {hashlib.sha256(t.encode()).hexdigest(): name
+                     for t, name in ((ACME, "acme"), (OTHER, "other"))}
+    d = DurableDaemon(tmp_path, cfg)
     try:
-        wait_ready(d)
-        res = run_sh(d, 'echo "key=$API_KEY"; export LEAK=1; '
-                        'echo x > /tmp/left; echo x > /workspace/left',
-                     grant={"workspace": "rw", "secrets": ["API_KEY"]})
-        assert res["outcome"] == "completed", res
+        d.start()
+        st, _, caps = d.request("GET", "/v1/capabilities", token=ACME)
+        if not caps["providers"][0]["available"]:
+            pytest.skip("the sandbox is unavailable here")
+        wait_ready(d, ACME)
+        st, _, res = d.run({"language": "sh", "limits": {"wall_ms": 20000},
+                            "code": 'echo "key=$API_KEY"; export LEAK=1; '
+                                    'echo x > /tmp/left; '
+                                    'echo x > /workspace/left',
+                            "grant": {"workspace": "rw",
+                                      "secrets": ["API_KEY"]}},
+                           token=ACME)
+        assert st == 200 and res["outcome"] == "completed", res
         assert res["stdout"] == "key=s3cr3t-first\n", res
         pid = identity(d, res["run_id"])["pid"]
-        wait_ready(d)
-        res2 = run_sh(d, 'echo "key=${API_KEY-unset} leak=${LEAK-unset}"; '
-                         'ls /tmp /workspace 2>&1; env | sort',
-                      grant={"workspace": "rw"})
+        wait_ready(d, ACME)
+        st, _, res2 = d.run({"language": "sh", "limits": {"wall_ms": 20000},
+                             "code": 'echo "key=${API_KEY-unset} '
+                                     'leak=${LEAK-unset}"; '
+                                     'ls /tmp /workspace 2>&1; env | sort',
+                             "grant": {"workspace": "rw"}}, token=OTHER)
+        assert st == 200 and res2["outcome"] == "completed", res2
         assert identity(d, res2["run_id"])["pid"] == pid
-        assert res2["outcome"] == "completed", res2
+        assert record(d, res2["run_id"])["tenant"] == "other"
         out = res2["stdout"]
         assert out.startswith("key=unset leak=unset\n"), out
         assert "left" not in out and "s3cr3t" not in out, out
-        # The supervisor's own environment and memory-file descriptors
-        # hold nothing of the first run.
+        # The supervisor's own environment and descriptors hold nothing
+        # of the first run.
         env = pathlib.Path("/proc/%d/environ" % pid).read_bytes()
         assert b"s3cr3t" not in env and b"AIRLOCK_RUN_BASE" not in env
         fds = [os.readlink("/proc/%d/fd/%s" % (pid, f))
                for f in os.listdir("/proc/%d/fd" % pid)]
-        assert not any("secrets" in f or res["run_id"] in f for f in fds), fds
+        assert not any("secrets" in f or res["run_id"] in f
+                       for f in fds), fds
     finally:
         try:
             d.stop() if d.proc is not None else None
