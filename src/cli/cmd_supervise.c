@@ -30,7 +30,10 @@ int cmd_supervise(const cli_globals *g, int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *run = NULL, *nonce = NULL;
+	const char *run = NULL;
+	/* In the argument vector: an idle supervisor writes each run's
+	 * nonce over it (supervisor/reuse.h). */
+	char *nonce = NULL;
 	int secrets_fd = -1;
 	bool idle = false;
 	uint64_t v;

@@ -56,8 +56,12 @@ struct al_idle_sup {
 	uint64_t starttime;
 	int pidfd; /* -1 when none */
 	int sock;  /* our end of its socketpair */
+	/* The nonce it was started with; its cgroup is named by it. */
 	char nonce[AL_NONCE_HEX + 1];
 	char *cgroup; /* NULL: none */
+	/* Runs it may serve in all (docs/durability.md, "A supervisor that
+	 * serves several runs"), and has been handed. */
+	unsigned runs, served;
 };
 
 struct al_drun {
@@ -74,6 +78,11 @@ struct al_drun {
 	int out_fd;
 	uint64_t out_off;
 	bool handed; /* to an idle supervisor */
+	/* An idle supervisor that may serve another run after this one:
+	 * kept (its socket says "done" when this run's tree is gone), NULL
+	 * otherwise. */
+	al_idle_sup *idle;
+	bool sup_done; /* it said so: it lives on, alone in its cgroup */
 };
 
 int al_durable_open(const char *state_dir, al_durable **out, al_error **err)
@@ -148,10 +157,22 @@ static al_drun *drun_new(al_durable *d, const char *run_id)
 	return r;
 }
 
+static void idle_release(al_idle_sup *i);
+
 void al_drun_free(al_drun *r)
 {
 	if (r == NULL)
 		return;
+	if (r->idle != NULL && r->sup_done) {
+		/* Done with this run and not given back: it ends (its socket
+		 * closes), is reaped and its cgroup removed. */
+		r->idle->pidfd = r->pidfd;
+		r->pidfd = -1;
+		al_idle_discard(r->idle);
+	} else if (r->idle != NULL) {
+		idle_release(r->idle);
+	}
+	r->idle = NULL;
 	if (r->own_child && !r->ended && r->id.pid > 0) {
 		/* Never left unreaped: it may still run (it is durable), so
 		 * only a finished one is reaped here. */
@@ -227,10 +248,17 @@ int al_drun_create(al_durable *d, const al_launch_spec *s, al_drun **out,
 						 s->operations_json)) < 0)
 		goto fail;
 	snprintf(r->rec.run_id, sizeof(r->rec.run_id), "%s", s->run_id);
-	if (s->idle != NULL)
+	if (s->idle != NULL && s->idle->served == 0) {
 		memcpy(r->rec.nonce, s->idle->nonce, sizeof(r->rec.nonce));
-	else if ((rc = al_nonce_new(r->rec.nonce)) < 0)
+	} else if ((rc = al_nonce_new(r->rec.nonce)) < 0) {
 		goto fail;
+	} else if (s->idle != NULL) {
+		/* A supervisor's later run: a nonce of its own (the process
+		 * shows it in its argv from the hand-off on), the cgroup still
+		 * named by the supervisor's first. */
+		memcpy(r->rec.sup_nonce, s->idle->nonce,
+		       sizeof(r->rec.sup_nonce));
+	}
 	if ((r->rec.tenant = strdup(s->tenant)) == NULL ||
 	    al_strdup_opt(s->principal, &r->rec.principal) < 0 ||
 	    (r->rec.provider = strdup(s->provider)) == NULL ||
@@ -558,7 +586,10 @@ static int handoff(al_drun *r, const al_launch_spec *s, al_idle_sup *idle)
 	r->have_id = true;
 	r->pidfd = idle->pidfd;
 	idle->pidfd = -1;
-	idle_release(idle);
+	if (++idle->served < idle->runs && r->pidfd >= 0)
+		r->idle = idle; /* it may serve another after this one */
+	else
+		idle_release(idle);
 	al_fault_point("after_launch");
 	int wr = al_identity_write(r->dirfd, &r->id);
 	if (wr < 0)
@@ -582,6 +613,7 @@ static int rebind_cold(al_drun *r)
 	int rc = al_nonce_new(r->rec.nonce);
 	if (rc < 0)
 		return rc;
+	r->rec.sup_nonce[0] = '\0';
 	free(r->rec.cgroup);
 	r->rec.cgroup = NULL;
 	if (d->cg_base != NULL &&
@@ -621,6 +653,22 @@ out:
 bool al_drun_handed_off(const al_drun *r)
 {
 	return r->handed;
+}
+
+al_idle_sup *al_drun_give_back(al_drun *r)
+{
+	al_idle_sup *i = r->idle;
+	if (i == NULL || !r->sup_done)
+		return NULL;
+	i->pidfd = r->pidfd;
+	r->pidfd = -1;
+	r->idle = NULL;
+	return i;
+}
+
+bool al_idle_reusable(const al_idle_sup *i)
+{
+	return i != NULL && i->served + 1 < i->runs;
 }
 
 /* ---- idle supervisors ------------------------------------------------ */
@@ -694,8 +742,9 @@ static int idle_prepare(al_idle_sup *i, const char *provider,
 	if (config_json != NULL &&
 	    (cfg = json_loads(config_json, 0, NULL)) == NULL)
 		return -EINVAL;
-	json_t *o = json_pack("{s:s, s:o}", "provider", provider, "config",
-			      cfg != NULL ? cfg : json_null());
+	json_t *o = json_pack("{s:s, s:o, s:i}", "provider", provider, "config",
+			      cfg != NULL ? cfg : json_null(), "runs",
+			      (int)i->runs);
 	char *text = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	if (text == NULL)
@@ -721,7 +770,7 @@ static int idle_prepare(al_idle_sup *i, const char *provider,
 }
 
 int al_idle_spawn(al_durable *d, const char *provider, const char *config_json,
-		  int ready_ms, al_idle_sup **out)
+		  unsigned runs, int ready_ms, al_idle_sup **out)
 {
 	al_idle_sup *i = calloc(1, sizeof(*i));
 	int sv[2] = {-1, -1}, null_fd = -1, cg_fd = -1, cg_dir = -1;
@@ -732,6 +781,7 @@ int al_idle_spawn(al_durable *d, const char *provider, const char *config_json,
 	if (i == NULL)
 		return -ENOMEM;
 	i->pidfd = i->sock = -1;
+	i->runs = runs > 1 ? runs : 1;
 	if ((rc = al_nonce_new(i->nonce)) < 0)
 		goto fail;
 	if (d->cg_base != NULL &&
@@ -781,6 +831,10 @@ int al_idle_spawn(al_durable *d, const char *provider, const char *config_json,
 	if (al_proc_stat(pid, &i->starttime, NULL) < 0)
 		i->starttime = 0;
 	i->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	/* Serving several runs needs a cgroup to verify its tree in and a
+	 * pidfd to watch it by. */
+	if (i->cgroup == NULL || i->pidfd < 0)
+		i->runs = 1;
 	if ((rc = idle_prepare(i, provider, config_json, ready_ms)) < 0)
 		goto fail;
 	*out = i;
@@ -803,10 +857,47 @@ static void mark_ended(al_drun *r)
 		waitpid(r->id.pid, NULL, 0);
 }
 
+/* The kept idle supervisor's word after the run: "done <id>" when the
+ * run's tree is gone and it waits for another.  Anything else (the end of
+ * its socket: its last run, or it gave up) leaves the pidfd to tell. */
+static bool sup_said_done(al_drun *r)
+{
+	char buf[80], want[80];
+	ssize_t n;
+	do
+		n = recv(r->idle->sock, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return false;
+	buf[n > 0 ? n : 0] = '\0';
+	snprintf(want, sizeof(want), "done %s", r->run_id);
+	if (n > 0 && strcmp(buf, want) == 0)
+		return true;
+	/* Not coming back: our side goes, the process is the run's. */
+	close(r->idle->sock);
+	r->idle->sock = -1;
+	return false;
+}
+
 int al_drun_wait(al_drun *r, int timeout_ms)
 {
 	if (r->ended || !r->have_id)
 		return 1;
+	if (r->idle != NULL && r->idle->sock >= 0 && r->pidfd >= 0) {
+		struct pollfd pfd[2] = {{r->pidfd, POLLIN, 0},
+					{r->idle->sock, POLLIN, 0}};
+		int n = poll(pfd, 2, timeout_ms);
+		if (n > 0 && pfd[0].revents) {
+			mark_ended(r);
+			return 1;
+		}
+		if (n > 0 && pfd[1].revents && sup_said_done(r)) {
+			r->sup_done = true;
+			r->ended = true;
+			return 1;
+		}
+		return 0;
+	}
 	if (r->pidfd >= 0) {
 		struct pollfd pfd = {.fd = r->pidfd, .events = POLLIN};
 		int n = poll(&pfd, 1, timeout_ms);
@@ -904,7 +995,9 @@ int al_drun_deliver(al_drun *r, const char *id, const char *event_json)
 
 static void ensure_tree_gone(al_drun *r)
 {
-	if (r->rec.cgroup == NULL)
+	/* A supervisor that serves another run said its cgroup holds only
+	 * itself: the run's tree is gone (supervisor/reuse.h). */
+	if (r->rec.cgroup == NULL || r->sup_done)
 		return;
 	int pop = al_run_cgroup_populated(r->rec.cgroup);
 	if (pop != 0 && al_run_cgroup_kill_wait(r->rec.cgroup, KILL_WAIT_MS) < 0)

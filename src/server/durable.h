@@ -76,9 +76,14 @@ int al_drun_start(al_drun *r, const al_launch_spec *spec, al_error **err);
  * config_json (NULL: none) and waits up to ready_ms for it to say so.
  * It then waits on its socket for one run; when the socket ends (this
  * daemon gone) it exits without running anything and removes its
- * cgroup.  -EIO when it could not ensure the provider. */
+ * cgroup.  runs > 1: it may serve that many in sequence (the built-in
+ * sandbox only; it decides): after each it says "done" once the run's
+ * tree is gone (al_drun_wait) and waits for the next.  -EIO when it
+ * could not ensure the provider. */
 int al_idle_spawn(al_durable *d, const char *provider, const char *config_json,
-		  int ready_ms, al_idle_sup **out);
+		  unsigned runs, int ready_ms, al_idle_sup **out);
+/* true when it may serve another run after the next one. */
+bool al_idle_reusable(const al_idle_sup *s);
 /* false once it ended (or its socket did). */
 bool al_idle_alive(const al_idle_sup *s);
 /* Ends an idle supervisor that was not handed a run: closes its socket,
@@ -90,6 +95,10 @@ void al_durable_sweep_idle(al_durable *d);
 
 /* true when the run went to an idle supervisor. */
 bool al_drun_handed_off(const al_drun *r);
+/* Once the run is finished: its idle supervisor when it said "done" and
+ * may serve another (the caller takes it: al_idle_discard or hand it a
+ * run), else NULL. */
+al_idle_sup *al_drun_give_back(al_drun *r);
 
 /* ---- watching -------------------------------------------------------- */
 

@@ -323,10 +323,12 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 	al_fault_point("before_persist");
 	/* An idle supervisor ready for it (docs/durability.md). */
 	bool warm = false;
+	al_idle_lend lend = {0};
+	al_idle_sup *back = NULL; /* the supervisor, to serve another run */
 	if (svc->idle_sups != NULL)
 		spec.idle = al_idle_pool_take(svc->idle_sups, spec.provider,
 					      spec.provider_config,
-					      req->language, &warm);
+					      req->language, &warm, &lend);
 	if (al_drun_create(svc->durable, &spec, &dr, &err) < 0) {
 		al_idle_discard(spec.idle);
 		/* Nothing persisted, nothing launched. */
@@ -402,6 +404,10 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 	if (al_cancel_state(run->cancel) != AL_CANCEL_NONE)
 		(void)al_drun_control(dr, AL_CONTROL_INTERRUPT);
 	watch_and_finish(run, dr, adm, &f);
+	/* Finished (final.json written): its supervisor may take the next
+	 * run (docs/durability.md, "A supervisor that serves several
+	 * runs"). */
+	back = al_drun_give_back(dr);
 	retire_drun(run);
 	pthread_mutex_lock(&svc->lock);
 	if (run->stdin_open)
@@ -409,6 +415,10 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 	run->stdin_open = false;
 	pthread_mutex_unlock(&svc->lock);
 out:
+	if (svc->idle_sups != NULL)
+		al_idle_pool_return(svc->idle_sups, &lend, back);
+	else
+		al_idle_discard(back);
 	if (hold_fd >= 0)
 		close(hold_fd);
 	*status = f.status;

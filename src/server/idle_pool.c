@@ -12,6 +12,7 @@
 
 #include "core/util.h"
 #include "sandbox/sandbox.h"
+#include "supervisor/reuse.h"
 
 /* How long a new supervisor gets to ensure its provider. */
 #define READY_MS 30000
@@ -28,7 +29,11 @@ typedef struct target {
 	char *base_config;   /* the candidate's, as runs carry it (or NULL) */
 	char *ensure_config; /* what the supervisor ensures (or NULL) */
 	unsigned want;
-	unsigned have;	     /* ready + being started */
+	unsigned have;	     /* ready + being started + lent to a run */
+	unsigned lent;	     /* of which lent: counted as runs in flight */
+	/* Runs one supervisor serves (docs/durability.md, "A supervisor
+	 * that serves several runs"): the generic sandbox ones only. */
+	unsigned runs;
 } target;
 
 typedef struct entry {
@@ -107,8 +112,9 @@ static entry *reap_locked(al_idle_pool *p)
 static long pick_locked(al_idle_pool *p, unsigned busy)
 {
 	unsigned idle = 0;
+	/* A lent one's run is already among the busy. */
 	for (size_t i = 0; i < p->n_targets; i++)
-		idle += p->targets[i].have;
+		idle += p->targets[i].have - p->targets[i].lent;
 	if (busy + idle >= p->concurrency + p->total)
 		return -1;
 	for (size_t i = 0; i < p->n_targets; i++)
@@ -156,6 +162,7 @@ static void *pool_main(void *arg)
 		char *prov = strdup(tg->provider);
 		char *cfg = tg->ensure_config ? strdup(tg->ensure_config) : NULL;
 		bool warm = tg->lang != NULL;
+		unsigned runs = tg->runs;
 		if (prov == NULL || (tg->ensure_config != NULL && cfg == NULL)) {
 			free(prov);
 			free(cfg);
@@ -165,7 +172,7 @@ static void *pool_main(void *arg)
 		tg->have++;
 		pthread_mutex_unlock(&p->lock);
 		al_idle_sup *sup = NULL;
-		int rc = al_idle_spawn(p->d, prov, cfg, READY_MS, &sup);
+		int rc = al_idle_spawn(p->d, prov, cfg, runs, READY_MS, &sup);
 		free(prov);
 		if (cfg != NULL)
 			al_explicit_free_str(cfg);
@@ -261,6 +268,10 @@ static int add_target(target **v, size_t *n, const char *lang,
 	memset(t, 0, sizeof(*t));
 	(*n)++;
 	t->want = want;
+	/* A warm one's member is the run's: it is not served again. */
+	t->runs = lang == NULL && strcmp(provider, "sandbox") == 0
+			  ? AL_SUP_RUNS_MAX
+			  : 1;
 	if ((lang != NULL && (t->lang = strdup(lang)) == NULL) ||
 	    (t->provider = strdup(provider)) == NULL ||
 	    (base != NULL && (t->base_config = strdup(base)) == NULL) ||
@@ -335,10 +346,11 @@ int al_idle_pool_configure(al_idle_pool *p, const al_config *cfg)
 
 al_idle_sup *al_idle_pool_take(al_idle_pool *p, const char *provider,
 			       const char *config_json, const char *language,
-			       bool *warm)
+			       bool *warm, al_idle_lend *lend)
 {
 	entry *found = NULL;
 	*warm = false;
+	memset(lend, 0, sizeof(*lend));
 	pthread_mutex_lock(&p->lock);
 	for (int pass = 0; pass < 2 && found == NULL; pass++) {
 		for (entry **pp = &p->ready; *pp != NULL; pp = &(*pp)->next) {
@@ -355,7 +367,16 @@ al_idle_sup *al_idle_pool_take(al_idle_pool *p, const char *provider,
 			found = *pp;
 			*pp = found->next;
 			*warm = t->lang != NULL;
-			p->targets[found->target].have--;
+			/* One that serves another run after this one stays
+			 * counted (lent): no replacement is started for it. */
+			if (al_idle_reusable(found->sup)) {
+				p->targets[found->target].lent++;
+				lend->active = true;
+				lend->target = found->target;
+				lend->gen = p->gen;
+			} else {
+				p->targets[found->target].have--;
+			}
 			p->st.ready--;
 			if (*warm)
 				p->st.ready_warm--;
@@ -371,6 +392,43 @@ al_idle_sup *al_idle_pool_take(al_idle_pool *p, const char *provider,
 	al_idle_sup *sup = found->sup;
 	free(found);
 	return sup;
+}
+
+void al_idle_pool_return(al_idle_pool *p, al_idle_lend *lend,
+			 al_idle_sup *sup)
+{
+	entry *e = NULL;
+	if (!lend->active) {
+		al_idle_discard(sup);
+		return;
+	}
+	lend->active = false;
+	if (sup != NULL && al_idle_alive(sup))
+		e = calloc(1, sizeof(*e));
+	pthread_mutex_lock(&p->lock);
+	bool current = lend->gen == p->gen && !p->stop;
+	if (current)
+		p->targets[lend->target].lent--;
+	if (e != NULL && current) {
+		e->sup = sup;
+		e->target = lend->target;
+		e->next = p->ready;
+		p->ready = e;
+		p->st.ready++;
+		p->st.reused++;
+		if (p->targets[e->target].lang != NULL)
+			p->st.ready_warm++;
+		sup = NULL;
+	} else if (current) {
+		/* Not coming back: a replacement may start. */
+		p->targets[lend->target].have--;
+	}
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	if (sup != NULL) {
+		free(e);
+		al_idle_discard(sup);
+	}
 }
 
 void al_idle_pool_count(al_idle_pool *p, bool handed, bool warm)

@@ -16,6 +16,7 @@
 #define AL_SERVER_IDLE_POOL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "host/config.h"
@@ -31,11 +32,25 @@ void al_idle_pool_free(al_idle_pool *p);
 /* New targets from a configuration; idle supervisors of the previous
  * one are ended. */
 int al_idle_pool_configure(al_idle_pool *p, const al_config *cfg);
+/* A supervisor taken that serves another run after this one stays
+ * counted in its target until it is returned (al_idle_pool_return). */
+typedef struct al_idle_lend {
+	bool active;
+	size_t target;
+	uint64_t gen;
+} al_idle_lend;
 /* An idle supervisor for this run, or NULL (start one cold).  A warm one
- * of the language first (*warm true), else a generic one. */
+ * of the language first (*warm true), else a generic one.  *lend: call
+ * al_idle_pool_return with it once the run is finished. */
 al_idle_sup *al_idle_pool_take(al_idle_pool *p, const char *provider,
 			       const char *config_json, const char *language,
-			       bool *warm);
+			       bool *warm, al_idle_lend *lend);
+/* After the run: sup is the supervisor al_drun_give_back returned (or
+ * NULL when it is not coming back).  It is ready again when it still
+ * serves this configuration; else it is ended (and a replacement may
+ * start). */
+void al_idle_pool_return(al_idle_pool *p, al_idle_lend *lend,
+			 al_idle_sup *sup);
 /* Counts a launch: handed to an idle supervisor (warm: one of a
  * language's pool) or started cold. */
 void al_idle_pool_count(al_idle_pool *p, bool handed, bool warm);
@@ -44,6 +59,7 @@ typedef struct al_idle_stats {
 	unsigned ready;	    /* idle supervisors waiting now */
 	unsigned ready_warm; /* of which a language's */
 	uint64_t handoffs;   /* runs handed to an idle supervisor */
+	uint64_t reused;     /* supervisors ready again after a run */
 	uint64_t handoffs_warm;
 	uint64_t cold;	     /* runs that started their own */
 	uint64_t spawned;    /* idle supervisors started */

@@ -63,6 +63,13 @@ static int recovery_write_how(int dirfd, const al_recovery *r,
 		json_decref(o);
 		o = NULL;
 	}
+	/* Likewise only a run of a supervisor serving several. */
+	if (o != NULL && r->sup_nonce[0] != '\0' &&
+	    json_object_set_new(o, "sup_nonce", json_string(r->sup_nonce)) <
+		    0) {
+		json_decref(o);
+		o = NULL;
+	}
 	if (o == NULL)
 		return -ENOMEM;
 	if (r->build_cache_bytes > 0 || r->parallel > 1) {
@@ -152,7 +159,7 @@ static int take_int(json_t *o, const char *key, int64_t *out)
 int al_recovery_read(int dirfd, const char *run_id, al_recovery *r)
 {
 	json_t *o = NULL;
-	char *id = NULL, *nonce = NULL;
+	char *id = NULL, *nonce = NULL, *sup_nonce = NULL;
 	int64_t epoch = 0, version = 0;
 	int rc;
 
@@ -176,18 +183,29 @@ int al_recovery_read(int dirfd, const char *run_id, al_recovery *r)
 		    0 ||
 	    (rc = take_text(o, "facts", 4u * AL_RF_MAX_SMALL, &r->facts)) < 0 ||
 	    (json_object_get(o, "module") != NULL &&
-	     (rc = take_str(o, "module", false, 4095, &r->module)) < 0)) {
+	     (rc = take_str(o, "module", false, 4095, &r->module)) < 0) ||
+	    (json_object_get(o, "sup_nonce") != NULL &&
+	     (rc = take_str(o, "sup_nonce", false, AL_NONCE_HEX, &sup_nonce)) <
+		     0)) {
 		rc = rc == -ENOMEM ? rc : -EBADMSG;
 		goto out;
 	}
+	/* The cgroup is the run id's, or the idle supervisor's it was
+	 * handed to: named by the run's nonce, or by sup_nonce for a
+	 * supervisor's later run (never both: sup_nonce differs). */
 	if (version != 2 || strcmp(id, run_id) != 0 || !al_nonce_valid(nonce) ||
+	    (sup_nonce != NULL &&
+	     (!al_nonce_valid(sup_nonce) || strcmp(sup_nonce, nonce) == 0)) ||
 	    (r->cgroup != NULL &&
-	     !al_run_cgroup_valid(r->cgroup, run_id, nonce))) {
+	     !al_run_cgroup_valid(r->cgroup, run_id,
+				  sup_nonce != NULL ? sup_nonce : nonce))) {
 		rc = -EBADMSG;
 		goto out;
 	}
 	snprintf(r->run_id, sizeof(r->run_id), "%s", id);
 	memcpy(r->nonce, nonce, AL_NONCE_HEX + 1);
+	if (sup_nonce != NULL)
+		memcpy(r->sup_nonce, sup_nonce, AL_NONCE_HEX + 1);
 	r->epoch = (uint64_t)epoch;
 	r->parallel = 1;
 	json_t *b = json_object_get(o, "build");
@@ -209,6 +227,7 @@ out:
 		al_recovery_clear(r);
 	free(id);
 	free(nonce);
+	free(sup_nonce);
 	json_decref(o);
 	return rc;
 }

@@ -59,6 +59,11 @@ const char *al_run_work_tmpfs(const char *provider, const char *module);
 typedef struct al_recovery {
 	char run_id[40];
 	char nonce[AL_NONCE_HEX + 1];
+	/* A run handed to an idle supervisor that served an earlier run: the
+	 * nonce its cgroup is named by (airlock-run-sup-<it>.<tag>), which is
+	 * not this run's nonce.  "" when the cgroup is named by the run's id
+	 * or its own nonce. */
+	char sup_nonce[AL_NONCE_HEX + 1];
 	char *tenant;
 	char *principal;     /* NULL when none */
 	char *provider;

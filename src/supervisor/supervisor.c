@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -35,6 +36,7 @@
 #include "supervisor/identity.h"
 #include "supervisor/inbox.h"
 #include "supervisor/outlog.h"
+#include "supervisor/reuse.h"
 #include "cgroup/cgroup.h"
 #include "supervisor/run_records.h"
 #include "supervisor/toolbelt.h"
@@ -84,6 +86,9 @@ typedef struct sup {
 	al_error *exec_err;
 	int done_fd;
 	int stdin_fd; /* the live stdin stream, or -1 */
+	/* The handle outlives the run: the idle supervisor serves another
+	 * (docs/durability.md, "A supervisor that serves several runs"). */
+	bool keep_handle;
 } sup;
 
 static void say(const sup *s, al_log_level level, const char *fmt, ...)
@@ -460,7 +465,7 @@ static void sup_clear(sup *s)
 {
 	if (s->stdin_fd >= 0)
 		close(s->stdin_fd);
-	if (s->handle != NULL && s->ops->release != NULL &&
+	if (!s->keep_handle && s->handle != NULL && s->ops->release != NULL &&
 	    s->ops->release(s->handle, NULL) < 0)
 		say(s, AL_LOG_WARN, "%s",
 		    "the provider handle did not release");
@@ -668,11 +673,13 @@ static void block_signals(sigset_t *set)
  * supervisor already ensured (taken), or NULL. */
 static int run_one(const char *state_dir, const char *run_id,
 		   const char *nonce, int secrets_fd,
-		   const al_provider_ops *ops, al_provider_handle *handle)
+		   const al_provider_ops *ops, al_provider_handle *handle,
+		   bool keep_handle)
 {
 	sup s = {.run_id = run_id, .dirfd = -1, .done_fd = -1, .stdin_fd = -1,
 		 .out = {.fd = -1}, .store = {.dirfd = -1},
-		 .reserve = {.fd = -1}, .ops = ops, .handle = handle};
+		 .reserve = {.fd = -1}, .ops = ops, .handle = handle,
+		 .keep_handle = keep_handle && handle != NULL};
 	int runs_fd = -1, sig_fd = -1, rc = 1;
 	bool deadline_hit = false;
 	sigset_t set;
@@ -771,7 +778,7 @@ int al_supervisor_main(const char *state_dir, const char *run_id,
 			close(secrets_fd);
 		return 2;
 	}
-	return run_one(state_dir, run_id, nonce, secrets_fd, NULL, NULL);
+	return run_one(state_dir, run_id, nonce, secrets_fd, NULL, NULL, false);
 }
 
 /* ---- idle ------------------------------------------------------------ */
@@ -817,21 +824,29 @@ static ssize_t idle_recv(int sock, char *buf, size_t len, int *fds,
 	return n;
 }
 
-/* The provider to ensure: {"provider": id, "config": object|null}. */
+/* The provider to ensure: {"provider": id, "config": object|null,
+ * "runs": N (optional: how many runs it may serve, 1 when absent)}. */
 static int idle_ensure(const char *msg, const al_provider_ops **ops,
-		       al_provider_handle **handle)
+		       al_provider_handle **handle, unsigned *runs)
 {
 	json_t *o = json_loads(msg, 0, NULL);
 	json_t *cfg = json_object_get(o, "config");
+	json_t *jr = json_object_get(o, "runs");
 	const char *id = json_string_value(json_object_get(o, "provider"));
 	char *cfg_text = NULL;
 	int rc = 0;
+	*runs = 1;
 	if (id == NULL ||
 	    (cfg != NULL && !json_is_null(cfg) && !json_is_object(cfg)) ||
+	    (jr != NULL && (!json_is_integer(jr) || json_integer_value(jr) < 1)) ||
 	    (*ops = al_provider_lookup(id)) == NULL) {
 		rc = -EBADMSG;
 		goto out;
 	}
+	if (jr != NULL)
+		*runs = json_integer_value(jr) > AL_SUP_RUNS_MAX
+				? AL_SUP_RUNS_MAX
+				: (unsigned)json_integer_value(jr);
 	if (json_is_object(cfg) &&
 	    (cfg_text = json_dumps(cfg, JSON_COMPACT)) == NULL) {
 		rc = -ENOMEM;
@@ -848,8 +863,69 @@ out:
 	return rc;
 }
 
-int al_supervisor_idle_main(const char *state_dir, const char *nonce,
-			    int sock)
+/* Only the built-in sandbox's runs are served in sequence: its program
+ * runs in namespaces of its own (a pid namespace ends the whole tree with
+ * its init) and cannot reach this process, while a `local` run is this
+ * process's uid unconfined (it could ptrace or write into it) and other
+ * providers are not ours to vouch for. */
+static bool reusable_provider(const al_provider_ops *ops)
+{
+	return ops != NULL && strcmp(ops->id, "sandbox") == 0;
+}
+
+/* How long the checks after a run wait for its last processes and
+ * threads to be gone before refusing another run. */
+#define SETTLE_MS 500
+#define SETTLE_STEP_MS 5
+
+/* After a run: may this process take another?  Its tree, descriptors
+ * and handle are checked (reuse.h); the daemon must still be there. */
+static bool may_serve_again(int sock, const al_reuse_state *before,
+			    const al_provider_ops *ops,
+			    al_provider_handle *handle)
+{
+	al_reuse_state after;
+	const char *what;
+	struct pollfd pfd = {sock, POLLIN | POLLRDHUP, 0};
+	/* The daemon says nothing while a run goes: anything is its end. */
+	if (poll(&pfd, 1, 0) != 0)
+		return false;
+	if (ops->health != NULL && ops->health(handle, NULL) < 0)
+		return false;
+	/* What the run ended may still be on its way out (a process the
+	 * pid namespace's end killed, a thread past its join): a moment to
+	 * settle, then the verdict. */
+	for (int waited = 0;; waited += SETTLE_STEP_MS) {
+		bool alone = al_reuse_tree_alone();
+		what = !alone ? "cgroup"
+		       : al_reuse_snapshot(&after) < 0
+			       ? "process"
+			       : al_reuse_differs(before, &after);
+		if (what == NULL || waited >= SETTLE_MS)
+			break;
+		struct timespec ts = {0, SETTLE_STEP_MS * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+	if (what != NULL) {
+		al_logf(AL_LOG_WARN, NULL,
+			"idle supervisor: the run left its %s changed; not "
+			"serving another",
+			what);
+		return false;
+	}
+	return true;
+}
+
+/* JSON's memory is wiped as it is freed: the secrets (and the request)
+ * of a run pass through it, and the process serves further runs. */
+static void json_free_wiped(void *p)
+{
+	if (p != NULL)
+		explicit_bzero(p, malloc_usable_size(p));
+	free(p);
+}
+
+int al_supervisor_idle_main(const char *state_dir, char *nonce, int sock)
 {
 	const al_provider_ops *ops = NULL;
 	al_provider_handle *handle = NULL;
@@ -857,9 +933,12 @@ int al_supervisor_idle_main(const char *state_dir, const char *nonce,
 	int fds[2] = {-1, -1};
 	size_t n_fds = 0;
 	int rc = 2;
+	unsigned runs = 1, served = 0;
+	int null_fd = -1;
 	sigset_t set;
 
 	block_signals(&set);
+	json_set_alloc_funcs(malloc, json_free_wiped);
 	if (buf == NULL || !al_nonce_valid(nonce))
 		goto out;
 	/* 1: the provider to ensure, then "ready" (or "failed"). */
@@ -868,37 +947,86 @@ int al_supervisor_idle_main(const char *state_dir, const char *nonce,
 		rc = n == 0 ? 0 : 2;
 		goto out;
 	}
-	bool ok = idle_ensure(buf, &ops, &handle) == 0;
+	bool ok = idle_ensure(buf, &ops, &handle, &runs) == 0;
 	explicit_bzero(buf, (size_t)n);
+	if (!reusable_provider(ops))
+		runs = 1;
 	const char *word = ok ? "ready" : "failed";
 	if (send(sock, word, strlen(word), MSG_NOSIGNAL) < 0 || !ok) {
 		rc = ok ? 0 : 1;
 		goto out;
 	}
-	/* 2: "run <id> <nonce>" with the log and the secrets, or the end
-	 * of the socket (the daemon is gone: nothing runs). */
-	n = idle_recv(sock, buf, 256, fds, 2, &n_fds);
-	char run_id[64], their[64];
-	if (n <= 0 || n_fds < 1 ||
-	    sscanf(buf, "run %63s %63s", run_id, their) != 2 ||
-	    !al_run_id_valid(run_id) || strcmp(their, nonce) != 0) {
-		rc = n == 0 ? 0 : 2;
-		goto out;
+	if (runs > 1 && (null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC)) < 0)
+		runs = 1;
+	/* Each run sets it (prepare); none is inherited into the next. */
+	unsetenv("AIRLOCK_RUN_BASE");
+	for (;;) {
+		/* 2: "run <id> <nonce>" with the log and the secrets, or the
+		 * end of the socket (the daemon is gone: nothing runs). */
+		al_reuse_state before;
+		bool again = runs > 1 && al_reuse_snapshot(&before) == 0;
+		n = idle_recv(sock, buf, 256, fds, 2, &n_fds);
+		char run_id[64], their[64];
+		if (n <= 0 || n_fds < 1 ||
+		    sscanf(buf, "run %63s %63s", run_id, their) != 2 ||
+		    !al_run_id_valid(run_id) || !al_nonce_valid(their) ||
+		    (served == 0 && strcmp(their, nonce) != 0)) {
+			rc = n == 0 ? 0 : 2;
+			goto out;
+		}
+		/* Each run has its own nonce: from now on this process is
+		 * that run's supervisor, and only that run's. */
+		al_reuse_set_nonce(nonce, their);
+		served++;
+		bool last = !again || served >= runs;
+		if (last) {
+			close(sock);
+			sock = -1;
+		}
+		if (dup2(fds[0], 1) < 0 || dup2(fds[0], 2) < 0) {
+			rc = 1;
+			goto out;
+		}
+		close(fds[0]);
+		fds[0] = -1;
+		int sec = fds[1];
+		fds[1] = -1;
+		if (last) {
+			free(buf);
+			if (null_fd >= 0)
+				close(null_fd);
+			/* the run's cgroup is the daemon's to end */
+			return run_one(state_dir, run_id, nonce, sec, ops, handle,
+				       false);
+		}
+		rc = run_one(state_dir, run_id, nonce, sec, ops, handle, true);
+		/* Nothing of the run's environment stays; the checks say
+		 * why not in the run's log; then the log goes too. */
+		unsetenv("AIRLOCK_RUN_BASE");
+		al_reuse_drain_signals();
+		bool more = rc == 0 && may_serve_again(sock, &before, ops,
+						       handle);
+		if (dup2(null_fd, 1) < 0 || dup2(null_fd, 2) < 0)
+			more = false;
+		if (!more) {
+			/* Its result is recorded (or it failed): the daemon
+			 * ends and removes the cgroup as after any run. */
+			if (handle != NULL && ops->release != NULL)
+				(void)ops->release(handle, NULL);
+			close(sock);
+			close(null_fd);
+			free(buf);
+			return rc;
+		}
+		/* "done <id>": the run's tree is gone; the daemon finishes
+		 * it and may hand this process another. */
+		char done[80];
+		int dl = snprintf(done, sizeof(done), "done %s", run_id);
+		if (send(sock, done, (size_t)dl, MSG_NOSIGNAL) != dl) {
+			rc = 0;
+			goto out;
+		}
 	}
-	close(sock);
-	sock = -1;
-	if (dup2(fds[0], 1) < 0 || dup2(fds[0], 2) < 0) {
-		rc = 1;
-		goto out;
-	}
-	close(fds[0]);
-	fds[0] = -1;
-	free(buf);
-	buf = NULL;
-	int sec = fds[1];
-	fds[1] = -1;
-	rc = run_one(state_dir, run_id, nonce, sec, ops, handle);
-	return rc; /* the run's cgroup is the daemon's to end and remove */
 out:
 	for (size_t i = 0; i < 2; i++)
 		if (fds[i] >= 0)
@@ -909,8 +1037,10 @@ out:
 			"idle supervisor: the provider handle did not release");
 	if (sock >= 0)
 		close(sock);
+	if (null_fd >= 0)
+		close(null_fd);
 	free(buf);
-	/* Nothing ran: leave nothing behind, our cgroup included. */
+	/* Nothing runs now: leave nothing behind, our cgroup included. */
 	(void)al_run_cgroup_leave_idle();
 	return rc;
 }

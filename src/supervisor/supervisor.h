@@ -23,9 +23,10 @@ int al_supervisor_main(const char *state_dir, const char *run_id,
  * socket to the daemon) it gets the provider to ensure and answers
  * "ready", then waits for one run ("run <id> <nonce>" with the run's log
  * and secrets as SCM_RIGHTS) and supervises it as al_supervisor_main
- * would.  At the end of the socket before a run it releases the provider,
+ * would.  Told it may serve several ("runs" in the first message), it
+ * then says "done <id>" and waits for the next (reuse.h).  nonce is the
+ * nonce's string in the argument vector: each run's is written over it.  At the end of the socket before a run it releases the provider,
  * removes its own cgroup and exits 0 without running anything. */
-int al_supervisor_idle_main(const char *state_dir, const char *nonce,
-			    int sock);
+int al_supervisor_idle_main(const char *state_dir, char *nonce, int sock);
 
 #endif

@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "cgroup/cgfs.h"
+#include "core/util.h"
 #include "supervisor/control.h"
 #include "supervisor/identity.h"
 #include "supervisor/run_records.h"
@@ -144,6 +146,45 @@ static void test_recovery_refused(void **state)
 	assert_int_equal(al_recovery_read(f->run_fd, "run-1", &r), -EBADMSG);
 	write_file(f->run_fd, AL_RF_RECOVERY, "not json");
 	assert_int_equal(al_recovery_read(f->run_fd, "run-1", &r), -EBADMSG);
+}
+
+/* A later run of a supervisor that serves several: its cgroup is named
+ * by the supervisor's first nonce (sup_nonce), never by the run's. */
+static void test_recovery_sup_nonce(void **state)
+{
+	fixture *f = *state;
+	const char *mnt = al_cgfs_unified_mount();
+	char nonce[AL_NONCE_HEX + 1], sup[AL_NONCE_HEX + 1];
+	al_recovery w, r;
+	if (mnt == NULL)
+		skip();
+	assert_int_equal(al_nonce_new(nonce), 0);
+	assert_int_equal(al_nonce_new(sup), 0);
+	fill_recovery(&w, nonce);
+	memcpy(w.sup_nonce, sup, sizeof(w.sup_nonce));
+	w.cgroup = al_strdup_printf("%s/airlock-run-sup-%s.0123abcd", mnt, sup);
+	assert_int_equal(al_recovery_write(f->run_fd, &w), 0);
+	assert_int_equal(al_recovery_read(f->run_fd, "run-1", &r), 0);
+	assert_string_equal(r.nonce, nonce);
+	assert_string_equal(r.sup_nonce, sup);
+	assert_string_equal(r.cgroup, w.cgroup);
+	al_recovery_clear(&r);
+	/* Named by the run's own nonce while sup_nonce is there: tampered. */
+	free(w.cgroup);
+	w.cgroup = al_strdup_printf("%s/airlock-run-sup-%s.0123abcd", mnt, nonce);
+	assert_int_equal(al_recovery_write(f->run_fd, &w), 0);
+	assert_int_equal(al_recovery_read(f->run_fd, "run-1", &r), -EBADMSG);
+	/* sup_nonce equal to the run's nonce: tampered. */
+	memcpy(w.sup_nonce, nonce, sizeof(w.sup_nonce));
+	assert_int_equal(al_recovery_write(f->run_fd, &w), 0);
+	assert_int_equal(al_recovery_read(f->run_fd, "run-1", &r), -EBADMSG);
+	/* Without it, as for a first run, the run's nonce names it. */
+	w.sup_nonce[0] = '\0';
+	assert_int_equal(al_recovery_write(f->run_fd, &w), 0);
+	assert_int_equal(al_recovery_read(f->run_fd, "run-1", &r), 0);
+	assert_string_equal(r.sup_nonce, "");
+	al_recovery_clear(&r);
+	al_recovery_clear(&w);
 }
 
 static void test_lease(void **state)
@@ -304,6 +345,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_run_dir_taken, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recovery_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recovery_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recovery_sup_nonce, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lease, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_epoch_increases, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_control_round_trip, setup, teardown),
