@@ -9,21 +9,25 @@ cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}
 start=$(date +%s)
 make --no-print-directory -j"$jobs" all
+# The unit tests run beside everything below (their verdict is printed
+# and counted at the end): the cores have room while the integration
+# workers wait.
+scripts/run-unit.sh build "$jobs" >build/unit-fast.log 2>&1 &
+unit=$!
 # The fault-point build the durable-run tests use (docs/testing.md), made
-# here once, beside the unit tests: two workers building it at once would
-# run a binary the other is still writing.
+# here once, before the integration tests: two workers building it at
+# once would run a binary the other is still writing.
 mkdir -p build-test
-make --no-print-directory -j"$jobs" BUILD=build-test AL_TEST_BUILD=1 \
-	build-test/airlock build-test/libairlock-net.so >build-test/make.log 2>&1 &
-fault_build=$!
-scripts/run-unit.sh build "$jobs"
-if ! wait "$fault_build"; then
+if ! make --no-print-directory -j"$jobs" BUILD=build-test AL_TEST_BUILD=1 \
+	build-test/airlock build-test/libairlock-net.so >build-test/make.log 2>&1; then
 	cat build-test/make.log >&2
+	wait "$unit" || true
 	exit 1
 fi
 export AIRLOCK_FAULT_BIN="$PWD/build-test/airlock"
 if ! /usr/bin/python3 -c 'import xdist' 2>/dev/null; then
 	echo "check-fast: pytest-xdist is missing; scripts/install-deps.sh installs it" >&2
+	wait "$unit" || true
 	exit 1
 fi
 # The conformance kit against the third-party runtimes (runsc, dockerd)
@@ -32,10 +36,18 @@ fi
 # One worker more than cores: about half of a worker's time is spent
 # waiting (daemons starting, runs sleeping, timeouts), so the cores stay
 # busy (docs/testing.md).  PYTEST_JOBS overrides it.
+integration=0
 AIRLOCK_BIN=$PWD/build/airlock /usr/bin/python3 -m pytest -q \
 	-n "${PYTEST_JOBS:-$((jobs + 1))}" \
 	--dist loadfile \
 	--deselect tests/integration/test_container_provider.py::test_conformance_kit \
 	--deselect tests/integration/test_container_docker.py::test_conformance_kit \
-	tests/integration
+	tests/integration || integration=$?
+units=0
+wait "$unit" || units=$?
+cat build/unit-fast.log
+if [ "$units" -ne 0 ] || [ "$integration" -ne 0 ]; then
+	echo "check-fast: red (unit $units, integration $integration)" >&2
+	exit 1
+fi
 echo "check-fast: green in $(($(date +%s) - start)) s"
