@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/util.h"
+
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #endif
@@ -188,4 +190,22 @@ const char *al_cgfs_unified_mount(void)
 			return cands[i];
 	}
 	return NULL;
+}
+
+char *al_cgfs_self_unified(void)
+{
+	const char *mnt = al_cgfs_unified_mount();
+	char line[4096];
+	char *path = NULL;
+	FILE *f = mnt != NULL ? fopen("/proc/self/cgroup", "re") : NULL;
+	if (f == NULL)
+		return NULL;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "0::", 3) == 0) {
+			line[strcspn(line, "\n")] = '\0';
+			free(path);
+			path = al_strdup_printf("%s%s", mnt, line + 3);
+		}
+	fclose(f);
+	return path;
 }

@@ -32,5 +32,8 @@ void al_cgfs_kill_listed(const char *dir);
 /* The unified (v2) hierarchy's mount: /sys/fs/cgroup/unified on hybrid
  * systems, /sys/fs/cgroup on pure v2 ones; NULL when none. */
 const char *al_cgfs_unified_mount(void);
+/* This process's cgroup in the unified hierarchy, as an absolute path
+ * (malloc'd); NULL when there is none or on allocation failure. */
+char *al_cgfs_self_unified(void);
 
 #endif

@@ -187,21 +187,8 @@ int al_run_cgroup_remove(const char *dir)
 
 int al_run_cgroup_leave_idle(void)
 {
-	const char *mnt = al_cgfs_unified_mount();
-	char line[4096];
-	char *path = NULL;
-	FILE *f;
+	char *path = al_cgfs_self_unified();
 	int rc = -ENOENT;
-
-	if (mnt == NULL || (f = fopen("/proc/self/cgroup", "re")) == NULL)
-		return -ENOENT;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, "0::", 3) == 0) {
-			line[strcspn(line, "\n")] = '\0';
-			free(path);
-			path = al_strdup_printf("%s%s", mnt, line + 3);
-		}
-	fclose(f);
 	const char *slash = path != NULL ? strrchr(path, '/') : NULL;
 	/* Only our own idle cgroup: never the daemon's or a run's. */
 	if (slash == NULL || slash == path ||

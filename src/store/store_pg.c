@@ -215,17 +215,6 @@ static int commit(PGconn *c)
 	return cmd(c, "COMMIT");
 }
 
-static void now_text(char *when, size_t len)
-{
-	struct timespec ts;
-	struct tm tm;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	snprintf(when, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		 tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
-}
-
 /* Adds one audit record inside the caller's transaction, so the record
  * commits exactly when the change it describes does.  It goes to
  * audit_pending without any lock; chain_body moves it into the chain
@@ -233,7 +222,7 @@ static void now_text(char *when, size_t len)
 static int audit_append(PGconn *c, json_t *rec)
 {
 	char when[96];
-	now_text(when, sizeof(when));
+	al_store_now_text(when, sizeof(when));
 	if (json_object_set_new(rec, "time", json_string(when)) < 0)
 		return -ENOMEM;
 	char *text = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);

@@ -72,25 +72,6 @@ const char *al_reuse_differs(const al_reuse_state *a, const al_reuse_state *b)
 	return NULL;
 }
 
-/* This process's cgroup in the unified hierarchy (absolute), or NULL. */
-static char *own_cgroup(void)
-{
-	const char *mnt = al_cgfs_unified_mount();
-	char line[4096];
-	char *path = NULL;
-	FILE *f = mnt != NULL ? fopen("/proc/self/cgroup", "re") : NULL;
-	if (f == NULL)
-		return NULL;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, "0::", 3) == 0) {
-			line[strcspn(line, "\n")] = '\0';
-			free(path);
-			path = al_strdup_printf("%s%s", mnt, line + 3);
-		}
-	fclose(f);
-	return path;
-}
-
 /* Every cgroup beneath dir is empty; the empty ones are removed (the
  * provider removes its own; this only tidies what it left). */
 static bool below_empty(const char *dir, int depth)
@@ -121,7 +102,7 @@ static bool below_empty(const char *dir, int depth)
 
 bool al_reuse_tree_alone(void)
 {
-	char *cg = own_cgroup();
+	char *cg = al_cgfs_self_unified();
 	const char *slash = cg != NULL ? strrchr(cg, '/') : NULL;
 	bool ok = slash != NULL &&
 		  strncmp(slash, "/airlock-run-sup-", 17) == 0;
