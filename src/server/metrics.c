@@ -296,14 +296,21 @@ char *al_srv_metrics_text(al_srv_metrics *m, unsigned runs_active,
 			  "supervisors that failed before they were ready.\n"
 			  "# TYPE airlock_idle_supervisors_failed_total "
 			  "counter\n"
-			  "airlock_idle_supervisors_failed_total %llu\n",
+			  "airlock_idle_supervisors_failed_total %llu\n"
+			  "# HELP airlock_idle_supervisors_reused_total Idle "
+			  "supervisors ready for another run after serving "
+			  "one.\n"
+			  "# TYPE airlock_idle_supervisors_reused_total "
+			  "counter\n"
+			  "airlock_idle_supervisors_reused_total %llu\n",
 			  idle->ready - idle->ready_warm, idle->ready_warm,
 			  (unsigned long long)(idle->handoffs -
 					       idle->handoffs_warm),
 			  (unsigned long long)idle->handoffs_warm,
 			  (unsigned long long)idle->cold,
 			  (unsigned long long)idle->spawned,
-			  (unsigned long long)idle->failed);
+			  (unsigned long long)idle->failed,
+			  (unsigned long long)idle->reused);
 	if (ps != NULL)
 		tb_printf(&t,
 			  "# HELP airlock_api_open_fds Descriptors the daemon "

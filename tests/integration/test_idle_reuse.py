@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import pathlib
+import re
 
 import pytest
 
@@ -121,6 +122,11 @@ def test_one_supervisor_serves_runs_in_sequence(daemon):
         assert not any(o in log for o in others), log
     for rid, _ in seen:
         assert audit_events(d, rid) == ["run.started", "run.finished"]
+    # Operators see it: three runs after the first found it ready again.
+    st, _, text = d.request("GET", "/metrics", token="default")
+    m = re.search(r"^airlock_idle_supervisors_reused_total (\d+)$", text,
+                  re.M)
+    assert m and int(m.group(1)) >= 3, text
 
 
 def test_a_leftover_process_does_not_reach_the_next_run(daemon):
