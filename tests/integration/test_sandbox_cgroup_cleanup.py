@@ -126,6 +126,7 @@ def test_a_killed_cli_takes_its_run_with_it():
     """The init dies with its launcher (parent-death signal, set again
     after the init drops to the run's uid): SIGKILL of the CLI ends the
     run's whole tree, with no one else killing it."""
+    need(limit="memory_bytes")  # the run's tree is seen through its cgroups
     p = subprocess.Popen([BIN, "--config", session_config(), "run",
                           "-p", "sandbox", "-l", "sh", "-e", "sleep 30"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
