@@ -16,13 +16,15 @@ endif
 PKGS      = jansson libseccomp libcap sqlite3 nettle libcrypto libmicrohttpd libcurl libzip libpq
 CORE_PKGS = jansson libseccomp libcap sqlite3 nettle
 # The runner service's module (libmicrohttpd; nettle for a constant-time
-# compare; libzip for Judge0's additional_files) and the remote
+# compare; libzip for Judge0's additional_files, opened only when one
+# comes) and the remote
 # provider's (libcurl, OpenSSL) are separate, so a
 # daemon without a remote provider never maps libcurl and its ~20
 # dependencies (idle RSS).
-# The fleet store (libpq, docs/scale-out.md) lives in the network module
-# too: `airlock run` never maps it.
-NET_PKGS  = jansson nettle libmicrohttpd libzip libpq
+# The fleet store (docs/scale-out.md) lives in the network module too,
+# and opens libpq itself (dlopen) only for a postgresql:// store: neither
+# `airlock run` nor a daemon without a fleet maps it.
+NET_PKGS  = jansson nettle libmicrohttpd
 REMOTE_PKGS = jansson libcrypto libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)

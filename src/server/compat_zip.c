@@ -4,7 +4,9 @@
  * non-regular entries, more than AL_COMPAT_ZIP_MAX_FILES entries, more
  * than AL_COMPAT_ZIP_MAX_BYTES unpacked (checked on the declared sizes
  * before a byte is inflated, then on the bytes actually read). */
+#include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,6 +15,51 @@
 
 #include "json/base64.h"
 #include "server/compat.h"
+
+/* libzip is opened on the first archive, not linked: it brings OpenSSL's
+ * libcrypto, bzip2 and zlib into every daemon for a field few requests
+ * use (the daemon's idle RSS, docs/performance.md). */
+#define ZIP_FUNCTIONS(X)                                                      \
+	X(zip_discard) X(zip_error_fini) X(zip_error_init) X(zip_fclose)      \
+	X(zip_file_get_external_attributes) X(zip_fopen_index) X(zip_fread)   \
+	X(zip_get_name) X(zip_get_num_entries) X(zip_open_from_source)        \
+	X(zip_source_buffer_create) X(zip_source_free) X(zip_stat_index)
+
+static struct {
+#define ZIP_FIELD(name) __typeof__(name) *(name);
+	ZIP_FUNCTIONS(ZIP_FIELD)
+#undef ZIP_FIELD
+} zl;
+
+static pthread_once_t zl_once = PTHREAD_ONCE_INIT;
+static bool zl_ok;
+
+static void zl_load(void)
+{
+	void *lib = dlopen("libzip.so.4", RTLD_NOW | RTLD_LOCAL);
+	bool ok = lib != NULL;
+#define ZIP_RESOLVE(name)                                                    \
+	if (ok)                                                               \
+		ok = (zl.name = (__typeof__(zl.name))dlsym(lib, #name)) != NULL;
+	ZIP_FUNCTIONS(ZIP_RESOLVE)
+#undef ZIP_RESOLVE
+	zl_ok = ok;
+}
+
+/* From here on every libzip call goes through the loaded library. */
+#define zip_discard (zl.zip_discard)
+#define zip_error_fini (zl.zip_error_fini)
+#define zip_error_init (zl.zip_error_init)
+#define zip_fclose (zl.zip_fclose)
+#define zip_file_get_external_attributes (zl.zip_file_get_external_attributes)
+#define zip_fopen_index (zl.zip_fopen_index)
+#define zip_fread (zl.zip_fread)
+#define zip_get_name (zl.zip_get_name)
+#define zip_get_num_entries (zl.zip_get_num_entries)
+#define zip_open_from_source (zl.zip_open_from_source)
+#define zip_source_buffer_create (zl.zip_source_buffer_create)
+#define zip_source_free (zl.zip_source_free)
+#define zip_stat_index (zl.zip_stat_index)
 
 /* A clean relative path: no leading '/', no empty, "." or ".."
  * segment, no control bytes or backslash. */
@@ -51,8 +98,13 @@ int al_compat_unzip(const unsigned char *data, size_t len, json_t **out,
 		    const char **why)
 {
 	zip_error_t zerr;
-	zip_error_init(&zerr);
 	*out = NULL;
+	pthread_once(&zl_once, zl_load);
+	if (!zl_ok) {
+		*why = "cannot be unpacked here: libzip4 is not installed";
+		return -ENOSYS;
+	}
+	zip_error_init(&zerr);
 	zip_source_t *src = zip_source_buffer_create(data, len, 0, &zerr);
 	zip_t *z = src ? zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS,
 					      &zerr)

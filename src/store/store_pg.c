@@ -12,6 +12,7 @@
 #include "store/store.h"
 #include "store/store_common.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -25,6 +26,61 @@
 #include <libpq-fe.h>
 
 #include <airlock/json.h>
+
+/* libpq is opened when a PostgreSQL store is, not linked: the network
+ * module is in every daemon, and libpq needs some fifteen libraries
+ * (OpenSSL, Kerberos, LDAP) that a daemon without a fleet would map for
+ * nothing (its idle RSS, docs/performance.md). */
+#define PQ_FUNCTIONS(X)                                                       \
+	X(PQclear) X(PQcmdTuples) X(PQconnectdb) X(PQconsumeInput)           \
+	X(PQerrorMessage) X(PQexec) X(PQexecParams) X(PQfinish) X(PQfreemem) \
+	X(PQgetisnull) X(PQgetlength) X(PQgetvalue) X(PQnotifies)            \
+	X(PQntuples) X(PQresultStatus) X(PQsocket) X(PQstatus)               \
+	X(PQtransactionStatus)
+
+static struct {
+#define PQ_FIELD(name) __typeof__(name) *(name);
+	PQ_FUNCTIONS(PQ_FIELD)
+#undef PQ_FIELD
+} pq;
+
+static pthread_once_t pq_once = PTHREAD_ONCE_INIT;
+static const char *pq_missing; /* what could not be loaded; NULL: none */
+
+static void pq_load(void)
+{
+	void *lib = dlopen("libpq.so.5", RTLD_NOW | RTLD_LOCAL);
+	if (lib == NULL) {
+		pq_missing = "libpq.so.5";
+		return;
+	}
+#define PQ_RESOLVE(name)                                                     \
+	pq.name = (__typeof__(pq.name))dlsym(lib, #name);                    \
+	if (pq.name == NULL && pq_missing == NULL)                           \
+		pq_missing = #name;
+	PQ_FUNCTIONS(PQ_RESOLVE)
+#undef PQ_RESOLVE
+}
+
+/* From here on every PQ call goes through the loaded library. */
+#define PQclear (pq.PQclear)
+#define PQcmdTuples (pq.PQcmdTuples)
+#define PQconnectdb (pq.PQconnectdb)
+#define PQconsumeInput (pq.PQconsumeInput)
+#define PQerrorMessage (pq.PQerrorMessage)
+#define PQexec (pq.PQexec)
+#define PQexecParams (pq.PQexecParams)
+#define PQfinish (pq.PQfinish)
+#define PQfreemem (pq.PQfreemem)
+#define PQgetisnull (pq.PQgetisnull)
+#define PQgetlength (pq.PQgetlength)
+#define PQgetvalue (pq.PQgetvalue)
+#define PQnotifies (pq.PQnotifies)
+#define PQntuples (pq.PQntuples)
+#define PQresultStatus (pq.PQresultStatus)
+#define PQsocket (pq.PQsocket)
+#define PQstatus (pq.PQstatus)
+#define PQtransactionStatus (pq.PQtransactionStatus)
 
 typedef struct al_migration {
 	int version;
@@ -1495,6 +1551,12 @@ int al_store_pg_open(const char *url, al_store **out, al_error **err);
 int al_store_pg_open(const char *url, al_store **out, al_error **err)
 {
 	*out = NULL;
+	pthread_once(&pq_once, pq_load);
+	if (pq_missing != NULL)
+		return al_error_set(err, AL_ERR_UNAVAILABLE, ENOENT, "store",
+				    "a postgresql:// store needs libpq: %s "
+				    "could not be loaded (install libpq5)",
+				    pq_missing);
 	pg_store *s = calloc(1, sizeof(*s));
 	if (s == NULL || (s->url = strdup(url)) == NULL) {
 		free(s);

@@ -33,8 +33,9 @@ def pg():
 
 @pytest.fixture
 def fleet(tmp_path, pg, request):
-    # A short lease: the tests that kill a node wait for it to run out.
-    kw = {"lease_ms": 2000}
+    # A long lease, so a node slowed by a loaded machine is not taken for
+    # dead; the tests that kill a node ask for a short one.
+    kw = {"lease_ms": 10000}
     kw.update(getattr(request, "param", {}))
     nodes = start_nodes(tmp_path, pg, n=3, **kw)
     yield nodes
@@ -192,7 +193,8 @@ def test_200_runs_once_and_read_anywhere(fleet, pg, tmp_path):
         assert st == 404
 
 
-@pytest.mark.parametrize("fleet", [{"adopt": True}, {"adopt": False}],
+@pytest.mark.parametrize("fleet", [{"adopt": True, "lease_ms": 3000},
+                                   {"adopt": False, "lease_ms": 3000}],
                          indirect=True, ids=["same_host", "host_lost"])
 def test_kill9_node_mid_burst(fleet, pg, tmp_path, request):
     """All nodes share this host: with adoption a surviving node watches
@@ -304,8 +306,8 @@ def test_fleet_wide_tenant_concurrency(fleet, pg, tmp_path):
     assert max(seen) <= 2, seen
 
 
-# The default lease: no node's lease may run out while PostgreSQL restarts.
-@pytest.mark.parametrize("fleet", [{"lease_ms": 3000}], indirect=True)
+# The fixture's long lease: no node's may run out while PostgreSQL
+# restarts.
 def test_postgres_restart_under_load(fleet, pg, tmp_path):
     marker = tmp_path / "marker"
     # A client retrying a 503 sends its idempotency key: the store may
@@ -551,11 +553,11 @@ def test_pinned_runs_of_a_dead_node_end_lost(pg, tmp_path):
     """A queued run pinned to a node (its forwarded environment in that
     node's memory) ends lost, once, when the node dies."""
     cfg = fleet_config(pg.url, node_id="pinner", concurrency=1,
-                       lease_ms=1500)
+                       lease_ms=3000)
     cfg["tenants"]["default"]["accept_forwarded_env"] = True
     node = Node(tmp_path, cfg, name="pinner")
     watcher = Node(tmp_path, fleet_config(pg.url, node_id="pwatch",
-                                          lease_ms=1500), name="pwatch")
+                                          lease_ms=3000), name="pwatch")
     try:
         node.start(timeout=30)
         watcher.start(timeout=30)
@@ -610,7 +612,7 @@ def test_controls_reach_an_adopted_run(pg, tmp_path):
     host adopts them; an inbox event and an interrupt sent to a third
     node reach them through the store."""
     victim, heir, third = solo_nodes(tmp_path, pg, ["victim", "heir",
-                                                    "third"], lease_ms=1500)
+                                                    "third"], lease_ms=3000)
     seen = tmp_path / "seen"
     try:
         victim.start(timeout=30)
@@ -725,8 +727,8 @@ def adopted_run_scenario(store, tmp_path, states, queued_records):
       caller's trace (heir's run.started record and log, the fleet's
       run.queued record)."""
     victim, heir = solo_nodes(tmp_path, store, ["victim", "heir"],
-                              lease_ms=1500)
-    cfg = fleet_config(store.url, node_id="front", lease_ms=1500,
+                              lease_ms=3000)
+    cfg = fleet_config(store.url, node_id="front", lease_ms=3000,
                        adopt=False)
     cfg["providers"] = [{"provider": "disabled"}]
     front = Node(tmp_path, cfg, name="front")

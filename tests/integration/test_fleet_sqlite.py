@@ -44,7 +44,9 @@ def store(tmp_path):
 
 @pytest.fixture
 def fleet(tmp_path, store, request):
-    kw = {"lease_ms": 2000}
+    # A long lease, so a node slowed by a loaded machine is not taken for
+    # dead; the tests that kill a node ask for a short one.
+    kw = {"lease_ms": 10000}
     kw.update(getattr(request, "param", {}))
     nodes = start_nodes(tmp_path, store, n=3, **kw)
     yield nodes
@@ -179,7 +181,8 @@ def test_runs_once_spread_and_read_anywhere(fleet, store, tmp_path):
     assert st == 200 and res["stdout"] == "waited\n"
 
 
-@pytest.mark.parametrize("fleet", [{"adopt": True}, {"adopt": False}],
+@pytest.mark.parametrize("fleet", [{"adopt": True, "lease_ms": 2000},
+                                   {"adopt": False, "lease_ms": 2000}],
                          indirect=True, ids=["same_host", "host_lost"])
 def test_kill9_node_mid_burst(fleet, store, tmp_path, request):
     """With adoption a surviving node watches the dead node's supervisors

@@ -69,3 +69,20 @@ def test_binary_exports_only_the_public_api():
     assert "al_sandbox_idle_targets" not in exported  # the table's
     ours = {n for n in exported if not n.startswith("json")}
     assert ours <= public, ours - public
+
+
+def test_an_idle_daemon_maps_no_optional_library(tmp_path):
+    """libpq (a postgresql:// store), libzip (Judge0's additional_files)
+    and libcurl (the remote provider) are opened only when used: an idle
+    daemon without them maps none, nor the OpenSSL they bring (its idle
+    RSS, docs/performance.md)."""
+    from test_api_support import Daemon, local_config
+    d = Daemon(tmp_path, local_config()).start()
+    try:
+        with open("/proc/%d/maps" % d.proc.pid) as f:
+            maps = f.read()
+    finally:
+        d.stop()
+    assert "libairlock-net.so" in maps  # the daemon is the one looked at
+    for lib in ("libpq.so", "libzip.so", "libcurl.so", "libcrypto.so"):
+        assert lib not in maps, lib
