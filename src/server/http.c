@@ -940,9 +940,9 @@ out:
 }
 
 /* An inbox delivery's body, parsed: false with *answer the error sent. */
-static bool read_event(al_service *svc, struct MHD_Connection *conn,
-		       const req_ctx *rc, char **id, char **event,
-		       enum MHD_Result *answer)
+static bool read_inbox_body(al_service *svc, struct MHD_Connection *conn,
+			    const req_ctx *rc, char **id, char **event,
+			    enum MHD_Result *answer)
 {
 	if (rc->oom) {
 		*answer = al_http_error(svc, conn, 503, "unavailable",
@@ -964,7 +964,7 @@ static enum MHD_Result inbox(al_service *svc, struct MHD_Connection *conn,
 {
 	char *id = NULL, *event = NULL;
 	enum MHD_Result ret;
-	if (!read_event(svc, conn, rc, &id, &event, &ret))
+	if (!read_inbox_body(svc, conn, rc, &id, &event, &ret))
 		return ret;
 	int r = al_service_deliver(svc, run, id, event);
 	switch (r) {
@@ -1007,7 +1007,7 @@ static enum MHD_Result fleet_inbox(al_service *svc,
 {
 	char *id = NULL, *event = NULL;
 	enum MHD_Result ret;
-	if (!read_event(svc, conn, rc, &id, &event, &ret))
+	if (!read_inbox_body(svc, conn, rc, &id, &event, &ret))
 		return ret;
 	ret = al_fleet_inbox(svc, conn, tenant, run_id, id,
 					     event);
