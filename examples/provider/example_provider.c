@@ -291,12 +291,28 @@ static void kill_tree(pid_t pgid, pid_t program, ex_report *rep,
 		 (long)getpid());
 	for (;;) {
 		kill(-pgid, SIGKILL);
-		FILE *f = fopen(path, "re");
-		long pid;
-		while (f != NULL && fscanf(f, "%ld", &pid) == 1)
-			kill((pid_t)pid, SIGKILL);
-		if (f != NULL)
-			fclose(f);
+		/* No stdio here: the shepherd is a fork of a threaded host,
+		 * and a malloc could wait forever on a lock another thread
+		 * held at the fork (seen under ASan).  A stack buffer; pids
+		 * past it are reached on the next pass. */
+		char buf[4096];
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		/* A full buffer may end inside a pid: drop that part. */
+		if (n == (ssize_t)sizeof(buf) - 1) {
+			char *last = strrchr(buf, ' ');
+			*(last != NULL ? last : buf) = '\0';
+		}
+		for (char *p = buf, *end; *p != '\0'; p = end) {
+			long pid = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			if (pid > 0)
+				kill((pid_t)pid, SIGKILL);
+		}
 		int st;
 		struct rusage ru;
 		pid_t got = wait4(-1, &st, 0, &ru);
