@@ -122,11 +122,9 @@ def populated(d):
         return f.read().strip() != ""
 
 
-def test_a_killed_cli_takes_its_run_with_it():
-    """The init dies with its launcher (parent-death signal, set again
-    after the init drops to the run's uid): SIGKILL of the CLI ends the
-    run's whole tree, with no one else killing it."""
-    need(limit="memory_bytes")  # the run's tree is seen through its cgroups
+def kill_cli_mid_run():
+    """Starts a CLI run of `sleep 30`, SIGKILLs the CLI once the run's
+    cgroups hold its tree: (the CLI's pid, those cgroups)."""
     p = subprocess.Popen([BIN, "--config", session_config(), "run",
                           "-p", "sandbox", "-l", "sh", "-e", "sleep 30"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -140,6 +138,15 @@ def test_a_killed_cli_takes_its_run_with_it():
     p.kill()
     p.wait()
     assert len(left) == want, left
+    return p.pid, left
+
+
+def test_a_killed_cli_takes_its_run_with_it():
+    """The init dies with its launcher (parent-death signal, set again
+    after the init drops to the run's uid): SIGKILL of the CLI ends the
+    run's whole tree, with no one else killing it."""
+    need(limit="memory_bytes")  # the run's tree is seen through its cgroups
+    _, left = kill_cli_mid_run()
     for _ in range(200):
         if not any(os.path.isdir(d) and populated(d) for d in left):
             break
@@ -157,19 +164,7 @@ def test_cgroups_of_a_killed_creator_are_swept():
     they piled up under a daemon whose supervisors were killed): once its
     tree is gone, a later run's removal sweeps what is left."""
     need(limit="memory_bytes")
-    p = subprocess.Popen([BIN, "--config", session_config(), "run",
-                          "-p", "sandbox", "-l", "sh", "-e", "sleep 30"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    want = len(bases())
-    left = []
-    for _ in range(600):  # the run's cgroups exist once it started
-        left = cgroups_of(p.pid)
-        if len(left) == want and all(populated(d) for d in left):
-            break
-        time.sleep(0.05)
-    p.kill()
-    p.wait()
-    assert len(left) == want, left
+    cli_pid, left = kill_cli_mid_run()
     # ended as the daemon ends a run whose supervisor died: the run's
     # processes (ours: started by the CLI above) killed through the cgroup
     for d in left:
@@ -189,7 +184,7 @@ def test_cgroups_of_a_killed_creator_are_swept():
     for d in left:
         os.utime(d, (old, old))  # past the sweep's minimum age
     run_true()
-    assert cgroups_of(p.pid) == []
+    assert cgroups_of(cli_pid) == []
 
 
 def dead_pid():
