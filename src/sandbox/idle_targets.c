@@ -13,7 +13,9 @@ static bool is_sandbox(const char *provider, json_t *config)
 }
 
 /* The configuration narrowed to one language's pool: its own settings
- * kept, size 1, no refill (it serves one run), an inbox class. */
+ * kept, size 1, an inbox class, no refill of its own: the supervisor
+ * makes the member again between its runs (al_sandbox_pool_renew), once
+ * the run before is verified gone. */
 static json_t *narrowed(json_t *config, const char *lang, json_t *spec)
 {
 	json_t *narrow = json_deep_copy(config);

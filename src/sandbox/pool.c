@@ -271,6 +271,67 @@ void al_sb_pool_done(al_sb_pool *p, const char *language)
 	pthread_mutex_unlock(&p->mu);
 }
 
+int al_sb_pool_renew(al_sb_pool *p, int timeout_ms)
+{
+	if (p == NULL)
+		return -ENOENT;
+	struct timespec until;
+	deadline_in(&until, timeout_ms);
+	int rc = 0;
+	pthread_mutex_lock(&p->mu);
+	/* A member used by a run is made again, even without refill. */
+	for (size_t i = 0; i < p->n_langs; i++) {
+		struct lang *l = &p->langs[i];
+		if (l->in_use > 0) {
+			rc = -EBUSY;
+			goto out;
+		}
+		l->made = l->n_ready + l->preparing;
+	}
+	pthread_cond_broadcast(&p->cv);
+	for (;;) {
+		bool full = true;
+		for (size_t i = 0; full && i < p->n_langs; i++) {
+			const struct lang *l = &p->langs[i];
+			if (l->fails > 0) {
+				rc = -EIO; /* it could not be made */
+				goto out;
+			}
+			full = l->n_ready >= l->cfg.size && l->preparing == 0;
+		}
+		if (full || p->stopping)
+			break;
+		if (pthread_cond_timedwait(&p->cv, &p->mu, &until) != 0) {
+			rc = -ETIMEDOUT;
+			break;
+		}
+	}
+	if (rc == 0 && p->stopping)
+		rc = -ESHUTDOWN;
+out:
+	pthread_mutex_unlock(&p->mu);
+	return rc;
+}
+
+size_t al_sb_pool_cgroups(al_sb_pool *p, char (*names)[AL_SB_CG_NAME_MAX],
+			  size_t max)
+{
+	size_t n = 0;
+	if (p == NULL)
+		return 0;
+	pthread_mutex_lock(&p->mu);
+	for (size_t i = 0; i < p->n_langs; i++)
+		for (unsigned j = 0; j < p->langs[i].n_ready && n < max; j++) {
+			const char *dir = p->langs[i].ready[j]->cg.v2_dir;
+			const char *base = dir != NULL ? strrchr(dir, '/') : NULL;
+			if (base != NULL)
+				snprintf(names[n++], AL_SB_CG_NAME_MAX, "%s",
+					 base + 1);
+		}
+	pthread_mutex_unlock(&p->mu);
+	return n;
+}
+
 void al_sb_pool_get_stats(al_sb_pool *p, al_sb_pool_stats *out)
 {
 	memset(out, 0, sizeof(*out));

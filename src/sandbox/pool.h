@@ -11,6 +11,7 @@
 #include <airlock/provider.h>
 
 #include "sandbox/context.h"
+#include "sandbox/sandbox.h"
 #include "sandbox/warm.h"
 
 typedef struct al_sb_pool al_sb_pool;
@@ -36,6 +37,18 @@ al_sb_member *al_sb_pool_take(al_sb_pool *p, const al_exec *exec,
  * pool may make a new one. */
 void al_sb_pool_done(al_sb_pool *p, const char *language);
 void al_sb_pool_get_stats(al_sb_pool *p, al_sb_pool_stats *out);
+/* Between two runs of a supervisor that serves several (docs/durability.md,
+ * "A supervisor that serves several runs"): every member a run used is
+ * made again, refill or not, and this waits, at most timeout_ms, until
+ * each language has all its members ready and none being prepared.  0;
+ * -ENOENT without a pool; -EBUSY while a run holds a member; -EIO when
+ * one could not be made; -ETIMEDOUT; -ESHUTDOWN. */
+int al_sb_pool_renew(al_sb_pool *p, int timeout_ms);
+/* The names (last path component) of the ready members' unified cgroups,
+ * at most max; how many were written. */
+#define AL_SB_CG_NAME_MAX AL_SANDBOX_CG_NAME_MAX
+size_t al_sb_pool_cgroups(al_sb_pool *p, char (*names)[AL_SB_CG_NAME_MAX],
+			  size_t max);
 /* Stops the thread and destroys the idle members.  NULL is fine.
  * 0, or -EBUSY when something of a member could not be removed. */
 int al_sb_pool_stop(al_sb_pool *p);

@@ -634,6 +634,18 @@ void al_sb_provider_pool_stats(al_provider_handle *h, al_sb_pool_stats *out)
 	al_sb_pool_get_stats(h != NULL ? h->pool : NULL, out);
 }
 
+int al_sandbox_pool_renew(al_provider_handle *h, int timeout_ms)
+{
+	return al_sb_pool_renew(h != NULL ? h->pool : NULL, timeout_ms);
+}
+
+size_t al_sandbox_pool_cgroups(al_provider_handle *h,
+			       char (*names)[AL_SANDBOX_CG_NAME_MAX],
+			       size_t max)
+{
+	return al_sb_pool_cgroups(h != NULL ? h->pool : NULL, names, max);
+}
+
 /* AIRLOCK_SANDBOX_POOL_STATS=<file>: one JSON line per released handle
  * with a pool (docs/sandbox.md, "Warm pools": how the tests see that
  * runs really went through the pool). */

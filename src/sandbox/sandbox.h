@@ -5,6 +5,7 @@
 #define AL_SANDBOX_SANDBOX_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include <jansson.h>
@@ -28,8 +29,8 @@ void al_sandbox_pools_off(void);
  * supervisors"): when it is a sandbox candidate, for each language of its
  * "pool" with a valid size, on(ctx, language, size, ensure) where ensure
  * is the configuration a supervisor ensures to hold one member of that
- * language, single-use and of an inbox class (every run through the
- * daemon is durable, with an inbox).  Nothing for another provider or a
+ * language, made again between runs, of an inbox class (every run
+ * through the daemon is durable, with an inbox).  Nothing for another provider or a
  * malformed pool (the sandbox refuses that itself when ensured).  0, the
  * first negative return of on, or -ENOMEM. */
 typedef int (*al_sandbox_warm_fn)(void *ctx, const char *language,
@@ -39,5 +40,15 @@ int al_sandbox_idle_targets(const char *provider, json_t *config,
 /* A candidate's configuration for a generic idle supervisor, which holds
  * no warm sandbox of its own: without the sandbox's pools. */
 void al_sandbox_config_drop_pools(const char *provider, json_t *config);
+
+/* For a supervisor that serves several runs with a warm sandbox
+ * (docs/durability.md, "A supervisor that serves several runs"), h a
+ * handle of this provider: al_sb_pool_renew and al_sb_pool_cgroups on
+ * its pool (-ENOENT and 0 without one). */
+#define AL_SANDBOX_CG_NAME_MAX 96
+int al_sandbox_pool_renew(al_provider_handle *h, int timeout_ms);
+size_t al_sandbox_pool_cgroups(al_provider_handle *h,
+			       char (*names)[AL_SANDBOX_CG_NAME_MAX],
+			       size_t max);
 
 #endif

@@ -32,7 +32,7 @@ typedef struct target {
 	unsigned have;	     /* ready + being started + lent to a run */
 	unsigned lent;	     /* of which lent: counted as runs in flight */
 	/* Runs one supervisor serves (docs/durability.md, "A supervisor
-	 * that serves several runs"): the generic sandbox ones only. */
+	 * that serves several runs"): the sandbox's, generic or warm. */
 	unsigned runs;
 } target;
 
@@ -268,10 +268,9 @@ static int add_target(target **v, size_t *n, const char *lang,
 	memset(t, 0, sizeof(*t));
 	(*n)++;
 	t->want = want;
-	/* A warm one's member is the run's: it is not served again. */
-	t->runs = lang == NULL && strcmp(provider, "sandbox") == 0
-			  ? AL_SUP_RUNS_MAX
-			  : 1;
+	/* The sandbox's serve several, a warm one making its member again
+	 * between runs (docs/durability.md). */
+	t->runs = strcmp(provider, "sandbox") == 0 ? AL_SUP_RUNS_MAX : 1;
 	if ((lang != NULL && (t->lang = strdup(lang)) == NULL) ||
 	    (t->provider = strdup(provider)) == NULL ||
 	    (base != NULL && (t->base_config = strdup(base)) == NULL) ||

@@ -72,9 +72,19 @@ const char *al_reuse_differs(const al_reuse_state *a, const al_reuse_state *b)
 	return NULL;
 }
 
-/* Every cgroup beneath dir is empty; the empty ones are removed (the
- * provider removes its own; this only tidies what it left). */
-static bool below_empty(const char *dir, int depth)
+static bool allowed(const char *name, const al_reuse_keep *keep)
+{
+	for (size_t i = 0; keep != NULL && i < keep->n; i++)
+		if (strcmp(name, keep->names[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Every cgroup beneath dir is empty but the kept ones right beneath the
+ * supervisor's own (its warm members: not descended, not removed); the
+ * empty ones are removed (the provider removes its own; this only tidies
+ * what it left). */
+static bool below_empty(const char *dir, int depth, const al_reuse_keep *keep)
 {
 	char path[PATH_MAX];
 	bool ok = depth < 16;
@@ -82,9 +92,14 @@ static bool below_empty(const char *dir, int depth)
 	if (d == NULL)
 		return false;
 	struct dirent *de;
+	size_t kept = 0;
 	while (ok && (de = readdir(d)) != NULL) {
 		if (de->d_type != DT_DIR || de->d_name[0] == '.')
 			continue;
+		if (depth == 0 && allowed(de->d_name, keep)) {
+			kept++;
+			continue;
+		}
 		char ev[64];
 		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >=
 			    (int)sizeof(path) ||
@@ -93,14 +108,15 @@ static bool below_empty(const char *dir, int depth)
 			ok = false;
 			break;
 		}
-		ok = below_empty(path, depth + 1);
+		ok = below_empty(path, depth + 1, NULL);
 		(void)al_cgfs_rmdir_retry(path);
 	}
 	closedir(d);
-	return ok;
+	/* Each kept one must be there: a name that is not is no proof. */
+	return ok && (depth > 0 || keep == NULL || kept == keep->n);
 }
 
-bool al_reuse_tree_alone(void)
+bool al_reuse_tree_alone(const al_reuse_keep *keep)
 {
 	char *cg = al_cgfs_self_unified();
 	const char *slash = cg != NULL ? strrchr(cg, '/') : NULL;
@@ -115,7 +131,7 @@ bool al_reuse_tree_alone(void)
 		ok = rc >= 0 && sscanf(buf, "%ld %c", &pid, &extra) == 1 &&
 		     pid == (long)getpid();
 	}
-	ok = ok && below_empty(cg, 0);
+	ok = ok && below_empty(cg, 0, keep);
 	free(cg);
 	return ok;
 }

@@ -13,6 +13,7 @@
 #define AL_SUPERVISOR_REUSE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Runs one idle supervisor serves before it exits and the daemon starts
  * a fresh one: bounds how long one address space (heap, the provider
@@ -35,10 +36,19 @@ int al_reuse_snapshot(al_reuse_state *out);
 const char *al_reuse_differs(const al_reuse_state *before,
 			     const al_reuse_state *after);
 
+/* The cgroups right beneath the supervisor's own that hold its warm
+ * sandbox's members (names, not paths), made after the run ended. */
+#define AL_REUSE_KEEP_MAX 4
+typedef struct al_reuse_keep {
+	char names[AL_REUSE_KEEP_MAX][96];
+	size_t n;
+} al_reuse_keep;
+
 /* true when this process's cgroup is an idle supervisor's
  * (airlock-run-sup-*), holds no process but this one, and every cgroup
- * beneath it is empty (those are removed). */
-bool al_reuse_tree_alone(void);
+ * beneath it is empty (those are removed) but the kept ones (keep: NULL
+ * for none), each of which must be there. */
+bool al_reuse_tree_alone(const al_reuse_keep *keep);
 
 /* Takes any signal still pending for the process (a doorbell rung for
  * the run that ended), so none reaches the next run. */

@@ -40,6 +40,7 @@
 #include "cgroup/cgroup.h"
 #include "supervisor/run_records.h"
 #include "supervisor/toolbelt.h"
+#include "sandbox/sandbox.h"
 
 /* After the deadline, how long the provider gets to end the run (it sends
  * TERM, then KILL after its grace) before the supervisor records the
@@ -885,6 +886,7 @@ static bool may_serve_again(int sock, const al_reuse_state *before,
 			    al_provider_handle *handle)
 {
 	al_reuse_state after;
+	al_reuse_keep keep = {.n = 0};
 	const char *what;
 	struct pollfd pfd = {sock, POLLIN | POLLRDHUP, 0};
 	/* The daemon says nothing while a run goes: anything is its end. */
@@ -896,7 +898,9 @@ static bool may_serve_again(int sock, const al_reuse_state *before,
 	 * pid namespace's end killed, a thread past its join): a moment to
 	 * settle, then the verdict. */
 	for (int waited = 0;; waited += SETTLE_STEP_MS) {
-		bool alone = al_reuse_tree_alone();
+		keep.n = al_sandbox_pool_cgroups(handle, keep.names,
+						 AL_REUSE_KEEP_MAX);
+		bool alone = al_reuse_tree_alone(&keep);
 		what = !alone ? "cgroup"
 		       : al_reuse_snapshot(&after) < 0
 			       ? "process"
@@ -911,6 +915,33 @@ static bool may_serve_again(int sock, const al_reuse_state *before,
 			"idle supervisor: the run left its %s changed; not "
 			"serving another",
 			what);
+		return false;
+	}
+	return true;
+}
+
+/* A warm supervisor's members are made again between its runs, within
+ * this (far above what one takes to start; docs/performance.md). */
+#define RENEW_MS 10000
+_Static_assert(sizeof(((al_reuse_keep *)0)->names[0]) ==
+		       AL_SANDBOX_CG_NAME_MAX,
+	       "member cgroup names are passed as they are");
+
+/* Before a run of a supervisor that serves several and holds a warm
+ * sandbox: its members all made again and ready, so that the state the
+ * next run is compared with is the same each time (the members' own
+ * descriptors and cgroups included).  false: serve no further run. */
+static bool members_ready(const al_provider_ops *ops,
+			  al_provider_handle *handle)
+{
+	if (!reusable_provider(ops))
+		return false;
+	int rc = al_sandbox_pool_renew(handle, RENEW_MS);
+	if (rc < 0 && rc != -ENOENT) {
+		al_logf(AL_LOG_WARN, NULL,
+			"idle supervisor: its warm sandbox was not made "
+			"again (%s); not serving another run",
+			strerror(-rc));
 		return false;
 	}
 	return true;
@@ -941,6 +972,10 @@ int al_supervisor_idle_main(const char *state_dir, char *nonce, int sock)
 	json_set_alloc_funcs(malloc, json_free_wiped);
 	if (buf == NULL || !al_nonce_valid(nonce))
 		goto out;
+	/* Opened before the provider is ensured: a warm sandbox's member is
+	 * made meanwhile, and its descriptors must be the same numbers each
+	 * time one is made (reuse.h compares them between runs). */
+	null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	/* 1: the provider to ensure, then "ready" (or "failed"). */
 	ssize_t n = idle_recv(sock, buf, IDLE_MSG_MAX, fds, 0, &n_fds);
 	if (n <= 0) {
@@ -956,7 +991,7 @@ int al_supervisor_idle_main(const char *state_dir, char *nonce, int sock)
 		rc = ok ? 0 : 1;
 		goto out;
 	}
-	if (runs > 1 && (null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC)) < 0)
+	if (null_fd < 0)
 		runs = 1;
 	/* Each run sets it (prepare); none is inherited into the next. */
 	unsetenv("AIRLOCK_RUN_BASE");
@@ -964,7 +999,8 @@ int al_supervisor_idle_main(const char *state_dir, char *nonce, int sock)
 		/* 2: "run <id> <nonce>" with the log and the secrets, or the
 		 * end of the socket (the daemon is gone: nothing runs). */
 		al_reuse_state before;
-		bool again = runs > 1 && al_reuse_snapshot(&before) == 0;
+		bool again = runs > 1 && members_ready(ops, handle) &&
+			     al_reuse_snapshot(&before) == 0;
 		n = idle_recv(sock, buf, 256, fds, 2, &n_fds);
 		char run_id[64], their[64];
 		if (n <= 0 || n_fds < 1 ||
@@ -1004,8 +1040,8 @@ int al_supervisor_idle_main(const char *state_dir, char *nonce, int sock)
 		 * why not in the run's log; then the log goes too. */
 		unsetenv("AIRLOCK_RUN_BASE");
 		al_reuse_drain_signals();
-		bool more = rc == 0 && may_serve_again(sock, &before, ops,
-						       handle);
+		bool more = rc == 0 && members_ready(ops, handle) &&
+			    may_serve_again(sock, &before, ops, handle);
 		if (dup2(null_fd, 1) < 0 || dup2(null_fd, 2) < 0)
 			more = false;
 		if (!more) {

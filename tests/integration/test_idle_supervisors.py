@@ -30,11 +30,14 @@ from test_durable_support import (AIRLOCK_BIN, DurableDaemon, alive,
 
 def idle_pids(d):
     """Live idle supervisors (`supervise --idle`) of this state dir that
-    serve no run yet (a run's supervisor keeps its argv)."""
+    serve no run now (a run's supervisor keeps its argv; one that serves
+    several runs waits again once its run is finished)."""
     want = str(d.state.resolve())
     found = []
     serving = set()
     for idf in (d.state / "runs").glob("*/identity.json"):
+        if (idf.parent / "final.json").exists():
+            continue
         try:
             serving.add(json.loads(idf.read_text())["pid"])
         except (OSError, ValueError, KeyError):
@@ -360,8 +363,11 @@ def test_a_language_pool_keeps_warm_supervisors_and_routes_to_them(
         m = metrics(d)
         assert m["handoff_warm"] == 1 and m["handoff"] == 1, m
         assert m["cold"] == 0, m
-        # Refilled: two warm ones again.
-        wait_idle(d, 2, kind="warm")
+        # Two warm ones again: the one that served made its member again
+        # and waits for the next run (docs/durability.md, "A supervisor
+        # that serves several runs").
+        wait_until(lambda: metrics(d).get("warm") == 2, timeout=30,
+                   what="2 warm idle supervisors")
     finally:
         d.stop() if d.proc is not None else None
         cleanup_state(d)

@@ -55,7 +55,10 @@ def test_an_api_run_with_an_inbox_takes_a_warm_member(tmp_path):
         assert res["inbox_acked"] == ["ack-1"], res
         m = metrics(d)
         assert m["handoff_warm"] == 1 and m.get("cold", 0) == 0, m
-        # The supervisor released its handle: its pool's counters.
+        # The supervisor serves further runs (docs/durability.md): it
+        # writes its pool's counters when it releases its handle, at the
+        # latest when the daemon stops.
+        d.stop()
         wait_until(lambda: stats.exists() and stats.read_text().strip(),
                    what="the pool's counters")
         lines = [json.loads(x) for x in stats.read_text().splitlines()]
