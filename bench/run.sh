@@ -67,6 +67,6 @@ fi
 
 # The kernel's floor beside bwrap (bench/README.md, "The floor").
 echo
-echo "## The floor: clone3 + execve + wait, sh -c true (bench/floor)"
+echo "## The floor: clone3 + execve + wait and airlock's layers, sh -c true (bench/floor)"
 echo
 "$build/bench/floor" 200 /bin/sh -c true
