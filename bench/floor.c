@@ -1,8 +1,9 @@
 /* The kernel's floor under a sandboxed run on this machine: what `clone3`
- * into new namespaces, `execve` and `wait` cost alone, with no mounts, no
- * cgroups, no seccomp, no Landlock and no bookkeeping.  Interleaved run by
- * run with bubblewrap on the same command, it says how much of airlock's
- * per-run cost is physical (bench/README.md, "The floor").
+ * into new namespaces, `execve` and `wait` cost alone, then what each
+ * mechanism airlock applies per run adds, with no bookkeeping.
+ * Interleaved run by run with bubblewrap on the same command, it says how
+ * much of airlock's per-run cost is physical (bench/README.md, "The
+ * floor").
  *
  * usage: floor ROUNDS CMD [ARG...]
  *
