@@ -49,8 +49,10 @@ ${CC:-cc} -std=c17 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Wshadow \
 	$(pkg-config --cflags $pkgs) -o "$build/bench/inproc" bench/inproc.c \
 	"$build/libairlock.a" $(pkg-config --libs $pkgs) -lpthread
 
+# shellcheck disable=SC2046 # flags are words
 ${CC:-cc} -std=c17 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Wshadow \
-	-o "$build/bench/floor" bench/floor.c
+	-Wformat=2 -o "$build/bench/floor" bench/floor.c bench/floor_layers.c \
+	$(pkg-config --cflags --libs libseccomp)
 
 /usr/bin/python3 bench/driver.py --airlock "$airlock" \
 	--inproc "$build/bench/inproc" --out bench/results/latest.md "$@"
@@ -65,6 +67,6 @@ fi
 
 # The kernel's floor beside bwrap (bench/README.md, "The floor").
 echo
-echo "## The floor: clone3 + execve + wait, sh -c true (bench/floor)"
+echo "## The floor: clone3 + execve + wait and airlock's layers, sh -c true (bench/floor)"
 echo
 "$build/bench/floor" 200 /bin/sh -c true
