@@ -79,7 +79,7 @@ struct al_drun {
 	uint64_t out_off;
 	bool handed; /* to an idle supervisor */
 	/* An idle supervisor that may serve another run after this one:
-	 * kept (its socket says "done" when this run's tree is gone), NULL
+	 * kept (its socket says "ended" when this run's tree is gone), NULL
 	 * otherwise. */
 	al_idle_sup *idle;
 	bool sup_done; /* it said so: it lives on, alone in its cgroup */
@@ -857,26 +857,48 @@ static void mark_ended(al_drun *r)
 		waitpid(r->id.pid, NULL, 0);
 }
 
-/* The kept idle supervisor's word after the run: "done <id>" when the
- * run's tree is gone and it waits for another.  Anything else (the end of
- * its socket: its last run, or it gave up) leaves the pidfd to tell. */
-static bool sup_said_done(al_drun *r)
+/* 1 when the idle supervisor's next word is "<word> <run_id>", 0 when
+ * nothing came yet (flags MSG_DONTWAIT), -1 on anything else (the end of
+ * its socket: its last run, or it gave up): then our side is closed. */
+static int sup_said(al_idle_sup *i, const char *word, const char *run_id,
+		    int flags)
 {
 	char buf[80], want[80];
 	ssize_t n;
 	do
-		n = recv(r->idle->sock, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+		n = recv(i->sock, buf, sizeof(buf) - 1, flags);
 	while (n < 0 && errno == EINTR);
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-		return false;
+		return 0;
 	buf[n > 0 ? n : 0] = '\0';
-	snprintf(want, sizeof(want), "done %s", r->run_id);
+	snprintf(want, sizeof(want), "%s %s", word, run_id);
 	if (n > 0 && strcmp(buf, want) == 0)
-		return true;
-	/* Not coming back: our side goes, the process is the run's. */
-	close(r->idle->sock);
-	r->idle->sock = -1;
-	return false;
+		return 1;
+	close(i->sock);
+	i->sock = -1;
+	return -1;
+}
+
+/* The kept idle supervisor's word after the run: "ended <id>" when its
+ * result is recorded and its tree is gone.  Anything else leaves the
+ * pidfd to tell (the process is the run's). */
+static bool sup_said_ended(al_drun *r)
+{
+	return sup_said(r->idle, "ended", r->run_id, MSG_DONTWAIT) == 1;
+}
+
+int al_idle_wait_done(al_idle_sup *i, const char *run_id, int timeout_ms)
+{
+	if (i == NULL || i->sock < 0)
+		return -EPIPE;
+	struct pollfd pfd = {i->sock, POLLIN, 0};
+	int n;
+	do
+		n = poll(&pfd, 1, timeout_ms);
+	while (n < 0 && errno == EINTR);
+	if (n == 0)
+		return -ETIMEDOUT;
+	return n > 0 && sup_said(i, "done", run_id, 0) == 1 ? 0 : -EPIPE;
 }
 
 int al_drun_wait(al_drun *r, int timeout_ms)
@@ -891,7 +913,7 @@ int al_drun_wait(al_drun *r, int timeout_ms)
 			mark_ended(r);
 			return 1;
 		}
-		if (n > 0 && pfd[1].revents && sup_said_done(r)) {
+		if (n > 0 && pfd[1].revents && sup_said_ended(r)) {
 			r->sup_done = true;
 			r->ended = true;
 			return 1;

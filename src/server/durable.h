@@ -77,8 +77,9 @@ int al_drun_start(al_drun *r, const al_launch_spec *spec, al_error **err);
  * It then waits on its socket for one run; when the socket ends (this
  * daemon gone) it exits without running anything and removes its
  * cgroup.  runs > 1: it may serve that many in sequence (the built-in
- * sandbox only; it decides): after each it says "done" once the run's
- * tree is gone (al_drun_wait) and waits for the next.  -EIO when it
+ * sandbox only; it decides): after each it says "ended" once the run's
+ * result is recorded and its tree is gone (al_drun_wait), then "done"
+ * once it may take another (al_idle_wait_done) and waits for it.  -EIO when it
  * could not ensure the provider. */
 int al_idle_spawn(al_durable *d, const char *provider, const char *config_json,
 		  unsigned runs, int ready_ms, al_idle_sup **out);
@@ -95,10 +96,14 @@ void al_durable_sweep_idle(al_durable *d);
 
 /* true when the run went to an idle supervisor. */
 bool al_drun_handed_off(const al_drun *r);
-/* Once the run is finished: its idle supervisor when it said "done" and
- * may serve another (the caller takes it: al_idle_discard or hand it a
- * run), else NULL. */
+/* Once the run is finished: its idle supervisor when it said "ended" and
+ * may serve another (the caller takes it: al_idle_wait_done, then
+ * al_idle_discard or hand it a run), else NULL. */
 al_idle_sup *al_drun_give_back(al_drun *r);
+/* Waits up to timeout_ms for "done <run_id>" from a supervisor given
+ * back: 0, -ETIMEDOUT, or -EPIPE (it said something else, or ended; our
+ * side of its socket is closed then). */
+int al_idle_wait_done(al_idle_sup *i, const char *run_id, int timeout_ms);
 
 /* ---- watching -------------------------------------------------------- */
 

@@ -280,7 +280,8 @@ static void retire_drun(al_srv_run *run)
 }
 
 char *al_durable_execute(al_srv_run *run, al_admission *adm,
-			 unsigned *status, al_outcome *outcome)
+			 unsigned *status, al_outcome *outcome,
+			 al_durable_giveback *gb)
 {
 	al_service *svc = run->svc;
 	al_host *host = run->gen->host;
@@ -415,15 +416,34 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 	run->stdin_open = false;
 	pthread_mutex_unlock(&svc->lock);
 out:
-	if (svc->idle_sups != NULL)
-		al_idle_pool_return(svc->idle_sups, &lend, back);
-	else
-		al_idle_discard(back);
+	gb->lend = lend;
+	gb->sup = back;
+	snprintf(gb->run_id, sizeof(gb->run_id), "%s", run_id);
 	if (hold_fd >= 0)
 		close(hold_fd);
 	*status = f.status;
 	*outcome = f.outcome;
 	return f.json;
+}
+
+/* How long a supervisor given back may take to say "done": its checks
+ * and, for a warm one, its next sandbox (src/supervisor/supervisor.c
+ * allows that 10 s), with a margin. */
+#define DONE_WAIT_MS 12000
+
+void al_durable_give_back(al_service *svc, al_durable_giveback *gb)
+{
+	al_idle_sup *sup = gb->sup;
+	gb->sup = NULL;
+	if (sup != NULL &&
+	    al_idle_wait_done(sup, gb->run_id, DONE_WAIT_MS) < 0) {
+		al_idle_discard(sup);
+		sup = NULL;
+	}
+	if (svc->idle_sups != NULL)
+		al_idle_pool_return(svc->idle_sups, &gb->lend, sup);
+	else
+		al_idle_discard(sup);
 }
 
 void *al_durable_adopted_main(void *arg)

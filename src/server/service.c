@@ -595,6 +595,7 @@ static void *worker(void *arg)
 	char *json = NULL;
 	unsigned status = 500;
 	al_outcome outcome = AL_OUTCOME_UNAVAILABLE;
+	al_durable_giveback gb = {.sup = NULL};
 
 	int rc = al_host_admit_json_ex(run->gen->host, &hc, run->body,
 				       run->body_len, &ro, &ao, &adm, &res);
@@ -602,7 +603,7 @@ static void *worker(void *arg)
 	drop_headers(run);
 	if (rc == 0 && adm != NULL) {
 		/* Admitted: its supervisor runs it (docs/durability.md). */
-		json = al_durable_execute(run, adm, &status, &outcome);
+		json = al_durable_execute(run, adm, &status, &outcome, &gb);
 	} else if (rc == 0 && res != NULL) {
 		json = al_result_to_json(res, 0);
 		status = al_srv_status_for(res->outcome, res->reason);
@@ -620,7 +621,24 @@ static void *worker(void *arg)
 		outcome = AL_OUTCOME_UNAVAILABLE;
 	}
 	al_result_free(res);
+	/* The give-back below still uses the service: this thread stays
+	 * counted as a worker until it is done. */
+	bool give_back = gb.sup != NULL || gb.lend.active;
+	if (give_back) {
+		pthread_mutex_lock(&svc->lock);
+		svc->workers++;
+		pthread_mutex_unlock(&svc->lock);
+	}
 	al_service_publish(svc, run, json, status, outcome);
+	if (give_back) {
+		/* Answered: now its supervisor may come back for the next
+		 * run. */
+		al_durable_give_back(svc, &gb);
+		pthread_mutex_lock(&svc->lock);
+		svc->workers--;
+		pthread_cond_broadcast(&svc->idle);
+		pthread_mutex_unlock(&svc->lock);
+	}
 	return NULL;
 }
 

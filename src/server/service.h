@@ -215,10 +215,25 @@ al_srv_run *al_service_insert(al_service *svc, al_srv_gen *gen,
 			      const char *principal, int64_t created_ms,
 			      bool running);
 
+/* What a finished run gives back: its idle supervisor, when it may serve
+ * another run once it says so (docs/durability.md, "A supervisor that
+ * serves several runs"). */
+typedef struct al_durable_giveback {
+	al_idle_lend lend;
+	al_idle_sup *sup; /* NULL: nothing to give back */
+	char run_id[40];
+} al_durable_giveback;
+
 /* durable_run.c: an admitted run through its supervisor to its final
- * result (JSON text; *status and *outcome for the table). */
+ * result (JSON text; *status and *outcome for the table).  *gb: call
+ * al_durable_give_back with it once the result is published. */
 char *al_durable_execute(al_srv_run *run, al_admission *adm,
-			 unsigned *status, al_outcome *outcome);
+			 unsigned *status, al_outcome *outcome,
+			 al_durable_giveback *gb);
+/* After the run's answer: waits for its supervisor's word that it may
+ * serve another (a warm one makes its next sandbox first), then returns
+ * it to the idle ones, or ends it. */
+void al_durable_give_back(al_service *svc, al_durable_giveback *gb);
 /* The watcher thread of a recovered live run. */
 void *al_durable_adopted_main(void *arg);
 

@@ -879,45 +879,66 @@ static bool reusable_provider(const al_provider_ops *ops)
 #define SETTLE_MS 500
 #define SETTLE_STEP_MS 5
 
+/* What the run ended may still be on its way out (a process the pid
+ * namespace's end killed, a thread past its join): a moment to settle,
+ * then the verdict.  NULL when the supervisor's cgroup holds only itself
+ * and its ready members and, with before, the process is as it was
+ * (reuse.h); else what differs. */
+static const char *settled(al_provider_handle *handle,
+			   const al_reuse_state *before)
+{
+	al_reuse_state after;
+	al_reuse_keep keep = {.n = 0};
+	const char *what;
+	for (int waited = 0;; waited += SETTLE_STEP_MS) {
+		keep.n = al_sandbox_pool_cgroups(handle, keep.names,
+						 AL_REUSE_KEEP_MAX);
+		bool alone = al_reuse_tree_alone(&keep);
+		what = !alone		? "cgroup"
+		       : before == NULL ? NULL
+		       : al_reuse_snapshot(&after) < 0
+			       ? "process"
+			       : al_reuse_differs(before, &after);
+		if (what == NULL || waited >= SETTLE_MS)
+			return what;
+		struct timespec ts = {0, SETTLE_STEP_MS * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void refuse_another(const char *what)
+{
+	al_logf(AL_LOG_WARN, NULL,
+		"idle supervisor: the run left its %s changed; not serving "
+		"another",
+		what);
+}
+
 /* After a run: may this process take another?  Its tree, descriptors
  * and handle are checked (reuse.h); the daemon must still be there. */
 static bool may_serve_again(int sock, const al_reuse_state *before,
 			    const al_provider_ops *ops,
 			    al_provider_handle *handle)
 {
-	al_reuse_state after;
-	al_reuse_keep keep = {.n = 0};
-	const char *what;
 	struct pollfd pfd = {sock, POLLIN | POLLRDHUP, 0};
 	/* The daemon says nothing while a run goes: anything is its end. */
 	if (poll(&pfd, 1, 0) != 0)
 		return false;
 	if (ops->health != NULL && ops->health(handle, NULL) < 0)
 		return false;
-	/* What the run ended may still be on its way out (a process the
-	 * pid namespace's end killed, a thread past its join): a moment to
-	 * settle, then the verdict. */
-	for (int waited = 0;; waited += SETTLE_STEP_MS) {
-		keep.n = al_sandbox_pool_cgroups(handle, keep.names,
-						 AL_REUSE_KEEP_MAX);
-		bool alone = al_reuse_tree_alone(&keep);
-		what = !alone ? "cgroup"
-		       : al_reuse_snapshot(&after) < 0
-			       ? "process"
-			       : al_reuse_differs(before, &after);
-		if (what == NULL || waited >= SETTLE_MS)
-			break;
-		struct timespec ts = {0, SETTLE_STEP_MS * 1000000L};
-		nanosleep(&ts, NULL);
-	}
-	if (what != NULL) {
-		al_logf(AL_LOG_WARN, NULL,
-			"idle supervisor: the run left its %s changed; not "
-			"serving another",
-			what);
-		return false;
-	}
-	return true;
+	const char *what = settled(handle, before);
+	if (what != NULL)
+		refuse_another(what);
+	return what == NULL;
+}
+
+/* "<word> <run id>" to the daemon; false when it did not go. */
+static bool tell(int sock, const char *word, const char *run_id)
+{
+	char msg[80];
+	int n = snprintf(msg, sizeof(msg), "%s %s", word, run_id);
+	return n > 0 && n < (int)sizeof(msg) &&
+	       send(sock, msg, (size_t)n, MSG_NOSIGNAL) == n;
 }
 
 /* A warm supervisor's members are made again between its runs, within
@@ -1040,7 +1061,14 @@ int al_supervisor_idle_main(const char *state_dir, char *nonce, int sock)
 		 * why not in the run's log; then the log goes too. */
 		unsetenv("AIRLOCK_RUN_BASE");
 		al_reuse_drain_signals();
-		bool more = rc == 0 && members_ready(ops, handle) &&
+		/* "ended <id>": its result is recorded and its tree is gone,
+		 * so the daemon finishes the run now; a warm sandbox's next
+		 * member is made after that, off the run's answer. */
+		const char *left = rc == 0 ? settled(handle, NULL) : "result";
+		if (rc == 0 && left != NULL)
+			refuse_another(left);
+		bool more = left == NULL && tell(sock, "ended", run_id) &&
+			    members_ready(ops, handle) &&
 			    may_serve_again(sock, &before, ops, handle);
 		if (dup2(null_fd, 1) < 0 || dup2(null_fd, 2) < 0)
 			more = false;
@@ -1054,11 +1082,9 @@ int al_supervisor_idle_main(const char *state_dir, char *nonce, int sock)
 			free(buf);
 			return rc;
 		}
-		/* "done <id>": the run's tree is gone; the daemon finishes
-		 * it and may hand this process another. */
-		char done[80];
-		int dl = snprintf(done, sizeof(done), "done %s", run_id);
-		if (send(sock, done, (size_t)dl, MSG_NOSIGNAL) != dl) {
+		/* "done <id>": checked and renewed; the daemon may hand this
+		 * process another run. */
+		if (!tell(sock, "done", run_id)) {
 			rc = 0;
 			goto out;
 		}
