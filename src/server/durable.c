@@ -1167,6 +1167,11 @@ void al_drun_cleanup(al_drun *r)
 	if (unlinkat(r->dirfd, AL_RF_OUTPUT, 0) < 0 && errno != ENOENT)
 		al_logf(AL_LOG_WARN, r->run_id,
 			"cannot remove its output file");
+	al_drun_remove_cgroup(r);
+}
+
+void al_drun_remove_cgroup(al_drun *r)
+{
 	if (r->rec.cgroup != NULL && al_run_cgroup_populated(r->rec.cgroup) == 0 &&
 	    al_run_cgroup_remove(r->rec.cgroup) < 0)
 		al_logf(AL_LOG_WARN, r->run_id, "cannot remove its cgroup");

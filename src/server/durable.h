@@ -148,6 +148,9 @@ int al_drun_write_final(al_drun *r, const char *json);
 /* Removes what only the execution needed (the request, the provider's
  * work directory, the cgroup); keeps records and the final result. */
 void al_drun_cleanup(al_drun *r);
+/* Of that, only the run's cgroup, when it is empty (al_drun_cleanup does
+ * it too). */
+void al_drun_remove_cgroup(al_drun *r);
 /* Removes the whole run directory (retention). */
 int al_durable_remove_run(al_durable *d, const char *run_id);
 void al_drun_free(al_drun *r);

@@ -100,7 +100,8 @@ static void finished_from(finished *f, const al_result *res)
  * through finishing does not write run.finished twice. */
 static void finish(al_service *svc, al_host *host, al_drun *dr,
 		   al_admission *adm, al_result *raw,
-		   const al_finish_options *base, bool recovered, finished *f)
+		   const al_finish_options *base, bool recovered, bool cleanup,
+		   finished *f)
 {
 	al_finish_options o = *base;
 	al_result *res = NULL;
@@ -165,7 +166,12 @@ static void finish(al_service *svc, al_host *host, al_drun *dr,
 	pending_set(&p, false);
 	al_result_free(res);
 	al_drun_unlock(dr);
-	al_drun_cleanup(dr);
+	/* Without: the caller cleans up once the run is answered (a daemon
+	 * that dies before does it at its next start, from final.json). */
+	if (cleanup)
+		al_drun_cleanup(dr);
+	else
+		al_drun_remove_cgroup(dr); /* gone when the run is answered */
 }
 
 /* A result the daemon makes itself when it had to kill the tree. */
@@ -194,7 +200,7 @@ static al_result *made_result(al_drun *dr, al_outcome outcome)
 /* Watches the supervisor to its end, feeding live output to the run's
  * subscribers; then finishes the run. */
 static void watch_and_finish(al_srv_run *run, al_drun *dr, al_admission *adm,
-			     finished *f)
+			     bool cleanup, finished *f)
 {
 	al_service *svc = run->svc;
 	int64_t deadline = al_drun_record(dr)->deadline_ms;
@@ -253,7 +259,7 @@ static void watch_and_finish(al_srv_run *run, al_drun *dr, al_admission *adm,
 	else if (killed_deadline)
 		raw = made_result(dr, AL_OUTCOME_TIMED_OUT);
 	al_finish_options o = {.launched = true, .refusal = "lost"};
-	finish(svc, run->gen->host, dr, adm, raw, &o, false, f);
+	finish(svc, run->gen->host, dr, adm, raw, &o, false, cleanup, f);
 }
 
 /* Hands the handle to the run (interrupts and inbox deliveries reach the
@@ -267,7 +273,9 @@ static void publish_drun(al_srv_run *run, al_drun *dr, bool launched)
 	pthread_mutex_unlock(&run->svc->lock);
 }
 
-static void retire_drun(al_srv_run *run)
+/* No one reaches the run's records through the table any more; they are
+ * the caller's. */
+static al_drun *unpublish_drun(al_srv_run *run)
 {
 	al_service *svc = run->svc;
 	pthread_mutex_lock(&svc->lock);
@@ -276,13 +284,19 @@ static void retire_drun(al_srv_run *run)
 	while (run->drun_users > 0)
 		pthread_cond_wait(&run->changed, &svc->lock);
 	pthread_mutex_unlock(&svc->lock);
-	al_drun_free(dr);
+	return dr;
+}
+
+static void retire_drun(al_srv_run *run)
+{
+	al_drun_free(unpublish_drun(run));
 }
 
 char *al_durable_execute(al_srv_run *run, al_admission *adm,
 			 unsigned *status, al_outcome *outcome,
 			 al_durable_giveback *gb)
 {
+	gb->dr = NULL;
 	al_service *svc = run->svc;
 	al_host *host = run->gen->host;
 	const al_request *req = al_admission_request(adm);
@@ -396,7 +410,7 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 		al_logf(AL_LOG_INFO, run_id, "%s", al_error_get_message(err));
 		al_error_free(err);
 		al_finish_options o = {.refusal = "start_failed"};
-		finish(svc, host, dr, adm, NULL, &o, false, &f);
+		finish(svc, host, dr, adm, NULL, &o, false, true, &f);
 		retire_drun(run);
 		goto out;
 	}
@@ -404,12 +418,12 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 	/* An interrupt that came while it was being launched. */
 	if (al_cancel_state(run->cancel) != AL_CANCEL_NONE)
 		(void)al_drun_control(dr, AL_CONTROL_INTERRUPT);
-	watch_and_finish(run, dr, adm, &f);
+	watch_and_finish(run, dr, adm, false, &f);
 	/* Finished (final.json written): its supervisor may take the next
 	 * run (docs/durability.md, "A supervisor that serves several
-	 * runs"). */
+	 * runs"), and its clean-up waits until it is answered. */
 	back = al_drun_give_back(dr);
-	retire_drun(run);
+	gb->dr = unpublish_drun(run);
 	pthread_mutex_lock(&svc->lock);
 	if (run->stdin_open)
 		close(run->stdin_fd);
@@ -433,6 +447,11 @@ out:
 
 void al_durable_give_back(al_service *svc, al_durable_giveback *gb)
 {
+	if (gb->dr != NULL) {
+		al_drun_cleanup(gb->dr);
+		al_drun_free(gb->dr);
+		gb->dr = NULL;
+	}
 	al_idle_sup *sup = gb->sup;
 	gb->sup = NULL;
 	if (sup != NULL &&
@@ -457,7 +476,7 @@ void *al_durable_adopted_main(void *arg)
 	al_drun *dr = run->drun;
 	run->adopted = NULL;
 	pthread_mutex_unlock(&svc->lock);
-	watch_and_finish(run, dr, adm, &f);
+	watch_and_finish(run, dr, adm, true, &f);
 	retire_drun(run);
 	if (f.json == NULL)
 		f.json = strdup("{\"error\":\"internal\",\"message\":\"the run "
@@ -543,7 +562,7 @@ static void finish_recovered(al_service *svc, al_srv_gen *gen, al_drun *dr,
 		(void)al_drun_collect(dr, &raw);
 	finished f = {NULL, 500, AL_OUTCOME_UNAVAILABLE};
 	al_finish_options o = {.launched = true, .refusal = "lost"};
-	finish(NULL, gen->host, dr, adm, raw, &o, true, &f);
+	finish(NULL, gen->host, dr, adm, raw, &o, true, true, &f);
 	if (f.json != NULL)
 		list_final(svc, gen, dr);
 	free(f.json);

@@ -595,7 +595,7 @@ static void *worker(void *arg)
 	char *json = NULL;
 	unsigned status = 500;
 	al_outcome outcome = AL_OUTCOME_UNAVAILABLE;
-	al_durable_giveback gb = {.sup = NULL};
+	al_durable_giveback gb = {.sup = NULL, .dr = NULL};
 
 	int rc = al_host_admit_json_ex(run->gen->host, &hc, run->body,
 				       run->body_len, &ro, &ao, &adm, &res);
@@ -623,7 +623,7 @@ static void *worker(void *arg)
 	al_result_free(res);
 	/* The give-back below still uses the service: this thread stays
 	 * counted as a worker until it is done. */
-	bool give_back = gb.sup != NULL || gb.lend.active;
+	bool give_back = gb.sup != NULL || gb.lend.active || gb.dr != NULL;
 	if (give_back) {
 		pthread_mutex_lock(&svc->lock);
 		svc->workers++;

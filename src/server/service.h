@@ -222,6 +222,7 @@ typedef struct al_durable_giveback {
 	al_idle_lend lend;
 	al_idle_sup *sup; /* NULL: nothing to give back */
 	char run_id[40];
+	al_drun *dr;	  /* finished, to clean up after the answer */
 } al_durable_giveback;
 
 /* durable_run.c: an admitted run through its supervisor to its final
@@ -230,9 +231,10 @@ typedef struct al_durable_giveback {
 char *al_durable_execute(al_srv_run *run, al_admission *adm,
 			 unsigned *status, al_outcome *outcome,
 			 al_durable_giveback *gb);
-/* After the run's answer: waits for its supervisor's word that it may
- * serve another (a warm one makes its next sandbox first), then returns
- * it to the idle ones, or ends it. */
+/* After the run's answer: cleans up the run's records (the request
+ * dropped, work files removed), waits for its supervisor's word that it
+ * may serve another (a warm one makes its next sandbox first), then
+ * returns it to the idle ones, or ends it. */
 void al_durable_give_back(al_service *svc, al_durable_giveback *gb);
 /* The watcher thread of a recovered live run. */
 void *al_durable_adopted_main(void *arg);
