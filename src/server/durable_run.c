@@ -292,6 +292,11 @@ static void retire_drun(al_srv_run *run)
 	al_drun_free(unpublish_drun(run));
 }
 
+/* How long a supervisor given back may take to say "done": its checks
+ * and, for a warm one, its next sandbox (src/supervisor/supervisor.c
+ * allows that 10 s), with a margin. */
+#define DONE_WAIT_MS 12000
+
 char *al_durable_execute(al_srv_run *run, al_admission *adm,
 			 unsigned *status, al_outcome *outcome,
 			 al_durable_giveback *gb)
@@ -429,6 +434,21 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 		close(run->stdin_fd);
 	run->stdin_open = false;
 	pthread_mutex_unlock(&svc->lock);
+	/* A generic supervisor's checks take a moment: it is back among
+	 * the ready ones before the answer lets the client send its next
+	 * run, which would otherwise find none and start one cold.  A warm
+	 * one makes its next sandbox first: after the answer. */
+	if (back != NULL && !warm) {
+		if (al_idle_wait_done(back, run_id, DONE_WAIT_MS) < 0) {
+			al_idle_discard(back);
+			back = NULL;
+		}
+		if (svc->idle_sups != NULL)
+			al_idle_pool_return(svc->idle_sups, &lend, back);
+		else
+			al_idle_discard(back);
+		back = NULL;
+	}
 out:
 	gb->lend = lend;
 	gb->sup = back;
@@ -440,10 +460,6 @@ out:
 	return f.json;
 }
 
-/* How long a supervisor given back may take to say "done": its checks
- * and, for a warm one, its next sandbox (src/supervisor/supervisor.c
- * allows that 10 s), with a margin. */
-#define DONE_WAIT_MS 12000
 
 void al_durable_give_back(al_service *svc, al_durable_giveback *gb)
 {
