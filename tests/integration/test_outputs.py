@@ -282,11 +282,14 @@ def test_retention_refuses_a_live_run(state_dir, tmp_path):
          "sandbox", "--json", "--request", str(tmp_path / "req.json")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
+        # The store's directory appears under a dot name first (made,
+        # then renamed into place): wait for the run's own name.
         deadline = time.time() + 10
-        while not stores(state_dir) and time.time() < deadline:
+        live = []
+        while not live and time.time() < deadline:
+            live = [s for s in stores(state_dir) if not s.startswith(".")]
             time.sleep(0.02)
-        live = [s for s in stores(state_dir) if not s.startswith(".")]
-        assert len(live) == 1
+        assert len(live) == 1, stores(state_dir)
         # even when old by its timestamp, a live run is not removed
         old = time.time() - 30 * 86400
         os.utime(os.path.join(state_dir, "artifacts", live[0]), (old, old))
