@@ -9,9 +9,12 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -28,20 +31,39 @@ static inline uint16_t fuzz_mhd_port(struct MHD_Daemon *mhd)
 }
 
 /* A connection to 127.0.0.1:port whose reads and writes give up after 20
- * seconds, so an answer that never ends shows as EAGAIN. */
+ * seconds, so an answer that never ends shows as EAGAIN.  Tens of
+ * thousands of connections in one run can use up the loopback's
+ * ephemeral ports while closed ones wait out TIME_WAIT: the client's
+ * side is closed with a reset (no TIME_WAIT), and a connect refused for
+ * want of a local address is tried again, bounded. */
 static inline int fuzz_connect(uint16_t port)
 {
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	struct sockaddr_in sa = {.sin_family = AF_INET,
 				 .sin_port = htons(port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	struct timeval tv = {.tv_sec = 20};
-	if (fd < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
-	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		abort();
-	return fd;
+	struct linger lg = {.l_onoff = 1, .l_linger = 0};
+	for (int attempt = 0; attempt < 200; attempt++) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0 ||
+		    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+		    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
+		    setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)) < 0)
+			abort();
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			return fd;
+		int e = errno;
+		close(fd);
+		if (e != EADDRNOTAVAIL && e != EADDRINUSE && e != EAGAIN) {
+			fprintf(stderr, "fuzz: cannot connect to the daemon: "
+					"%s\n",
+				strerror(e));
+			break;
+		}
+		struct timespec pause = {0, 10 * 1000 * 1000};
+		nanosleep(&pause, NULL);
+	}
+	abort();
 }
 
 /* Reads fd to its end or to a failed read, then closes it: the bytes
