@@ -66,6 +66,14 @@ def start(tmp_path, cfg, token="default"):
     return d
 
 
+def finish(d):
+    """Stops the daemon and removes its state."""
+    try:
+        d.stop() if d.proc is not None else None
+    finally:
+        cleanup_state(d)
+
+
 def wait_warm(d, token="default"):
     wait_until(lambda: counters(d, token)["warm"] == 1, timeout=30,
                what="the warm supervisor ready")
@@ -94,10 +102,7 @@ def test_a_warm_supervisor_serves_warm_runs_in_sequence(tmp_path):
         c = counters(d, "default")
         assert c["reused"] >= 3 and c["started"] == 1, c
     finally:
-        try:
-            d.stop() if d.proc is not None else None
-        finally:
-            cleanup_state(d)
+        finish(d)
     assert_no_sanitizer_reports(d)
 
 
@@ -146,8 +151,5 @@ def test_nothing_of_a_warm_run_reaches_the_next(tmp_path):
         env = pathlib.Path("/proc/%d/environ" % pid).read_bytes()
         assert b"s3cr3t" not in env
     finally:
-        try:
-            d.stop() if d.proc is not None else None
-        finally:
-            cleanup_state(d)
+        finish(d)
     assert_no_sanitizer_reports(d)
