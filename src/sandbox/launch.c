@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -48,6 +49,16 @@
 #define KILL_POLL_MS 2
 #define KILL_EMPTY_WAIT_MS 5000
 #define KILL_REPEAT 50
+/* AddressSanitizer takes the program's own stack (spawn_program) for a
+ * broken one and warns on the program's stderr: its builds fork. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED_BUILD 1
+#else
+#define SANITIZED_BUILD 0
+#endif
+/* The program's stack between its clone and its execve (spawn_program):
+ * its setup calls need a few KiB; sanitizer builds need more. */
+#define PROGRAM_STACK_BYTES (256 * 1024)
 
 enum stage {
 	ST_SYNC = 1,
@@ -357,6 +368,41 @@ static pid_t raw_fork(void)
 			      0UL);
 }
 
+struct program_args {
+	const al_sb_launch *l;
+	const struct fds *f;
+};
+
+static int program_main(void *arg)
+{
+	const struct program_args *a = arg;
+	run_program(a->l, a->f);
+}
+
+/* The program as vfork does it: it borrows the init's memory until its
+ * execve, so neither the copy of the init's page tables (a copy of the
+ * caller's: the daemon, the CLI, an embedding host) nor their teardown
+ * at that exec is paid (docs/performance.md, "The cold path, round 5").
+ * The init waits meanwhile; the program only makes system calls on data
+ * prepared before the clone and writes nothing the init reads after.  A
+ * warm member's program waits for its request before exec, which would
+ * hold the init that long: it is forked (raw_fork). */
+static pid_t spawn_program(const al_sb_launch *l, const struct fds *f)
+{
+	size_t size = PROGRAM_STACK_BYTES;
+	char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED)
+		return -1;
+	struct program_args a = {l, f};
+	pid_t pid = clone(program_main, stack + size,
+			  CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
+	int e = errno;
+	munmap(stack, size);
+	errno = e;
+	return pid;
+}
+
 /* The calling process's argument strings, [arg_start, arg_end) of
  * /proc/self/stat.  The init is a copy of this process, and /proc/1/cmdline
  * inside the run shows that memory: the caller's command line (a state
@@ -487,7 +533,8 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 	/* The init's memory holds the host's environment: the program (same
 	 * uid) must not read it through /proc/1. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	pid_t prog = raw_fork();
+	pid_t prog = l->wait_go || SANITIZED_BUILD ? raw_fork()
+						   : spawn_program(l, f);
 	if (prog < 0)
 		fail(ff, ST_FORK, errno, 0);
 	if (prog == 0)
