@@ -6,6 +6,9 @@
  * its own, right before its ensure: facts can change between the selection
  * pass and the moment the handle is built (another thread's ensure, a
  * health check that retired the old handle), and a handle lives long.  A
+ * candidate with no handle is therefore probed under its ensure lock, and
+ * that probe is the handle's own; one with a handle probed again only
+ * when the handle is retired.  A
  * handle whose release fails is quarantined: never handed out again, and
  * its candidate is unavailable ("quarantined") until a probe of it
  * succeeds again.
@@ -344,31 +347,71 @@ static bool unquarantine(al_selector *s, al_candidate_rt *c, const al_facts *f,
 	return true;
 }
 
+/* A new handle becomes the candidate's current one, with one user. */
+static int adopt_handle(al_selector *s, al_candidate_rt *c, size_t i,
+			al_provider_handle *h, al_handle_ref **out)
+{
+	al_handle_ref *ref = calloc(1, sizeof(*ref));
+	if (!ref) {
+		if (c->ops->release)
+			c->ops->release(h, NULL);
+		return -ENOMEM;
+	}
+	ref->ops = c->ops;
+	ref->cand = i;
+	ref->handle = h;
+	ref->users = 1;
+	pthread_mutex_lock(&s->lock);
+	ref->next = s->refs;
+	s->refs = ref;
+	c->current = ref;
+	pthread_mutex_unlock(&s->lock);
+	*out = ref;
+	return 0;
+}
+
 /* Takes (ensuring when needed) the candidate's shared handle.  On a
- * changed re-probe or a failed ensure, fills *sk and returns 1. */
+ * changed re-probe or a failed ensure, fills *sk and returns 1.  own_probe:
+ * the caller holds c->ensure_lock and made *facts under it, so they are
+ * the probe a new handle needs (no ensure can come between them); the
+ * lock is released here. */
 static int take_handle(al_selector *s, size_t i, const al_request *req,
 		       unsigned soft, al_facts **facts, al_handle_ref **out,
-		       al_skip *sk)
+		       al_skip *sk, bool own_probe)
 {
 	al_candidate_rt *c = &s->cands[i];
 	al_handle_ref *ref = NULL;
 	int rc = 0;
 
-	pthread_mutex_lock(&c->ensure_lock);
+	if (!own_probe)
+		pthread_mutex_lock(&c->ensure_lock);
 	pthread_mutex_lock(&s->lock);
 	if ((ref = c->current))
 		ref->users++;
 	pthread_mutex_unlock(&s->lock);
 	if (ref && c->ops->health && c->ops->health(ref->handle, NULL) < 0) {
-		/* Unhealthy: retire it (released once its runs end). */
+		/* Unhealthy: retire it (released once its runs end), and
+		 * probe again for its successor. */
 		pthread_mutex_lock(&s->lock);
 		ref->retired = true;
 		c->current = NULL;
 		pthread_mutex_unlock(&s->lock);
 		al_selector_put(s, ref);
 		ref = NULL;
+		own_probe = false;
 	}
-	if (!ref) {
+	if (!ref && own_probe) {
+		al_provider_handle *h = NULL;
+		if (c->ops->ensure(config_of(c), &h, NULL) < 0) {
+			set_skip(sk, c->ops->id, AL_SKIP_UNAVAILABLE,
+				 "ensure_failed");
+			rc = 1;
+			goto out;
+		}
+		rc = adopt_handle(s, c, i, h, &ref);
+		if (rc < 0)
+			goto out;
+	} else if (!ref) {
 		al_facts *fresh = NULL;
 		al_provider_handle *h = NULL;
 		/* The mandatory re-probe: this handle's own. */
@@ -392,23 +435,11 @@ static int take_handle(al_selector *s, size_t i, const al_request *req,
 			rc = 1;
 			goto out;
 		}
-		ref = calloc(1, sizeof(*ref));
-		if (!ref) {
-			if (c->ops->release)
-				c->ops->release(h, NULL);
+		rc = adopt_handle(s, c, i, h, &ref);
+		if (rc < 0) {
 			al_facts_free(fresh);
-			rc = -ENOMEM;
 			goto out;
 		}
-		ref->ops = c->ops;
-		ref->cand = i;
-		ref->handle = h;
-		ref->users = 1;
-		pthread_mutex_lock(&s->lock);
-		ref->next = s->refs;
-		s->refs = ref;
-		c->current = ref;
-		pthread_mutex_unlock(&s->lock);
 		al_facts_free(*facts);
 		*facts = fresh;
 	}
@@ -425,6 +456,36 @@ static int add_skip(al_selection *sel, const al_skip *sk)
 		return -ENOMEM;
 	sel->skips = n;
 	sel->skips[sel->n_skips++] = *sk;
+	return 0;
+}
+
+/* The candidate's handle, when one is current, is not built again. */
+static bool has_handle(al_selector *s, const al_candidate_rt *c)
+{
+	pthread_mutex_lock(&s->lock);
+	bool has = c->current != NULL;
+	pthread_mutex_unlock(&s->lock);
+	return has;
+}
+
+/* Probes candidate i and judges it for req; 1 with *sk filled when it is
+ * passed over, 0 with *out when it may run the request. */
+static int judge_candidate(al_selector *s, size_t i, const al_request *req,
+			   unsigned soft, al_facts **out, al_skip *sk)
+{
+	al_candidate_rt *c = &s->cands[i];
+	al_facts *f = NULL;
+	*out = NULL;
+	if (c->ops->probe(config_of(c), &f, NULL) < 0 || !f) {
+		al_facts_free(f);
+		set_skip(sk, c->ops->id, AL_SKIP_UNAVAILABLE, "probe_failed");
+		return 1;
+	}
+	if (!unquarantine(s, c, f, sk) || !eligible(s, c, f, req, soft, sk)) {
+		al_facts_free(f);
+		return 1;
+	}
+	*out = f;
 	return 0;
 }
 
@@ -445,27 +506,22 @@ int al_select(al_selector *s, const al_request *req, unsigned soft,
 				return -ENOMEM;
 			continue;
 		}
-		if (c->ops->probe(config_of(c), &f, NULL) < 0 || !f) {
-			al_facts_free(f);
-			set_skip(&sk, c->ops->id, AL_SKIP_UNAVAILABLE,
-				 "probe_failed");
-			if (add_skip(sel, &sk) < 0)
-				return -ENOMEM;
-			continue;
-		}
-		if (!unquarantine(s, c, f, &sk)) {
-			al_facts_free(f);
-			if (add_skip(sel, &sk) < 0)
-				return -ENOMEM;
-			continue;
-		}
-		if (!eligible(s, c, f, req, soft, &sk)) {
-			al_facts_free(f);
+		/* No handle yet (a CLI run, a daemon's first run): this probe
+		 * is made under the ensure lock and serves as the new
+		 * handle's own, rather than a second probe right after it. */
+		bool own_probe = !has_handle(s, c);
+		if (own_probe)
+			pthread_mutex_lock(&c->ensure_lock);
+		if (judge_candidate(s, i, req, soft, &f, &sk) == 1) {
+			if (own_probe)
+				pthread_mutex_unlock(&c->ensure_lock);
 			if (add_skip(sel, &sk) < 0)
 				return -ENOMEM;
 			continue;
 		}
 		if (f->safety_class == AL_SAFETY_DISABLED) {
+			if (own_probe)
+				pthread_mutex_unlock(&c->ensure_lock);
 			/* Execution deliberately off at this provider:
 			 * refused here, nothing reaches it. */
 			sel->chosen = i;
@@ -475,7 +531,8 @@ int al_select(al_selector *s, const al_request *req, unsigned soft,
 				 "provider_disabled");
 			return 1;
 		}
-		int rc = take_handle(s, i, req, soft, &f, &sel->ref, &sk);
+		int rc = take_handle(s, i, req, soft, &f, &sel->ref, &sk,
+				     own_probe);
 		if (rc < 0) {
 			al_facts_free(f);
 			return rc;

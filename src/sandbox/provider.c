@@ -5,11 +5,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -59,6 +61,71 @@ void al_sandbox_pools_off(void)
 	atomic_store(&pools_off, true);
 }
 
+/* The host probes right before every ensure (the provider contract), and
+ * the ensure needs the same facts for its handle: the last probe's are
+ * kept for an ensure of the same thread and configuration that follows
+ * within PROBE_REUSE_MS, taken once.  Any other ensure observes again. */
+#define PROBE_REUSE_MS 1000
+
+static pthread_mutex_t last_probe_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	pthread_t thread;
+	char *config; /* "" for none */
+	al_facts *facts;
+	uint64_t at_ms;
+} last_probe;
+
+static uint64_t monotonic_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void forget_last_probe_locked(void)
+{
+	free(last_probe.config);
+	al_facts_free(last_probe.facts);
+	last_probe.config = NULL;
+	last_probe.facts = NULL;
+}
+
+static void keep_last_probe(const char *config_json, const al_facts *f)
+{
+	char *config = strdup(config_json ? config_json : "");
+	al_facts *copy = al_facts_dup(f);
+	pthread_mutex_lock(&last_probe_lock);
+	forget_last_probe_locked();
+	if (config != NULL && copy != NULL) {
+		last_probe.thread = pthread_self();
+		last_probe.config = config;
+		last_probe.facts = copy;
+		last_probe.at_ms = monotonic_ms();
+		config = NULL;
+		copy = NULL;
+	}
+	pthread_mutex_unlock(&last_probe_lock);
+	free(config);
+	al_facts_free(copy);
+}
+
+/* The facts of this thread's probe just made with config_json, or NULL. */
+static al_facts *take_last_probe(const char *config_json)
+{
+	al_facts *f = NULL;
+	pthread_mutex_lock(&last_probe_lock);
+	if (last_probe.facts != NULL &&
+	    pthread_equal(last_probe.thread, pthread_self()) &&
+	    strcmp(last_probe.config, config_json ? config_json : "") == 0 &&
+	    monotonic_ms() - last_probe.at_ms <= PROBE_REUSE_MS) {
+		f = last_probe.facts;
+		last_probe.facts = NULL;
+	}
+	forget_last_probe_locked();
+	pthread_mutex_unlock(&last_probe_lock);
+	return f;
+}
+
 static int sb_probe(const char *config_json, al_facts **out, al_error **err)
 {
 	al_sb_context ctx;
@@ -67,6 +134,8 @@ static int sb_probe(const char *config_json, al_facts **out, al_error **err)
 		return rc;
 	rc = al_sb_probe_facts(&ctx, out, err);
 	al_sb_context_clear(&ctx);
+	if (rc == 0)
+		keep_last_probe(config_json, *out);
 	return rc;
 }
 
@@ -81,7 +150,8 @@ static int sb_ensure(const char *config_json, al_provider_handle **out,
 		free(h);
 		return rc;
 	}
-	rc = al_sb_probe_facts(&h->ctx, &h->facts, err);
+	h->facts = take_last_probe(config_json);
+	rc = h->facts != NULL ? 0 : al_sb_probe_facts(&h->ctx, &h->facts, err);
 	if (rc < 0) {
 		al_sb_context_clear(&h->ctx);
 		free(h);

@@ -243,8 +243,9 @@ def test_cli_reprobes_before_ensure(airlock, tmp_path):
     p = airlock("run", *REQ, "-e", "echo counted", config=cfg)
     assert p.returncode == 0, p.stderr
     (calls,) = log_lines(log).values()
-    # the selection probe, the new handle's own probe, its ensure
-    assert calls[:3] == ["probe", "probe", "ensure 1 ok"], calls
+    # no handle yet: the selection probe is the new handle's own (made
+    # under its ensure lock), then its ensure
+    assert calls[:2] == ["probe", "ensure 1 ok"], calls
     assert "execute 1 start" in calls
     assert calls[-1] == "release 1 ok"
 

@@ -161,17 +161,18 @@ static void test_every_new_handle_is_reprobed(void **state)
 	assert_int_equal(al_selector_init(&s, cfg, extra, NULL, false, NULL),
 			 0);
 	al_request *req = request();
-	/* The first run: the selection probe, the handle's own, ensure. */
+	/* The first run: no handle yet, so the selection probe is made
+	 * under the ensure lock and is the handle's own; then its ensure. */
 	assert_int_equal(pick(&s, req, NULL, 0), 0);
-	assert_string_equal(calls, "ppe");
+	assert_string_equal(calls, "pe");
 	/* A cached handle: selection probe and health only. */
 	assert_int_equal(pick(&s, req, NULL, 0), 0);
-	assert_string_equal(calls, "ppeph");
+	assert_string_equal(calls, "peph");
 	/* Unhealthy: retired, released (fails: quarantined), and the new
 	 * handle gets its own probe before its ensure. */
 	healthy = false;
 	assert_int_equal(pick(&s, req, NULL, 0), 0);
-	assert_string_equal(calls, "ppephphrpe");
+	assert_string_equal(calls, "pephphrpe");
 	assert_int_equal(al_selector_quarantined(&s), 1);
 	al_selector_destroy(&s);
 	al_request_free(req);
@@ -188,25 +189,26 @@ static void test_quarantine_until_probe_succeeds(void **state)
 	assert_int_equal(al_selector_init(&s, cfg, extra, NULL, false, NULL),
 			 0);
 	al_request *req = request();
-	assert_int_equal(pick(&s, req, NULL, 0), 0); /* probes 0, 1 */
-	/* Probe 2 (selection) is good, the health check fails, release
-	 * fails, and probe 3 (the new handle's) sees the backend down:
+	assert_int_equal(pick(&s, req, NULL, 0), 0); /* probe 0 */
+	/* Probe 1 (selection) is good, the health check fails, release
+	 * fails, and probe 2 (the new handle's) sees the backend down:
 	 * no handle, and the candidate stays quarantined. */
 	healthy = false;
-	unavail_from = 3;
-	avail_again = 5;
+	unavail_from = 2;
+	avail_again = 4;
 	assert_int_equal(pick(&s, req, detail, sizeof(detail)), 1);
 	assert_string_equal(detail, "quarantined");
 	assert_int_equal(al_selector_quarantined(&s), 1);
-	/* Probe 4 still down: the candidate is quarantined, and says so. */
+	/* Probe 3 still down: the candidate is quarantined, and says so. */
 	assert_int_equal(pick(&s, req, detail, sizeof(detail)), 1);
 	assert_string_equal(detail, "quarantined");
-	/* Probe 5 good: out of quarantine, a new handle (probe 6 first). */
+	/* Probe 4 good: out of quarantine, and (made under the ensure
+	 * lock, no handle being current) the new handle's own probe. */
 	healthy = true;
 	assert_int_equal(pick(&s, req, NULL, 0), 0);
-	assert_string_equal(calls, "ppephrppppe");
+	assert_string_equal(calls, "pephrpppe");
 	assert_int_equal(pick(&s, req, NULL, 0), 0);
-	assert_string_equal(calls, "ppephrppppeph");
+	assert_string_equal(calls, "pephrpppeph");
 	al_selector_destroy(&s);
 	/* The healthy handle's release at the end failed too. */
 	al_request_free(req);
