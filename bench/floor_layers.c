@@ -788,6 +788,36 @@ static _Noreturn void program_main(enum fl_level level, char *const argv[])
 	_exit(127);
 }
 
+struct program_args {
+	enum fl_level level;
+	char *const *argv;
+};
+
+static int program_entry(void *arg)
+{
+	const struct program_args *a = arg;
+	program_main(a->level, a->argv);
+}
+
+/* As airlock's init starts its program: vfork-style, on a stack of its
+ * own, in the init's memory until the execve (no copy of the page
+ * tables, no teardown of that copy).  -1 with errno on failure. */
+static long spawn_program(enum fl_level level, char *const argv[])
+{
+	enum { STACK_BYTES = 256 * 1024 };
+	char *stack = mmap(NULL, STACK_BYTES, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED)
+		return -1;
+	struct program_args a = {level, argv};
+	long pid = clone(program_entry, stack + STACK_BYTES,
+			 CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
+	int e = errno;
+	munmap(stack, STACK_BYTES);
+	errno = e;
+	return pid;
+}
+
 static _Noreturn void init_main(enum fl_level level, const struct run_cg *cg,
 				char *const argv[])
 {
@@ -802,9 +832,7 @@ static _Noreturn void init_main(enum fl_level level, const struct run_cg *cg,
 		die("+mounts", rc);
 	if (level >= FL_CREDS && (rc = become_run_user()) < 0)
 		die("+creds", rc);
-	long pid = clone_plain(0, -1);
-	if (pid == 0)
-		program_main(level, argv);
+	long pid = spawn_program(level, argv);
 	if (pid < 0)
 		die("al-ns", step(-1, "fork"));
 	if (level >= FL_CREDS && (rc = drop_caps()) < 0)
