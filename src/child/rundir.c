@@ -14,6 +14,7 @@
 #include "bundle/bundle.h"
 #include "core/util.h"
 #include "child/rundir.h"
+#include "child/rundir_sweep.h"
 
 bool al_run_id_safe(const char *id)
 {
@@ -62,29 +63,35 @@ int al_rundir_remove_leftover(const char *base, const char *run_id)
 }
 
 /* The base must be a real directory of ours that nobody else can write:
- * otherwise another user could pre-create or swap run directories. */
-static int ensure_private_dir(const char *path, al_error **err)
+ * otherwise another user could pre-create or swap run directories.  Its
+ * descriptor, checked (not a path checked, then opened), or -errno. */
+static int open_private_dir(const char *path, al_error **err)
 {
 	if (mkdir(path, 0700) < 0 && errno != EEXIST)
 		return al_error_set(err, AL_ERR_UNAVAILABLE, errno,
 				    "workspace_setup_failed",
 				    "cannot create the run base directory");
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
-	if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) ||
-	    st.st_uid != geteuid() || (st.st_mode & 0077) != 0)
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != geteuid() ||
+	    (st.st_mode & 0077) != 0) {
+		if (fd >= 0)
+			close(fd);
 		return al_error_set(err, AL_ERR_UNAVAILABLE, EPERM,
 				    "workspace_setup_failed",
 				    "the run base directory is not private");
-	return 0;
+	}
+	return fd;
 }
 
 int al_rundir_create(const char *base, const char *run_id, al_rundir *out,
 		     al_error **err)
 {
 	char *owned_base = NULL;
-	int rc = 0;
+	int rc = 0, base_fd = -1;
 
 	memset(out, 0, sizeof(*out));
+	out->owner_fd = -1;
 	if (!al_run_id_safe(run_id))
 		return al_error_set(err, AL_ERR_UNAVAILABLE, EINVAL,
 				    "workspace_setup_failed",
@@ -101,9 +108,10 @@ int al_rundir_create(const char *base, const char *run_id, al_rundir *out,
 			return -ENOMEM;
 		base = owned_base;
 	}
-	rc = ensure_private_dir(base, err);
-	if (rc < 0)
+	if ((base_fd = open_private_dir(base, err)) < 0) {
+		rc = base_fd;
 		goto out;
+	}
 	out->root = al_strdup_printf("%s/%s", base, run_id);
 	out->code_dir = al_strdup_printf("%s/code", out->root ? out->root : "");
 	out->workspace =
@@ -113,8 +121,11 @@ int al_rundir_create(const char *base, const char *run_id, al_rundir *out,
 		rc = -ENOMEM;
 		goto fail;
 	}
-	if (mkdir(out->root, 0700) < 0) {
-		rc = al_error_set(err, AL_ERR_UNAVAILABLE, errno,
+	/* Leftovers of killed processes in this base (rundir_sweep.h). */
+	al_rundir_sweep_maybe(base_fd);
+	rc = al_rundir_owned_mkdir(base_fd, run_id, &out->owner_fd);
+	if (rc < 0) {
+		rc = al_error_set(err, AL_ERR_UNAVAILABLE, -rc,
 				  "workspace_setup_failed",
 				  "cannot create the run directory");
 		goto fail;
@@ -134,7 +145,10 @@ fail:
 	free(out->workspace);
 	free(out->tmp);
 	memset(out, 0, sizeof(*out));
+	out->owner_fd = -1;
 out:
+	if (base_fd >= 0)
+		close(base_fd);
 	free(owned_base);
 	return rc;
 }
@@ -406,6 +420,9 @@ int al_rundir_remove(al_rundir *rd)
 	int rc = 0;
 	if (rd->root != NULL)
 		rc = al_remove_tree_at(AT_FDCWD, rd->root);
+	/* Released once the directory is gone (rundir_sweep.h). */
+	if (rd->root != NULL && rd->owner_fd >= 0)
+		close(rd->owner_fd);
 	free(rd->root);
 	free(rd->code_dir);
 	free(rd->workspace);

@@ -20,6 +20,9 @@ typedef struct al_rundir {
 	char *workspace;
 	char *tmp;
 	char *script_path; /* set by al_rundir_write_code */
+	/* Holds the lock of RUN/.airlock-rundir while root is set: a sweep
+	 * removes only run directories nobody holds (rundir_sweep.h). */
+	int owner_fd;
 } al_rundir;
 
 /* A run id usable as a file name: [A-Za-z0-9_-], 1 to 39 bytes.  Host
@@ -27,7 +30,9 @@ typedef struct al_rundir {
 bool al_run_id_safe(const char *run_id);
 
 /* base NULL: $AIRLOCK_RUN_BASE, else $TMPDIR or /tmp, + "/airlock-<uid>".
- * The run id must be safe (else EINVAL, "workspace_setup_failed"). */
+ * The run id must be safe (else EINVAL, "workspace_setup_failed").  The
+ * first time in a process (then at most once a minute) it sweeps the
+ * base: leftovers of creators that are gone are removed. */
 int al_rundir_create(const char *base, const char *run_id, al_rundir *out,
 		     al_error **err);
 int al_rundir_write_code(al_rundir *rd, const char *script_name,
