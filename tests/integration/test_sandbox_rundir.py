@@ -146,3 +146,128 @@ def test_a_chosen_place_wins(state_dir, var, tmp_path):
     run_dir = run_dir_of(env, [base], [], state_dir)
     assert os.path.dirname(run_dir) == base
     assert os.path.isdir(base) and os.listdir(base) == []
+
+
+# ---- leftovers of killed processes (docs/sandbox.md, "Run directories
+# of killed processes") ------------------------------------------------
+
+def default_bases():
+    return ["/dev/shm/airlock-%d" % os.geteuid(),
+            "/tmp/airlock-%d" % os.geteuid()]
+
+
+def start_sleeping_run(state_dir, env):
+    """Starts `airlock run` of a program that sleeps, waits until its run
+    directory holds its code: (the CLI, that directory)."""
+    marker = "marker-%s" % uuid.uuid4().hex
+    p = subprocess.Popen([BIN, "--state-dir", state_dir, "run", "-p",
+                          "sandbox", "-l", "sh", "-e",
+                          "sleep 60 # %s\n" % marker], env=env,
+                         stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while p.poll() is None and time.monotonic() < deadline:
+        for b in default_bases():
+            try:
+                names = os.listdir(b)
+            except OSError:
+                continue
+            for n in names:
+                try:
+                    with open(os.path.join(b, n, "code", "main.sh")) as f:
+                        if marker in f.read():
+                            return p, os.path.join(b, n)
+                except OSError:
+                    pass
+        time.sleep(0.01)
+    p.kill()
+    p.wait()
+    raise AssertionError("no run directory seen under %s" % default_bases())
+
+
+def proc_stat(pid):
+    """(ppid, start time, state) of pid, or None when it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            rest = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return int(rest[1]), int(rest[19]), rest[0]
+
+
+def descendants(pid):
+    """{pid: start time} of every process below pid."""
+    parents = {}
+    for n in os.listdir("/proc"):
+        if n.isdigit():
+            s = proc_stat(int(n))
+            if s is not None:
+                parents[int(n)] = s
+    found, todo = {}, [pid]
+    while todo:
+        p = todo.pop()
+        for c, (ppid, start, _) in parents.items():
+            if ppid == p and c not in found:
+                found[c] = start
+                todo.append(c)
+    return found
+
+
+def ended(pid, start):
+    """The process pid started at start has ended (a zombie holds no
+    descriptor any more)."""
+    s = proc_stat(pid)
+    return s is None or s[1] != start or s[2] == "Z"
+
+
+def kill_cli(p):
+    """SIGKILLs the CLI and waits until its run's whole tree has ended
+    (the init dies with it: parent-death signal)."""
+    tree = descendants(p.pid)
+    assert tree, "the run has no process"
+    p.kill()
+    p.wait()
+    for _ in range(600):
+        alive = [c for c, start in tree.items() if not ended(c, start)]
+        if not alive:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the run outlived its killed CLI: %s" % alive)
+
+
+def run_true(state_dir, env):
+    r = subprocess.run([BIN, "--state-dir", state_dir, "run", "-p",
+                        "sandbox", "-l", "sh", "-e", "true"], env=env,
+                       capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+
+
+def test_a_killed_clis_run_directory_is_swept_by_a_later_run(state_dir):
+    need(language="sh")
+    env = clean_env()
+    p, d = start_sleeping_run(state_dir, env)
+    kill_cli(p)
+    # nobody removed it: the CLI was killed
+    assert os.path.isdir(os.path.join(d, "code"))
+    run_true(state_dir, env)
+    assert not os.path.exists(d)
+
+
+def test_a_live_runs_directory_is_not_swept(state_dir):
+    need(language="sh")
+    env = clean_env()
+    live, live_dir = start_sleeping_run(state_dir, env)
+    try:
+        killed, left = start_sleeping_run(state_dir, env)
+        kill_cli(killed)
+        assert os.path.isdir(left)
+        # the later run swept (the killed CLI's leftover is gone) and left
+        # the live run's directory alone
+        run_true(state_dir, env)
+        assert not os.path.exists(left)
+        assert os.path.isfile(os.path.join(live_dir, "code", "main.sh"))
+        assert live.poll() is None
+    finally:
+        live.send_signal(signal.SIGINT)
+        live.wait(timeout=60)
+    assert not os.path.exists(live_dir)
