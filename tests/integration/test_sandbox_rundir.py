@@ -151,9 +151,20 @@ def test_a_chosen_place_wins(state_dir, var, tmp_path):
 # ---- leftovers of killed processes (docs/sandbox.md, "Run directories
 # of killed processes") ------------------------------------------------
 
-def default_bases():
-    return ["/dev/shm/airlock-%d" % os.geteuid(),
-            "/tmp/airlock-%d" % os.geteuid()]
+@pytest.fixture
+def own_base(tmp_path):
+    """A base of this test's own (on /dev/shm when it is a tmpfs, like
+    the default one), so no other process's run sweeps it meanwhile:
+    the environment that chooses it."""
+    parent = "/dev/shm" if shm_is_tmpfs() else str(tmp_path)
+    base = os.path.join(parent, "airlock-test-%s" % uuid.uuid4().hex)
+    os.mkdir(base, 0o700)
+    env = clean_env()
+    env["AIRLOCK_RUN_BASE"] = base
+    try:
+        yield env
+    finally:
+        subprocess.run(["rm", "-rf", "--one-file-system", base], check=True)
 
 
 def start_sleeping_run(state_dir, env):
@@ -166,23 +177,19 @@ def start_sleeping_run(state_dir, env):
                          stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
+    b = env["AIRLOCK_RUN_BASE"]
     while p.poll() is None and time.monotonic() < deadline:
-        for b in default_bases():
+        for n in os.listdir(b):
             try:
-                names = os.listdir(b)
+                with open(os.path.join(b, n, "code", "main.sh")) as f:
+                    if marker in f.read():
+                        return p, os.path.join(b, n)
             except OSError:
-                continue
-            for n in names:
-                try:
-                    with open(os.path.join(b, n, "code", "main.sh")) as f:
-                        if marker in f.read():
-                            return p, os.path.join(b, n)
-                except OSError:
-                    pass
+                pass
         time.sleep(0.01)
     p.kill()
     p.wait()
-    raise AssertionError("no run directory seen under %s" % default_bases())
+    raise AssertionError("no run directory seen under %s" % b)
 
 
 def proc_stat(pid):
@@ -242,20 +249,22 @@ def run_true(state_dir, env):
     assert r.returncode == 0, r.stderr
 
 
-def test_a_killed_clis_run_directory_is_swept_by_a_later_run(state_dir):
+def test_a_killed_clis_run_directory_is_swept_by_a_later_run(state_dir,
+                                                             own_base):
     need(language="sh")
-    env = clean_env()
+    env = own_base
     p, d = start_sleeping_run(state_dir, env)
     kill_cli(p)
     # nobody removed it: the CLI was killed
     assert os.path.isdir(os.path.join(d, "code"))
     run_true(state_dir, env)
     assert not os.path.exists(d)
+    assert os.listdir(env["AIRLOCK_RUN_BASE"]) == []
 
 
-def test_a_live_runs_directory_is_not_swept(state_dir):
+def test_a_live_runs_directory_is_not_swept(state_dir, own_base):
     need(language="sh")
-    env = clean_env()
+    env = own_base
     live, live_dir = start_sleeping_run(state_dir, env)
     try:
         killed, left = start_sleeping_run(state_dir, env)
@@ -271,3 +280,4 @@ def test_a_live_runs_directory_is_not_swept(state_dir):
         live.send_signal(signal.SIGINT)
         live.wait(timeout=60)
     assert not os.path.exists(live_dir)
+    assert os.listdir(env["AIRLOCK_RUN_BASE"]) == []
