@@ -1,6 +1,7 @@
 /* Internal: a run's private directory on the host.
  *
- * RUN/code/<script> (the request's code, 0444), RUN/workspace, RUN/tmp;
+ * RUN/code/<script> (the request's code, 0444), RUN/workspace, RUN/tmp,
+ * RUN/.airlock-rundir (its creator's owner mark, rundir_sweep.h);
  * RUN itself is 0700 under a per-user base directory that must be ours
  * and not a link.  Removal never follows links the program may have
  * planted. */
