@@ -429,5 +429,6 @@ int al_rundir_remove(al_rundir *rd)
 	free(rd->tmp);
 	free(rd->script_path);
 	memset(rd, 0, sizeof(*rd));
+	rd->owner_fd = -1; /* not fd 0: nothing is held any more */
 	return rc;
 }

@@ -42,20 +42,6 @@ static bool is_hidden(const char *name)
 		       strlen(AL_RUNDIR_GONE_PREFIX)) == 0;
 }
 
-static int write_all(int fd, const char *s, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, s, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -ENOSPC;
-		s += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* base_fd/from to base_fd/to, never replacing an existing to. */
 static int rename_noreplace(int base_fd, const char *from, const char *to)
 {
@@ -103,7 +89,7 @@ int al_rundir_owned_mkdir(int base_fd, const char *run_id, int *owner_fd)
 		}
 	/* Written only while locked: a sweep that gets the lock and reads
 	 * the whole mark knows its holder had it and is gone. */
-	if ((rc = write_all(fd, AL_RUNDIR_OWNER_MARK,
+	if ((rc = al_write_all(fd, AL_RUNDIR_OWNER_MARK,
 			    strlen(AL_RUNDIR_OWNER_MARK))) < 0 ||
 	    (rc = rename_noreplace(base_fd, tmp, run_id)) < 0)
 		goto fail;
