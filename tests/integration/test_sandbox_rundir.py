@@ -167,9 +167,18 @@ def own_base(tmp_path):
         subprocess.run(["rm", "-rf", "--one-file-system", base], check=True)
 
 
+def comm(pid):
+    try:
+        with open("/proc/%d/comm" % pid) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
 def start_sleeping_run(state_dir, env):
     """Starts `airlock run` of a program that sleeps, waits until its run
-    directory holds its code: (the CLI, that directory)."""
+    directory holds its code and its program sleeps (the code is written
+    before the init starts): (the CLI, that directory)."""
     marker = "marker-%s" % uuid.uuid4().hex
     p = subprocess.Popen([BIN, "--state-dir", state_dir, "run", "-p",
                           "sandbox", "-l", "sh", "-e",
@@ -182,10 +191,12 @@ def start_sleeping_run(state_dir, env):
         for n in os.listdir(b):
             try:
                 with open(os.path.join(b, n, "code", "main.sh")) as f:
-                    if marker in f.read():
-                        return p, os.path.join(b, n)
+                    if marker not in f.read():
+                        continue
             except OSError:
-                pass
+                continue
+            if any(comm(c) == "sleep" for c in descendants(p.pid)):
+                return p, os.path.join(b, n)
         time.sleep(0.01)
     p.kill()
     p.wait()
