@@ -382,11 +382,11 @@ static int program_main(void *arg)
 /* The program as vfork does it: it borrows the init's memory until its
  * execve, so neither the copy of the init's page tables (a copy of the
  * caller's: the daemon, the CLI, an embedding host) nor their teardown
- * at that exec is paid (docs/performance.md, "The cold path, round 5").
- * The init waits meanwhile; the program only makes system calls on data
- * prepared before the clone and writes nothing the init reads after.  A
- * warm member's program waits for its request before exec, which would
- * hold the init that long: it is forked (raw_fork). */
+ * at that exec is paid (docs/performance.md, "The program started
+ * vfork-style").  The init waits meanwhile; the program only makes system
+ * calls on data prepared before the clone and writes nothing the init
+ * reads after.  A warm member's program waits for its request before
+ * exec, which would hold the init that long: it is forked (raw_fork). */
 static pid_t spawn_program(const al_sb_launch *l, const struct fds *f)
 {
 	size_t size = PROGRAM_STACK_BYTES;

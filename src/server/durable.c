@@ -1110,7 +1110,7 @@ int al_drun_mark_finishing(al_drun *r)
 	 * audit trail for every run it finishes (service: finish).  Only
 	 * its existence is ever asked, so it is a second name of
 	 * identity.json's inode when there is one: a link allocates no
-	 * inode (docs/performance.md, "The service, round three"). */
+	 * inode (docs/performance.md, "Inodes per durable run"). */
 	if (linkat(r->dirfd, AL_RF_IDENTITY, r->dirfd, AL_RF_FINISHING, 0) ==
 	    0)
 		return 0;
