@@ -221,13 +221,13 @@ def descendants(pid):
             s = proc_stat(int(n))
             if s is not None:
                 parents[int(n)] = s
-    found, todo = {}, [pid]
-    while todo:
-        p = todo.pop()
+    found, stack = {}, [pid]
+    while stack:
+        p = stack.pop()
         for c, (ppid, start, _) in parents.items():
             if ppid == p and c not in found:
                 found[c] = start
-                todo.append(c)
+                stack.append(c)
     return found
 
 
