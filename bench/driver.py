@@ -636,6 +636,33 @@ def spawn_throughput(v, w, workers, seconds):
     return sum(counts), time.perf_counter() - t0, sum(bad)
 
 
+def cpu_busy_s():
+    """Busy CPU seconds of the whole machine since boot, from the first
+    line of /proc/stat: user + nice + system + irq + softirq + steal (the
+    total of the first eight fields minus idle and iowait; guest time is
+    already inside user and nice).  None when /proc/stat is unreadable."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+    except OSError:
+        return None
+    if not fields or fields[0] != "cpu" or len(fields) < 6:
+        return None
+    j = [int(x) for x in fields[1:9]]
+    return (sum(j) - j[3] - j[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def with_cpu(fn, seconds):
+    """Runs one throughput slice between two reads of /proc/stat; returns
+    its (runs, elapsed, not completed) and the machine's busy CPU seconds
+    and wall seconds between the two reads (busy None when unreadable)."""
+    c0, t0 = cpu_busy_s(), time.monotonic()
+    n, el, bad = fn(seconds)
+    c1, t1 = cpu_busy_s(), time.monotonic()
+    busy = c1 - c0 if c0 is not None and c1 is not None else None
+    return n, el, bad, busy, t1 - t0
+
+
 def inproc_throughput(helpers, mode, threads, seconds, w):
     """Each helper process runs `threads` threads for `seconds`."""
     line = f"T {mode} {threads} {int(seconds * 1000)} {json.dumps(w.request())}"
@@ -813,7 +840,7 @@ def run(args, work, quick, warmup, tp_times, started, helpers, daemons):
         v = by_name.get(name)
         if v is None or v.skip:
             tp.append((name, spawn_how, None, 0, 0,
-                       v.skip if v else "absent"))
+                       v.skip if v else "absent", None))
             continue
         entries.append((name, spawn_how,
                         lambda s, v=v: spawn_throughput(v, tw, 2, s)))
@@ -825,33 +852,41 @@ def run(args, work, quick, warmup, tp_times, started, helpers, daemons):
     slices = max(1, round(tp_long / tp_slice))
     log(f"throughput: {len(entries)} variants × {slices} interleaved "
         f"slices of {tp_slice:g} s")
-    sums = {name: [0, 0.0, 0] for name, _, _ in entries}
+    # per variant: runs, elapsed, not completed, busy CPU s, CPU wall s
+    sums = {name: [0, 0.0, 0, 0.0, 0.0] for name, _, _ in entries}
     for k in range(slices):
         order = entries[k % len(entries):] + entries[:k % len(entries)]
         for name, _, fn in order:
-            n, el, bad = fn(tp_slice)
+            got = with_cpu(fn, tp_slice)
             acc = sums[name]
-            acc[0], acc[1], acc[2] = acc[0] + n, acc[1] + el, acc[2] + bad
+            for i, x in enumerate(got):
+                acc[i] = None if x is None or acc[i] is None else acc[i] + x
     for name, how, _ in entries:
-        n, el, bad = sums[name]
-        tp.append((name, how, n, el, bad, ""))
+        n, el, bad, busy, wall = sums[name]
+        tp.append((name, how, n, el, bad, "",
+                   None if busy is None else (busy, wall)))
     # Runs on two threads of one process (the daemon, a threaded
     # embedder) go alone and last: a stalled run there must not distort
     # the others' slices.
     api = by_name.get("airlock API")
     if api is not None and api.skip is None:
         log(f"throughput: airlock API, 2 client threads ({tp_short:g} s)")
-        n, el, bad = spawn_throughput(api, tw, 2, tp_short)
-        tp.append(("airlock API", "2 client threads", n, el, bad, ""))
+        n, el, bad, busy, wall = with_cpu(
+            lambda s: spawn_throughput(api, tw, 2, s), tp_short)
+        tp.append(("airlock API", "2 client threads", n, el, bad, "",
+                   None if busy is None else (busy, wall)))
     if pool_variant.skip is None:
         log(f"throughput: {POOL_API}, 2 client threads ({tp_short:g} s)")
-        n, el, bad = spawn_throughput(pool_variant, tw, 2, tp_short)
-        tp.append((POOL_API, "2 client threads", n, el, bad, ""))
+        n, el, bad, busy, wall = with_cpu(
+            lambda s: spawn_throughput(pool_variant, tw, 2, s), tp_short)
+        tp.append((POOL_API, "2 client threads", n, el, bad, "",
+                   None if busy is None else (busy, wall)))
     log(f"throughput: airlock lib, 2 threads in one process "
         f"({tp_short:g} s)")
-    n, el, bad = inproc_throughput([main_helper], "P", 2, tp_short, tw)
+    n, el, bad, busy, wall = with_cpu(
+        lambda s: inproc_throughput([main_helper], "P", 2, s, tw), tp_short)
     tp.append(("airlock lib: provider", "1 process × 2 threads", n, el, bad,
-               ""))
+               "", None if busy is None else (busy, wall)))
 
     # ---- daemon memory
     dmem = None
@@ -996,24 +1031,42 @@ def render(facts, variants, works, lat, warmup, tp, tw, dmem, daemon_info,
              "The variants take turns in slices of a few seconds (the "
              "first rotating), like the latency rounds.  The variants "
              "whose runs share one process's threads (the API, the "
-             "2-thread library) run alone, last, for a shorter time.")
+             "2-thread library) run alone, last, for a shorter time.  "
+             "CPU ms per run is the busy CPU time of the whole machine "
+             "(/proc/stat, read just before and after each slice: every "
+             "process, the driver's own client threads and kernel workers "
+             "included) over the variant's runs; on an otherwise idle "
+             "machine that is what the variant costs.  Cores busy is that "
+             f"time / (wall time between the reads × {os.cpu_count()} "
+             "CPUs): a variant near 100 % is CPU-bound, and its runs/s "
+             "ratio is then about the inverse ratio of CPU per run.")
     L.append("")
     L.append("| variant | workers | runs | seconds | runs/s | vs bwrap | "
-             "not completed |")
-    L.append("|---|---|---|---|---|---|---|")
+             "CPU ms per run (system-wide) | cores busy | not completed |")
+    L.append("|---|---|---|---|---|---|---|---|---|")
     bw_rate = None
-    for name, how, n, el, bad, why in tp:
+    for name, how, n, el, bad, why, cpu in tp:
         if name == "bwrap" and n:
             bw_rate = n / el
     tp_rates = {}
-    for name, how, n, el, bad, why in tp:
+    ncpu = os.cpu_count() or 1
+    for name, how, n, el, bad, why, cpu in tp:
         if n is None:
-            L.append(f"| {name} | — | — | — | — | — | skipped: {why} |")
+            L.append(f"| {name} | — | — | — | — | — | — | — | "
+                     f"skipped: {why} |")
             continue
         rate = n / el if el > 0 else float("nan")
         tp_rates[(name, how)] = rate
+        per_run = busy_pct = "—"
+        if cpu is not None:
+            busy, wall = cpu
+            if n:
+                per_run = f"{busy * 1000 / n:.2f}"
+            if wall > 0:
+                busy_pct = f"{100 * busy / (wall * ncpu):.0f} %"
         L.append(f"| {name} | {how} | {n} | {el:.1f} | {rate:.1f} | "
-                 f"{fmt_ratio(rate, bw_rate)} | {bad} |")
+                 f"{fmt_ratio(rate, bw_rate)} | {per_run} | {busy_pct} | "
+                 f"{bad} |")
     L.append("")
 
     L.append("## airlockd")
