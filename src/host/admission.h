@@ -130,6 +130,11 @@ typedef struct al_finish_options {
 	bool as_final;
 	/* run.finished is already in the audit trail. */
 	bool skip_audit;
+	/* res was read from a record its process synced where recovery
+	 * finds it (a durable run's result.json): with the configuration's
+	 * "auto", run.finished is then committed without a sync of its own
+	 * (docs/configuration.md, "audit"). */
+	bool result_durable;
 	/* When run.finished cannot be written (a full disk): called before
 	 * each retry with the attempt (0 first); 0 retries, negative gives
 	 * up (the run is finished without it).  NULL: no retry. */

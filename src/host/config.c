@@ -763,13 +763,16 @@ static int parse_audit(json_t *v, al_config *cfg, al_error **err)
 	json_t *e;
 	if ((e = json_object_get(v, "finished_synchronous"))) {
 		const char *s = json_is_string(e) ? json_string_value(e) : "";
-		if (strcmp(s, "full") == 0)
-			cfg->audit_finished_full = true;
+		if (strcmp(s, "auto") == 0)
+			cfg->audit_finished_sync = AL_AUDIT_SYNC_AUTO;
+		else if (strcmp(s, "full") == 0)
+			cfg->audit_finished_sync = AL_AUDIT_SYNC_FULL;
 		else if (strcmp(s, "normal") == 0)
-			cfg->audit_finished_full = false;
+			cfg->audit_finished_sync = AL_AUDIT_SYNC_NORMAL;
 		else
 			return bad(err, "audit.finished_synchronous",
-				   "expected \"full\" or \"normal\"");
+				   "expected \"auto\", \"full\" or "
+				   "\"normal\"");
 	}
 	if ((e = json_object_get(v, "busy_timeout_ms"))) {
 		if ((rc = get_uint(e, "audit.busy_timeout_ms", 1,
@@ -981,7 +984,7 @@ int al_config_parse(const char *json, size_t len, al_config **out,
 	cfg->concurrency = AL_CFG_DEFAULT_CONCURRENCY;
 	cfg->slot_wait_ms = AL_CFG_DEFAULT_SLOT_WAIT_MS;
 	cfg->idempotency_retention_s = AL_CFG_DEFAULT_RETENTION_S;
-	cfg->audit_finished_full = true;
+	cfg->audit_finished_sync = AL_AUDIT_SYNC_AUTO;
 	cfg->audit_busy_timeout_ms = AL_CFG_DEFAULT_BUSY_TIMEOUT_MS;
 	cfg->grace_ms = AL_CFG_DEFAULT_GRACE_MS;
 	cfg->build_cache_bytes = 256ull * 1024 * 1024;

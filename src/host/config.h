@@ -91,6 +91,14 @@ typedef enum al_secrets_kind {
 	AL_SECRETS_FILE
 } al_secrets_kind;
 
+/* How run.finished and run.denied are committed (docs/configuration.md,
+ * "audit"). */
+typedef enum al_audit_sync {
+	AL_AUDIT_SYNC_AUTO = 0,
+	AL_AUDIT_SYNC_FULL,
+	AL_AUDIT_SYNC_NORMAL,
+} al_audit_sync;
+
 struct al_config {
 	char *source; /* the JSON text it was parsed from (for copies) */
 	bool execution_enabled;
@@ -111,7 +119,9 @@ struct al_config {
 	uint64_t slot_wait_ms;
 	char *state_dir; /* NULL: the caller supplies one */
 	uint64_t idempotency_retention_s;
-	bool audit_finished_full; /* synchronous=FULL for run.finished/denied */
+	/* synchronous for run.finished/denied: "full", "normal", or "auto"
+	 * (FULL unless the run's result is already durable elsewhere) */
+	al_audit_sync audit_finished_sync;
 	uint64_t audit_busy_timeout_ms;
 	al_secrets_kind secrets_kind;
 	char *secrets_path;

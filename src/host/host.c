@@ -189,6 +189,9 @@ typedef struct run_state {
 	/* al_finish_options' retry of run.finished (NULL: none). */
 	int (*audit_retry)(void *ctx, unsigned attempt);
 	void *audit_retry_ctx;
+	/* al_finish_options' result_durable: the run's result is already on
+	 * disk, synced, where recovery finds it. */
+	bool result_durable;
 	/* Owned by an admission: */
 	al_host_context own_ctx;
 	char *own_tenant, *own_principal, *own_provider;
@@ -264,7 +267,27 @@ static int audit_write(run_state *rs, const char *event, bool full)
 	json_decref(rec);
 	if (rc < 0)
 		al_metrics_audit_failure(rs->h->metrics);
+	else
+		al_metrics_audit_record(rs->h->metrics, full);
 	return rc;
+}
+
+/* Whether a run's end (run.finished, run.denied) is committed with its own
+ * sync.  "auto" syncs it unless the run's result is already durable where
+ * recovery finds it: airlockd's durable runs, whose supervisor synced
+ * result.json before the daemon was told (docs/durability.md, "Recovery"
+ * writes an end lost with the machine from it). */
+static bool end_full(const run_state *rs)
+{
+	switch (rs->h->cfg->audit_finished_sync) {
+	case AL_AUDIT_SYNC_FULL:
+		return true;
+	case AL_AUDIT_SYNC_NORMAL:
+		return false;
+	case AL_AUDIT_SYNC_AUTO:
+	default:
+		return !rs->result_durable;
+	}
 }
 
 /* Turns the result into a refusal (no process fields). */
@@ -314,7 +337,7 @@ static int deny(run_state *rs, al_outcome outcome, const char *reason)
 {
 	if (refuse(rs, outcome, reason) < 0)
 		return -ENOMEM;
-	(void)audit_write(rs, "run.denied", rs->h->cfg->audit_finished_full);
+	(void)audit_write(rs, "run.denied", end_full(rs));
 	return 0;
 }
 
@@ -771,7 +794,7 @@ static int admit_selected(run_state *rs)
 	}
 	return 0;
 finished:
-	(void)audit_write(rs, "run.finished", h->cfg->audit_finished_full);
+	(void)audit_write(rs, "run.finished", end_full(rs));
 out:
 	settle_claim(rs, rc);
 	return rc < 0 ? rc : 1;
@@ -781,14 +804,12 @@ out:
  * audited (unless another process already did), the claim is settled. */
 static int after_execution(run_state *rs, int rc, bool skip_audit)
 {
-	al_host *h = rs->h;
 	release_slots(rs);
 	if (rc == 0 && !rs->res->provider)
 		rs->res->provider = al_facts_dup(rs->own_facts ? rs->own_facts
 							       : rs->sel.facts);
 	for (unsigned attempt = 0; !skip_audit; attempt++)
-		if (audit_write(rs, "run.finished",
-				h->cfg->audit_finished_full) == 0 ||
+		if (audit_write(rs, "run.finished", end_full(rs)) == 0 ||
 		    !rs->audit_retry ||
 		    rs->audit_retry(rs->audit_retry_ctx, attempt) < 0)
 			break;
@@ -1379,6 +1400,7 @@ int al_host_finish(al_host *h, al_admission *adm, al_result *res,
 	rs->called = o->launched;
 	rs->audit_retry = o->audit_retry;
 	rs->audit_retry_ctx = o->audit_retry_ctx;
+	rs->result_durable = o->result_durable && res != NULL;
 	al_secrets_env_free(rs->host_env, rs->n_host_env);
 	rs->host_env = NULL;
 	rs->n_host_env = 0;
@@ -1449,6 +1471,8 @@ int al_host_audit_event(al_host *h, json_t *record, al_error **err)
 	int rc = al_audit_append(h->db, record, false, err);
 	if (rc < 0)
 		al_metrics_audit_failure(h->metrics);
+	else
+		al_metrics_audit_record(h->metrics, false);
 	return rc;
 }
 
@@ -1460,6 +1484,8 @@ int al_host_audit_close_start(al_host *h, const json_t *start,
 				      err);
 	if (rc < 0)
 		al_metrics_audit_failure(h->metrics);
+	else if (rc == 0)
+		al_metrics_audit_record(h->metrics, true);
 	return rc;
 }
 

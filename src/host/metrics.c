@@ -27,6 +27,7 @@ struct al_metrics {
 	uint64_t bucket[N_BUCKETS + 1]; /* last: +Inf */
 	uint64_t duration_sum_ms, duration_count;
 	uint64_t audit_failures;
+	uint64_t audit_records[2]; /* [1]: committed with a sync */
 };
 
 al_metrics *al_metrics_new(void)
@@ -90,6 +91,13 @@ void al_metrics_audit_failure(al_metrics *m)
 {
 	pthread_mutex_lock(&m->lock);
 	m->audit_failures++;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void al_metrics_audit_record(al_metrics *m, bool full)
+{
+	pthread_mutex_lock(&m->lock);
+	m->audit_records[full ? 1 : 0]++;
 	pthread_mutex_unlock(&m->lock);
 }
 
@@ -169,12 +177,19 @@ char *al_metrics_render(al_metrics *m, unsigned slots_in_use,
 	       "could not be written.\n"
 	       "# TYPE airlock_audit_write_failures_total counter\n"
 	       "airlock_audit_write_failures_total %llu\n"
+	       "# HELP airlock_audit_records_total Audit records committed, "
+	       "by whether the commit synced the trail itself.\n"
+	       "# TYPE airlock_audit_records_total counter\n"
+	       "airlock_audit_records_total{synchronous=\"full\"} %llu\n"
+	       "airlock_audit_records_total{synchronous=\"normal\"} %llu\n"
 	       "# HELP airlock_quarantined_handles Provider handles whose "
 	       "release failed.\n"
 	       "# TYPE airlock_quarantined_handles gauge\n"
 	       "airlock_quarantined_handles %u\n",
 	       slots_in_use, slot_waiters,
-	       (unsigned long long)m->audit_failures, quarantined);
+	       (unsigned long long)m->audit_failures,
+	       (unsigned long long)m->audit_records[1],
+	       (unsigned long long)m->audit_records[0], quarantined);
 	pthread_mutex_unlock(&m->lock);
 	if (b.failed) {
 		free(b.s);

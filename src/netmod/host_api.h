@@ -153,6 +153,8 @@
 	FN(bool, al_record_file_no_space, (int err), (err)) \
 	FN(int, al_record_file_read, (int dirfd, const char *name, size_t max, char **out, size_t *len), (dirfd, name, max, out, len)) \
 	FN(int, al_record_file_read_json, (int dirfd, const char *name, size_t max, json_t **out), (dirfd, name, max, out)) \
+	FN(int, al_record_file_reserve_make, (int dirfd, const char *tmp, size_t size), (dirfd, tmp, size)) \
+	FN(int, al_record_file_settle, (int dirfd, const char *tmp, const char *name, size_t max), (dirfd, tmp, name, max)) \
 	FN(int, al_record_file_touch, (int dirfd, const char *name), (dirfd, name)) \
 	FN(int, al_record_file_write_how, (int dirfd, const char *name, const void *data, size_t len, mode_t mode, al_record_file_how how), (dirfd, name, data, len, mode, how)) \
 	FN(int, al_record_file_write_u64, (int dirfd, const char *name, uint64_t v), (dirfd, name, v)) \

@@ -289,6 +289,12 @@ int al_drun_create(al_durable *d, const al_launch_spec *s, al_drun **out,
 	r->rec.build_cache_bytes = s->build_cache_bytes;
 	r->rec.build_cache_shared = s->build_cache_shared;
 	r->rec.parallel = s->parallel ? s->parallel : 1;
+	/* The result's space, made here so that the record's directory
+	 * sync makes its entry durable too: the supervisor's result then
+	 * needs a sync of the file alone.  Without it (a full disk) the
+	 * supervisor makes its own, as before. */
+	(void)al_record_file_reserve_make(r->dirfd, AL_RF_RESERVE,
+					  AL_RF_RESERVE_BYTES);
 	/* One record, last, and durably (file and directory synced: every
 	 * entry of the new directory with it): from here on a crash leaves
 	 * a run the next daemon classifies. */
@@ -1065,6 +1071,10 @@ int al_drun_collect(al_drun *r, al_result **res)
 	*res = NULL;
 	ensure_tree_gone(r);
 	log_provider_error(r);
+	/* A supervisor that ended between syncing its result and naming it
+	 * left it in the reserve. */
+	(void)al_record_file_settle(r->dirfd, AL_RF_RESERVE, AL_RF_RESULT,
+				    AL_RF_MAX_RECORD);
 	int rc = al_record_file_read(r->dirfd, AL_RF_RESULT, AL_RF_MAX_RECORD, &text,
 			       &len);
 	if (rc == -ENOENT)
@@ -1425,6 +1435,11 @@ int al_durable_recover(al_durable *d, const char *run_id, al_drun **out,
 	if (live) {
 		r->ended = false;
 		watch_live(r);
+	} else {
+		/* A result synced in the reserve whose rename the machine
+		 * lost (or its supervisor did not make). */
+		(void)al_record_file_settle(r->dirfd, AL_RF_RESERVE,
+					    AL_RF_RESULT, AL_RF_MAX_RECORD);
 	}
 	if (al_record_file_exists(r->dirfd, AL_RF_RESULT)) {
 		/* Recorded, not yet acknowledged; the supervisor may still

@@ -252,13 +252,16 @@ static void watch_and_finish(al_srv_run *run, al_drun *dr, al_admission *adm,
 
 	al_result *raw = NULL;
 	(void)al_drun_collect(dr, &raw);
+	/* The supervisor synced result.json before it said `ended`. */
+	bool durable = raw != NULL;
 	if (raw != NULL)
 		al_fault_point("after_result");
 	else if (killed_stop)
 		raw = made_result(dr, AL_OUTCOME_INTERRUPTED);
 	else if (killed_deadline)
 		raw = made_result(dr, AL_OUTCOME_TIMED_OUT);
-	al_finish_options o = {.launched = true, .refusal = "lost"};
+	al_finish_options o = {.launched = true, .refusal = "lost",
+			       .result_durable = durable};
 	finish(svc, run->gen->host, dr, adm, raw, &o, false, cleanup, f);
 }
 
@@ -577,7 +580,8 @@ static void finish_recovered(al_service *svc, al_srv_gen *gen, al_drun *dr,
 	if (with_result)
 		(void)al_drun_collect(dr, &raw);
 	finished f = {NULL, 500, AL_OUTCOME_UNAVAILABLE};
-	al_finish_options o = {.launched = true, .refusal = "lost"};
+	al_finish_options o = {.launched = true, .refusal = "lost",
+			       .result_durable = raw != NULL};
 	finish(NULL, gen->host, dr, adm, raw, &o, true, true, &f);
 	if (f.json != NULL)
 		list_final(svc, gen, dr);

@@ -1,6 +1,7 @@
 /* Durable-file helpers (see record_file.h). */
 #include "supervisor/record_file.h"
 #include "core/util.h"
+#include "supervisor/fault.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -57,13 +58,50 @@ bool al_record_file_no_space(int err)
 	return err == -ENOSPC || err == -EDQUOT;
 }
 
+int al_record_file_reserve_make(int dirfd, const char *tmp, size_t size)
+{
+	int fd = openat(dirfd, tmp,
+			O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			0600);
+	if (fd < 0)
+		return -errno;
+	int rc = fallocate(fd, 0, 0, (off_t)size) < 0 ? -errno : 0;
+	close(fd);
+	if (rc < 0)
+		unlinkat(dirfd, tmp, 0);
+	return rc;
+}
+
+/* A reserve made ahead: ours, regular, exactly size bytes. */
+static int open_made(int dirfd, const char *tmp, size_t size)
+{
+	int fd = openat(dirfd, tmp, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != geteuid() || st.st_size != (off_t)size) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
 int al_record_file_reserve_open(int dirfd, const char *tmp, size_t size,
 			  al_record_file_reserve *r)
 {
 	r->fd = -1;
 	r->size = 0;
+	r->entry_durable = false;
 	if (snprintf(r->tmp, sizeof(r->tmp), "%s", tmp) >= (int)sizeof(r->tmp))
 		return -ENAMETOOLONG;
+	int made = open_made(dirfd, tmp, size);
+	if (made >= 0) {
+		r->fd = made;
+		r->size = size;
+		r->entry_durable = true;
+		return 0;
+	}
 	int fd = openat(dirfd, tmp,
 			O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 			0600);
@@ -99,13 +137,39 @@ int al_record_file_reserve_commit(int dirfd, al_record_file_reserve *r, const ch
 		done += (size_t)n;
 	}
 	/* Shrinking frees blocks, it never needs one. */
-	if (ftruncate(r->fd, (off_t)len) < 0 || fsync(r->fd) < 0 ||
-	    renameat(dirfd, r->tmp, dirfd, name) < 0)
+	if (ftruncate(r->fd, (off_t)len) < 0 || fsync(r->fd) < 0)
+		return -errno;
+	al_fault_point("record_unnamed");
+	if (renameat(dirfd, r->tmp, dirfd, name) < 0)
 		return -errno;
 	close(r->fd);
 	r->fd = -1;
 	r->size = 0;
-	return al_record_file_sync_dir(dirfd);
+	return r->entry_durable ? 0 : al_record_file_sync_dir(dirfd);
+}
+
+int al_record_file_settle(int dirfd, const char *tmp, const char *name,
+			  size_t max)
+{
+	if (al_record_file_exists(dirfd, name))
+		return 0;
+	char *text = NULL;
+	size_t len = 0;
+	int rc = al_record_file_read(dirfd, tmp, max, &text, &len);
+	if (rc < 0)
+		return rc == -ENOENT ? 0 : rc;
+	/* A torn or unfinished write holds NUL bytes (the space was
+	 * allocated, never written) or ends early: not one whole object. */
+	json_t *v = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
+	bool whole = v != NULL && json_is_object(v);
+	json_decref(v);
+	free(text);
+	if (!whole)
+		return 0;
+	if (renameat(dirfd, tmp, dirfd, name) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	rc = al_record_file_sync_dir(dirfd);
+	return rc < 0 ? rc : 1;
 }
 
 void al_record_file_reserve_drop(int dirfd, al_record_file_reserve *r)

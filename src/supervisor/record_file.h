@@ -42,16 +42,34 @@ int al_record_file_write_json_how(int dirfd, const char *name, const json_t *v,
 typedef struct al_record_file_reserve {
 	int fd; /* -1 when none */
 	size_t size;
+	/* tmp was made ahead (al_record_file_reserve_make) and its entry
+	 * synced with the directory: a commit syncs the file alone */
+	bool entry_durable;
 	char tmp[64];
 } al_record_file_reserve;
-/* Creates tmp (0600) with size bytes allocated; on failure r->fd is -1
- * and the negative errno is returned (the caller goes on without). */
+/* Makes tmp (0600, new) with size bytes allocated and closes it, for a
+ * later al_record_file_reserve_open; the caller syncs the directory.
+ * On failure nothing is left (negative errno). */
+int al_record_file_reserve_make(int dirfd, const char *tmp, size_t size);
+/* Opens tmp when made ahead with this size, else creates it (0600) with
+ * size bytes allocated; on failure r->fd is -1 and the negative errno is
+ * returned (the caller goes on without). */
 int al_record_file_reserve_open(int dirfd, const char *tmp, size_t size,
 			  al_record_file_reserve *r);
-/* Writes data into the reserved space and renames it over name,
- * durably; the reserve is used up.  -EFBIG when data does not fit. */
+/* Writes data into the reserved space and renames it over name; the
+ * reserve is used up.  Durable on return: the file is synced, and the
+ * directory too unless the reserve was made ahead (its entry is durable
+ * already, and until the rename reaches the disk
+ * al_record_file_settle finds the record under tmp).  -EFBIG when data
+ * does not fit. */
 int al_record_file_reserve_commit(int dirfd, al_record_file_reserve *r, const char *name,
 			    const void *data, size_t len);
+/* For a reader after the writer is gone: when name is absent and tmp
+ * holds one whole JSON object (a commit whose rename was lost), renames
+ * tmp over name and syncs the directory.  1 when it did, 0 when there
+ * was nothing to settle, negative errno. */
+int al_record_file_settle(int dirfd, const char *tmp, const char *name,
+			  size_t max);
 /* Gives the space back (removes the reserved file). */
 void al_record_file_reserve_drop(int dirfd, al_record_file_reserve *r);
 /* true for the errors of a full file system or quota. */

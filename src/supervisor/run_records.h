@@ -30,6 +30,9 @@
 #define AL_RF_PENDING "result.pending"
 /* result.json's space, taken before the run starts. */
 #define AL_RF_RESERVE ".result.reserve"
+/* The result's space: the daemon makes it with the run's records, so its
+ * entry is durable at launch (docs/durability.md, "The run directory") */
+#define AL_RF_RESERVE_BYTES (64u * 1024u)
 #define AL_RF_FINISHING "finishing"
 #define AL_RF_FINAL "final.json"
 #define AL_RF_LOG "supervisor.log"

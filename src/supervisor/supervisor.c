@@ -51,7 +51,6 @@
 /* result.json's space taken before the run (a result with the output of
  * a typical run fits); a larger one waits in memory when the disk is
  * full. */
-#define RESULT_RESERVE_BYTES (64u * 1024u)
 /* Retries of a result the disk has no room for: 100 ms, doubling to 5 s,
  * for as long as this process lives. */
 #define RETRY_FIRST_MS 100
@@ -717,7 +716,7 @@ static int run_one(const char *state_dir, const char *run_id,
 	}
 	/* The result's space, before anything can fill the disk. */
 	int rr = al_record_file_reserve_open(s.dirfd, AL_RF_RESERVE,
-				       RESULT_RESERVE_BYTES, &s.reserve);
+				       AL_RF_RESERVE_BYTES, &s.reserve);
 	if (rr < 0)
 		say(&s, AL_LOG_WARN, "cannot reserve the result's space: %s",
 		    strerror(-rr));

@@ -169,3 +169,42 @@ def test_metrics_count_runs_by_outcome(daemon):
         assert name in text, name
     st, _, body = daemon.request("GET", "/metrics", token=None)
     assert st == 401
+
+
+def _audit_records(daemon):
+    st, _, text = daemon.request("GET", "/metrics")
+    assert st == 200
+    counts = {}
+    for line in text.splitlines():
+        if line.startswith("airlock_audit_records_total{"):
+            mode = line.split('synchronous="')[1].split('"')[0]
+            counts[mode] = int(line.rsplit(" ", 1)[1])
+    return counts
+
+
+def test_a_durable_runs_end_is_not_synced_twice(daemon):
+    """run.started is synced before the launch; the end of a run whose
+    supervisor synced result.json is committed without its own sync
+    ("auto", docs/configuration.md): recovery writes it from that file."""
+    before = _audit_records(daemon)
+    for _ in range(3):
+        st, _, res = daemon.run(sh("true"))
+        assert st == 200 and res["outcome"] == "completed"
+    after = _audit_records(daemon)
+    assert after["full"] - before["full"] == 3
+    assert after["normal"] - before["normal"] == 3
+
+
+def test_finished_synchronous_full_syncs_every_end(tmp_path):
+    d = Daemon(tmp_path, local_config(
+        extra={"audit": {"finished_synchronous": "full"}})).start()
+    try:
+        before = _audit_records(d)
+        for _ in range(2):
+            st, _, res = d.run(sh("true"))
+            assert st == 200 and res["outcome"] == "completed"
+        after = _audit_records(d)
+        assert after["full"] - before["full"] == 4
+        assert after["normal"] - before["normal"] == 0
+    finally:
+        d.stop()

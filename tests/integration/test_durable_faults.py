@@ -95,6 +95,29 @@ def test_a_kill_at_each_boundary_launches_once_and_stores_one_result(
         cleanup_state(d)
 
 
+def test_a_result_synced_but_not_yet_named_is_found(tmp_path, fault_bin):
+    """The supervisor writes its result into the reserve the daemon made
+    with the run's records and syncs that file alone; killed before the
+    rename names it result.json, the result is still found (settled from
+    the reserve), not reported lost."""
+    d = DurableDaemon(tmp_path, local_config(), binary=fault_bin)
+    try:
+        d.start(env={"AIRLOCK_FAULT": "record_unnamed"})
+        st, _, res = d.run(sh("echo kept"), timeout=60)
+        assert st == 200 and res["outcome"] == "completed", res
+        assert res["stdout"] == "kept\n"
+        rid = res["run_id"]
+        log = (run_dir(d, rid) / "supervisor.log").read_text()
+        assert "fault point record_unnamed" in log, log
+        assert (run_dir(d, rid) / "result.json").exists()
+        assert not (run_dir(d, rid) / ".result.reserve").exists()
+        assert audit_events(d, rid) == ["run.started", "run.finished"]
+        assert_no_sanitizer_reports(d)
+    finally:
+        d.stop() if d.proc is not None else None
+        cleanup_state(d)
+
+
 def test_a_kill_during_a_run_without_a_key_is_found_by_its_id(tmp_path,
                                                             fault_bin):
     """Without an idempotency key the caller still has the run id it was

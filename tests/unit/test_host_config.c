@@ -79,7 +79,32 @@ static void test_default(void **state)
 						   (1u << AL_NETWORK_HOST));
 	assert_true(t->grant.workspace & (1u << AL_WORKSPACE_RW));
 	assert_int_equal(t->grant.n_secrets, 0);
+	assert_int_equal(cfg->audit_finished_sync, AL_AUDIT_SYNC_AUTO);
 	al_config_free(cfg);
+}
+
+/* audit.finished_synchronous: each word, and nothing else. */
+static void test_audit_sync(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *word;
+		al_audit_sync want;
+	} cases[] = {{"auto", AL_AUDIT_SYNC_AUTO},
+		     {"full", AL_AUDIT_SYNC_FULL},
+		     {"normal", AL_AUDIT_SYNC_NORMAL}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char json[160];
+		snprintf(json, sizeof(json),
+			 "{\"providers\": [\"x\"], \"tenants\": {\"a\": {}}, "
+			 "\"audit\": {\"finished_synchronous\": \"%s\"}}",
+			 cases[i].word);
+		al_config *cfg = NULL;
+		assert_int_equal(al_config_parse(json, strlen(json), &cfg, NULL),
+				 0);
+		assert_int_equal(cfg->audit_finished_sync, cases[i].want);
+		al_config_free(cfg);
+	}
 }
 
 #define T(body) "{\"providers\": [\"sandbox\"], \"tenants\": {\"acme\": " body "}"
@@ -282,6 +307,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_example_loads),
 		cmocka_unit_test(test_default),
+		cmocka_unit_test(test_audit_sync),
 		cmocka_unit_test(test_default_ceilings),
 		cmocka_unit_test(test_rejections),
 		cmocka_unit_test(test_retention),

@@ -22,6 +22,7 @@
 #include "core/util.h"
 #include "supervisor/control.h"
 #include "supervisor/identity.h"
+#include "supervisor/record_file.h"
 #include "supervisor/run_records.h"
 
 typedef struct fixture {
@@ -187,6 +188,72 @@ static void test_recovery_sup_nonce(void **state)
 	al_recovery_clear(&w);
 }
 
+/* The result's reserve made ahead by the daemon: the supervisor opens
+ * it as made (its entry is durable), commits into it, and a reader
+ * settles a committed record whose rename was lost — never a torn or
+ * unfinished one. */
+static void test_reserve_made_ahead(void **state)
+{
+	fixture *f = *state;
+	const char *rec = "{\"outcome\": \"completed\"}";
+	al_record_file_reserve r;
+
+	assert_int_equal(al_record_file_reserve_make(f->run_fd, AL_RF_RESERVE,
+						     4096), 0);
+	assert_int_equal(al_record_file_reserve_make(f->run_fd, AL_RF_RESERVE,
+						     4096), -EEXIST);
+	/* Allocated, never written: zeros are not a record. */
+	assert_int_equal(al_record_file_settle(f->run_fd, AL_RF_RESERVE,
+					       AL_RF_RESULT, 65536), 0);
+	assert_int_equal(al_record_file_reserve_open(f->run_fd, AL_RF_RESERVE,
+						     4096, &r), 0);
+	assert_true(r.entry_durable);
+	assert_int_equal(al_record_file_reserve_commit(f->run_fd, &r,
+						       AL_RF_RESULT, rec,
+						       strlen(rec)), 0);
+	assert_true(al_record_file_exists(f->run_fd, AL_RF_RESULT));
+	assert_false(al_record_file_exists(f->run_fd, AL_RF_RESERVE));
+	/* Nothing to settle once named. */
+	assert_int_equal(al_record_file_settle(f->run_fd, AL_RF_RESERVE,
+					       AL_RF_RESULT, 65536), 0);
+
+	/* A commit whose rename was lost: the record is found. */
+	assert_int_equal(unlinkat(f->run_fd, AL_RF_RESULT, 0), 0);
+	write_file(f->run_fd, AL_RF_RESERVE, rec);
+	assert_int_equal(al_record_file_settle(f->run_fd, AL_RF_RESERVE,
+					       AL_RF_RESULT, 65536), 1);
+	char *text = NULL;
+	size_t len = 0;
+	assert_int_equal(al_record_file_read(f->run_fd, AL_RF_RESULT, 65536,
+					     &text, &len), 0);
+	assert_string_equal(text, rec);
+	free(text);
+
+	/* Torn or cut short: left alone. */
+	assert_int_equal(unlinkat(f->run_fd, AL_RF_RESULT, 0), 0);
+	write_file(f->run_fd, AL_RF_RESERVE, "{\"outcome\": \"compl");
+	assert_int_equal(al_record_file_settle(f->run_fd, AL_RF_RESERVE,
+					       AL_RF_RESULT, 65536), 0);
+	int fd = openat(f->run_fd, AL_RF_RESERVE, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	assert_true(fd >= 0);
+	const char torn[] = "{\"outcome\"\0\0\0\0: \"completed\"}";
+	assert_int_equal(write(fd, torn, sizeof(torn) - 1),
+			 (ssize_t)(sizeof(torn) - 1));
+	close(fd);
+	assert_int_equal(al_record_file_settle(f->run_fd, AL_RF_RESERVE,
+					       AL_RF_RESULT, 65536), 0);
+	assert_false(al_record_file_exists(f->run_fd, AL_RF_RESULT));
+
+	/* A reserve of another size is not taken as made ahead. */
+	assert_int_equal(unlinkat(f->run_fd, AL_RF_RESERVE, 0), 0);
+	assert_int_equal(al_record_file_reserve_make(f->run_fd, AL_RF_RESERVE,
+						     1024), 0);
+	assert_int_equal(al_record_file_reserve_open(f->run_fd, AL_RF_RESERVE,
+						     4096, &r), 0);
+	assert_false(r.entry_durable);
+	al_record_file_reserve_drop(f->run_fd, &r);
+}
+
 static void test_lease(void **state)
 {
 	fixture *f = *state;
@@ -347,6 +414,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_recovery_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recovery_sup_nonce, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lease, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reserve_made_ahead, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_epoch_increases, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_control_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_control_malformed, setup, teardown),
