@@ -641,6 +641,28 @@ static void record_killed(al_fleet *f, const char *run_id, int dirfd)
 	free(text);
 }
 
+/* A supervisor gone between syncing its result into the reserve and
+ * naming it result.json (docs/durability.md, "The run directory"): the
+ * result is taken from the reserve when it is one whole record, read
+ * only (the directory is the dead node's to settle). */
+static bool adopted_reserve(al_fleet *f, const char *run_id, int d)
+{
+	char *text = NULL, *canon = NULL;
+	size_t len = 0;
+	al_result *res = NULL;
+	if (al_record_file_read(d, AL_RF_RESERVE, AL_RF_MAX_RECORD, &text,
+				&len) == 0 &&
+	    al_result_from_json(text, len, &res, NULL) == 0)
+		canon = al_result_to_json(res, 0);
+	al_result_free(res);
+	free(text);
+	if (canon == NULL)
+		return false;
+	record_text(f, run_id, canon);
+	free(canon);
+	return true;
+}
+
 /* A run adopted from a dead node on this host: its supervisor does not
  * die with its daemon, so it is watched in that node's state directory
  * (written only to pass control requests on, apply_adopted) until it
@@ -710,6 +732,8 @@ static bool watch_adopted(al_fleet *f, const char *run_id, const char *dir)
 			free(text);
 			break;
 		}
+		if (last && adopted_reserve(f, run_id, d))
+			break;
 		if (last) {
 			if (killed)
 				record_killed(f, run_id, d);
