@@ -155,6 +155,7 @@
 	FN(int, al_record_file_read_json, (int dirfd, const char *name, size_t max, json_t **out), (dirfd, name, max, out)) \
 	FN(int, al_record_file_reserve_make, (int dirfd, const char *tmp, size_t size), (dirfd, tmp, size)) \
 	FN(int, al_record_file_settle, (int dirfd, const char *tmp, const char *name, size_t max), (dirfd, tmp, name, max)) \
+	FN(int, al_record_file_sync_named, (int dirfd, const char *name), (dirfd, name)) \
 	FN(int, al_record_file_touch, (int dirfd, const char *name), (dirfd, name)) \
 	FN(int, al_record_file_write_how, (int dirfd, const char *name, const void *data, size_t len, mode_t mode, al_record_file_how how), (dirfd, name, data, len, mode, how)) \
 	FN(int, al_record_file_write_u64, (int dirfd, const char *name, uint64_t v), (dirfd, name, v)) \
@@ -162,6 +163,7 @@
 	FN(int, al_recovery_drop_request, (int dirfd, al_recovery *r), (dirfd, r)) \
 	FN(int, al_recovery_read, (int dirfd, const char *run_id, al_recovery *r), (dirfd, run_id, r)) \
 	FN(int, al_recovery_write, (int dirfd, const al_recovery *r), (dirfd, r)) \
+	FN(int, al_recovery_write_unsynced, (int dirfd, const al_recovery *r), (dirfd, r)) \
 	FN(int, al_remove_tree_at, (int parent_fd, const char *name), (parent_fd, name)) \
 	FN(char *, al_request_to_json, (const al_request *req), (req)) \
 	PROC(void, al_result_free, (al_result *res), (res)) \

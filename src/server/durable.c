@@ -295,10 +295,13 @@ int al_drun_create(al_durable *d, const al_launch_spec *s, al_drun **out,
 	 * supervisor makes its own, as before. */
 	(void)al_record_file_reserve_make(r->dirfd, AL_RF_RESERVE,
 					  AL_RF_RESERVE_BYTES);
-	/* One record, last, and durably (file and directory synced: every
-	 * entry of the new directory with it): from here on a crash leaves
-	 * a run the next daemon classifies. */
-	if ((rc = al_recovery_write(r->dirfd, &r->rec)) < 0)
+	/* One record, last, whole (a temp file renamed): from here on a
+	 * daemon that dies leaves a run the next one classifies.  Synced
+	 * once the supervisor is started (al_drun_make_durable): a machine
+	 * crash before that ends whatever was launched, and the audit
+	 * trail's run.started, synced before the launch, has the next
+	 * daemon close the run as lost (docs/durability.md, "Recovery"). */
+	if ((rc = al_recovery_write_unsynced(r->dirfd, &r->rec)) < 0)
 		goto fail;
 	*out = r;
 	return 0;
@@ -654,6 +657,11 @@ out:
 				    "cannot start the run's supervisor: %s",
 				    strerror(-rc));
 	return 0;
+}
+
+int al_drun_make_durable(al_drun *r)
+{
+	return al_record_file_sync_named(r->dirfd, AL_RF_RECOVERY);
 }
 
 bool al_drun_handed_off(const al_drun *r)
@@ -1431,6 +1439,9 @@ int al_durable_recover(al_durable *d, const char *run_id, al_drun **out,
 		*kind = AL_RECOVERED_FINAL;
 		goto done;
 	}
+	/* Its daemon may have died before it synced the record (the run
+	 * was launched): synced now, as the run goes on. */
+	(void)al_record_file_sync_named(r->dirfd, AL_RF_RECOVERY);
 	bool live = find_live(r);
 	if (live) {
 		r->ended = false;

@@ -59,15 +59,20 @@ typedef struct al_launch_spec {
 	al_idle_sup *idle;
 } al_launch_spec;
 
-/* Creates the run directory and persists everything the supervisor and a
- * later daemon need (recovery.json last, durably).  The run stays locked
- * until al_drun_start. */
+/* Creates the run directory and writes everything the supervisor and a
+ * later daemon need (recovery.json last, whole, not yet synced: see
+ * al_drun_make_durable).  The run stays locked until al_drun_start. */
 int al_drun_create(al_durable *d, const al_launch_spec *spec, al_drun **out,
 		   al_error **err);
 /* Launches the supervisor, records its identity and unlocks the run.
  * The secrets go through an in-memory file, never the disk, argv or the
  * environment. */
 int al_drun_start(al_drun *r, const al_launch_spec *spec, al_error **err);
+/* Syncs the run's record and its directory (every entry: the record, the
+ * inbox, the result's reserve).  Called once the supervisor is started
+ * and before the run's id is given out, so the syncs overlap the run
+ * (docs/durability.md, "The run directory"). */
+int al_drun_make_durable(al_drun *r);
 
 /* ---- idle supervisors (docs/durability.md, "Idle supervisors") ----- */
 

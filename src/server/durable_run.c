@@ -406,12 +406,21 @@ char *al_durable_execute(al_srv_run *run, al_admission *adm,
 	}
 	pthread_cond_broadcast(&run->changed);
 	pthread_mutex_unlock(&svc->lock);
-	/* Persisted: the inbox takes events and the id may be handed out. */
+	/* Written: the inbox takes events. */
 	publish_drun(run, dr, false);
-	al_service_announce(run, run_id);
 	int rc = al_drun_start(dr, &spec, &err);
 	free(facts);
 	free(ops);
+	/* The record and its directory synced while the run starts, and
+	 * before its id is given out: a caller that holds the id finds the
+	 * run after a machine crash. */
+	int dur = rc == 0 ? al_drun_make_durable(dr) : 0;
+	if (dur < 0)
+		al_logf(AL_LOG_WARN, run_id,
+			"cannot sync its record: %s; a machine crash would "
+			"leave it closed as lost by the audit trail alone",
+			strerror(-dur));
+	al_service_announce(run, run_id);
 	if (rc == 0 && svc->idle_sups != NULL)
 		al_idle_pool_count(svc->idle_sups, al_drun_handed_off(dr), warm);
 	if (rc < 0) {

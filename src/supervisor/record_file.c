@@ -148,6 +148,16 @@ int al_record_file_reserve_commit(int dirfd, al_record_file_reserve *r, const ch
 	return r->entry_durable ? 0 : al_record_file_sync_dir(dirfd);
 }
 
+int al_record_file_sync_named(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int rc = fsync(fd) < 0 ? -errno : 0;
+	close(fd);
+	return rc < 0 ? rc : al_record_file_sync_dir(dirfd);
+}
+
 int al_record_file_settle(int dirfd, const char *tmp, const char *name,
 			  size_t max)
 {

@@ -64,6 +64,9 @@ int al_record_file_reserve_open(int dirfd, const char *tmp, size_t size,
  * does not fit. */
 int al_record_file_reserve_commit(int dirfd, al_record_file_reserve *r, const char *name,
 			    const void *data, size_t len);
+/* Syncs the file name (its data) and then the directory (every entry in
+ * it): what al_record_file_write would have synced, done later. */
+int al_record_file_sync_named(int dirfd, const char *name);
 /* For a reader after the writer is gone: when name is absent and tmp
  * holds one whole JSON object (a commit whose rename was lost), renames
  * tmp over name and syncs the directory.  1 when it did, 0 when there

@@ -92,6 +92,11 @@ int al_recovery_write(int dirfd, const al_recovery *r)
 	return recovery_write_how(dirfd, r, AL_RECORD_FILE_DURABLE);
 }
 
+int al_recovery_write_unsynced(int dirfd, const al_recovery *r)
+{
+	return recovery_write_how(dirfd, r, AL_RECORD_FILE_ATOMIC);
+}
+
 int al_recovery_drop_request(int dirfd, al_recovery *r)
 {
 	if (r->request == NULL)

@@ -90,6 +90,10 @@ void al_recovery_clear(al_recovery *r);
 /* Temp file, fsync, rename, directory sync: whole or absent for a reader
  * (a rename replaces a rebound record atomically too). */
 int al_recovery_write(int dirfd, const al_recovery *r);
+/* The same without the syncs (temp file, rename): whole or absent for a
+ * reader while the machine runs; al_record_file_sync_named then makes it
+ * durable. */
+int al_recovery_write_unsynced(int dirfd, const al_recovery *r);
 /* The record without its request, atomically, not synced (a machine
  * crash may keep the request, as an unlink would). */
 int al_recovery_drop_request(int dirfd, al_recovery *r);
