@@ -1484,7 +1484,7 @@ int al_host_audit_close_start(al_host *h, const json_t *start,
 				      err);
 	if (rc < 0)
 		al_metrics_audit_failure(h->metrics);
-	else if (rc == 0)
+	else
 		al_metrics_audit_record(h->metrics, true);
 	return rc;
 }

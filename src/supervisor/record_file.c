@@ -176,6 +176,15 @@ int al_record_file_settle(int dirfd, const char *tmp, const char *name,
 	free(text);
 	if (!whole)
 		return 0;
+	/* Its writer may have died before its own sync: the record is made
+	 * durable before it is named. */
+	int fd = openat(dirfd, tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	rc = fsync(fd) < 0 ? -errno : 0;
+	close(fd);
+	if (rc < 0)
+		return rc;
 	if (renameat(dirfd, tmp, dirfd, name) < 0)
 		return errno == ENOENT ? 0 : -errno;
 	rc = al_record_file_sync_dir(dirfd);

@@ -182,29 +182,32 @@ def _audit_records(daemon):
     return counts
 
 
+def _synced_commits(d, runs):
+    """(full, normal) audit commits that `runs` sh runs added."""
+    before = _audit_records(d)
+    for _ in range(runs):
+        st, _, res = d.run(sh("true"))
+        assert st == 200 and res["outcome"] == "completed"
+    after = _audit_records(d)
+    return (after["full"] - before["full"],
+            after["normal"] - before["normal"])
+
+
 def test_a_durable_runs_end_is_not_synced_twice(daemon):
     """run.started is synced before the launch; the end of a run whose
     supervisor synced result.json is committed without its own sync
     ("auto", docs/configuration.md): recovery writes it from that file."""
-    before = _audit_records(daemon)
-    for _ in range(3):
-        st, _, res = daemon.run(sh("true"))
-        assert st == 200 and res["outcome"] == "completed"
-    after = _audit_records(daemon)
-    assert after["full"] - before["full"] == 3
-    assert after["normal"] - before["normal"] == 3
+    full, normal = _synced_commits(daemon, 3)
+    assert full == 3
+    assert normal == 3
 
 
 def test_finished_synchronous_full_syncs_every_end(tmp_path):
     d = Daemon(tmp_path, local_config(
         extra={"audit": {"finished_synchronous": "full"}})).start()
     try:
-        before = _audit_records(d)
-        for _ in range(2):
-            st, _, res = d.run(sh("true"))
-            assert st == 200 and res["outcome"] == "completed"
-        after = _audit_records(d)
-        assert after["full"] - before["full"] == 4
-        assert after["normal"] - before["normal"] == 0
+        full, normal = _synced_commits(d, 2)
+        assert full == 4
+        assert normal == 0
     finally:
         d.stop()
