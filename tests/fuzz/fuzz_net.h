@@ -54,7 +54,10 @@ static inline int fuzz_connect(uint16_t port)
 			return fd;
 		int e = errno;
 		close(fd);
-		if (e != EADDRNOTAVAIL && e != EADDRINUSE && e != EAGAIN) {
+		/* EINTR: libFuzzer's timer signal (SIGALRM) cut the connect
+		 * short; the next attempt starts afresh. */
+		if (e != EADDRNOTAVAIL && e != EADDRINUSE && e != EAGAIN &&
+		    e != EINTR) {
 			fprintf(stderr, "fuzz: cannot connect to the daemon: "
 					"%s\n",
 				strerror(e));
