@@ -80,21 +80,35 @@ static int list_delivered(int dirfd, delivered **out, size_t *n)
 		close(fd);
 		return -errno;
 	}
-	delivered *arr = calloc(AL_MAX_INBOX_EVENTS, sizeof(*arr));
-	size_t k = 0;
-	int rc = arr != NULL ? 0 : -ENOMEM;
+	/* grown with what is there: most runs hold no event, and room for
+	 * the most would be ~70 KiB touched per run */
+	delivered *arr = NULL;
+	size_t k = 0, cap = 0;
+	int rc = 0;
 	struct dirent *de;
 	while (rc == 0 && (de = readdir(d)) != NULL) {
 		delivered e;
-		if (parse_name(de->d_name, &e) && k < AL_MAX_INBOX_EVENTS)
-			arr[k++] = e;
+		if (!parse_name(de->d_name, &e) || k >= AL_MAX_INBOX_EVENTS)
+			continue;
+		if (k == cap) {
+			size_t c = cap > 0 ? cap * 2 : 8;
+			delivered *p = realloc(arr, c * sizeof(*arr));
+			if (p == NULL) {
+				rc = -ENOMEM;
+				break;
+			}
+			arr = p;
+			cap = c;
+		}
+		arr[k++] = e;
 	}
 	closedir(d);
 	if (rc < 0) {
 		free(arr);
 		return rc;
 	}
-	qsort(arr, k, sizeof(*arr), by_seq);
+	if (k > 1)
+		qsort(arr, k, sizeof(*arr), by_seq);
 	*out = arr;
 	*n = k;
 	return 0;

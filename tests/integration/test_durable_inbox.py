@@ -195,3 +195,42 @@ touch "$AIRLOCK_INBOX_ACKS/ack-1"
     finally:
         d.stop()
         cleanup_state(d)
+
+
+def test_many_events_inside_the_sandbox_keep_their_order(tmp_path):
+    # More events than the supervisor's and the forwarder's lists start
+    # with room for: they grow, and the acknowledged keep delivery order.
+    facts = sandbox_facts()
+    if not facts.get("available"):
+        pytest.skip("sandbox provider unavailable on this host: %s"
+                    % facts.get("unavailable_reason"))
+    cfg = {"providers": [{"provider": "sandbox"}],
+           "tenants": {"default": {"languages": ["sh"],
+                                   "grant": {"network": ["none"],
+                                             "workspace": ["none"]}}}}
+    d = DurableDaemon(tmp_path, cfg)
+    n = 40
+    try:
+        d.start()
+        code = r'''
+while [ ! -e /inbox/0000%02d-last.json ]; do sleep 0.05; done
+for f in /inbox/*.json; do
+  id=$(basename "$f" .json); id=${id#*-}
+  case "$id" in *[02468]) touch "$AIRLOCK_INBOX_ACKS/$id";; esac
+done
+''' % (n + 1)
+        rid = start_launched(d, {"language": "sh", "code": code,
+                                 "limits": {"wall_ms": 30000}})
+        # Ids whose order differs from their names' sort order.
+        ids = ["e%d" % (n - i) for i in range(n)]
+        for eid in ids:
+            assert deliver(d, rid, eid, {"id": eid})[0] == 202
+        assert deliver(d, rid, "last", {})[0] == 202
+        res = d.wait_finished(rid)
+        assert res["outcome"] == "completed", res
+        assert res["inbox_acked"] == [e for e in ids
+                                      if int(e[1:]) % 2 == 0]
+        assert_no_sanitizer_reports(d)
+    finally:
+        d.stop()
+        cleanup_state(d)
