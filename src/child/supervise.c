@@ -92,6 +92,7 @@ typedef struct sup_state {
 	uint64_t kill_at;    /* set once TERM went out */
 	uint64_t force_at;   /* set once KILL went out */
 	uint64_t give_up_at; /* set once the shepherd/init is gone */
+	uint64_t later_at;   /* opts->later pending until then (0: none) */
 	int cancel_fd;
 } sup_state;
 
@@ -186,6 +187,11 @@ static int sup_poll_timeout(const sup_state *s, uint64_t now)
 		timeout = wake > now ? (int)(wake - now) : 0;
 	if (s->stopping && timeout < 0)
 		timeout = 100;
+	if (s->later_at != 0 && !s->exited) {
+		int later = s->later_at > now ? (int)(s->later_at - now) : 0;
+		if (timeout < 0 || later < timeout)
+			timeout = later;
+	}
 	return timeout;
 }
 
@@ -253,6 +259,11 @@ static int sup_loop(sup_state *s, al_error **err)
 		    child->status_fd < 0 && s->exited)
 			return 0;
 		uint64_t now = (uint64_t)al_mono_ms();
+		if (s->later_at != 0 && (s->exited || now >= s->later_at)) {
+			if (!s->exited)
+				s->opts->later(s->opts->later_ctx);
+			s->later_at = 0;
+		}
 		sup_escalate(s, now);
 		if (s->exited && s->give_up_at != 0 && now >= s->give_up_at)
 			return 0;
@@ -339,6 +350,8 @@ int al_supervise(al_child *child, const al_supervise_opts *opts,
 
 	s.start = (uint64_t)al_mono_ms();
 	s.deadline = s.start + opts->wall_ms;
+	if (opts->later != NULL)
+		s.later_at = s.start + (opts->later_ms > 0 ? opts->later_ms : 1);
 	int rc = sup_loop(&s, err);
 	sup_reap(&s);
 	pthread_sigmask(SIG_SETMASK, &old_set, NULL);

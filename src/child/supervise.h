@@ -52,6 +52,12 @@ typedef struct al_supervise_opts {
 	al_cancel *cancel;
 	al_output_fn on_output;
 	void *on_output_ctx;
+	/* Called once from the loop when the program is still running
+	 * later_ms after the start (NULL: never): work that a short run
+	 * should not pay for, such as starting a helper thread. */
+	void (*later)(void *ctx);
+	void *later_ctx;
+	uint64_t later_ms;
 } al_supervise_opts;
 
 typedef enum al_end {

@@ -67,7 +67,8 @@ static const al_limits *step_limits(const al_sb_step *s)
 
 int al_sb_step_supervise(const al_sb_step *s, al_child *child,
 			 al_sb_cgrun *cg, const al_sb_cgusage *base,
-			 al_result *res, al_error **err)
+			 struct al_sb_inbox_fwd *fwd, al_result *res,
+			 al_error **err)
 {
 	const al_request *req = s->exec->request;
 	bool stdin_pipe = al_sb_step_stdin(s);
@@ -81,6 +82,9 @@ int al_sb_step_supervise(const al_sb_step *s, al_child *child,
 		.cancel = s->exec->cancel,
 		.on_output = s->on_output,
 		.on_output_ctx = s->on_output_ctx,
+		.later = fwd != NULL ? al_sb_inbox_fwd_begin : NULL,
+		.later_ctx = fwd,
+		.later_ms = AL_SB_INBOX_TICK_MS,
 	};
 	al_supervise_result sr;
 	void *sigctx = child->signal_ctx;
@@ -247,7 +251,8 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 						s->exec->inbox_acks_dir, NULL,
 						acks_fd, &fwd)
 			: 0;
-	rc = al_sb_step_supervise(s, &child, &cg, NULL, res, err);
+	rc = al_sb_step_supervise(s, &child, &cg, NULL, frc == 0 ? fwd : NULL,
+				  res, err);
 	if (frc == 0)
 		frc = al_sb_inbox_fwd_stop(fwd);
 	if (frc < 0 && rc == 0)

@@ -65,9 +65,13 @@ bool al_sb_step_stdin(const al_sb_step *s);
 
 /* The started program until it ends: supervision (deadline, output,
  * cancel), the cgroups emptied, usage (minus base, when not NULL) and the
- * limit a kill came from.  The caller removes the cgroups. */
+ * limit a kill came from.  fwd (NULL: none): the run's inbox forwarder,
+ * begun once the program has run a tick.  The caller removes the
+ * cgroups. */
+struct al_sb_inbox_fwd;
 int al_sb_step_supervise(const al_sb_step *s, al_child *child,
 			 al_sb_cgrun *cg, const al_sb_cgusage *base,
-			 al_result *res, al_error **err);
+			 struct al_sb_inbox_fwd *fwd, al_result *res,
+			 al_error **err);
 
 #endif

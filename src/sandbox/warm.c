@@ -554,7 +554,8 @@ int al_sb_member_run(const al_sb_context *ctx, al_sb_member *m,
 		al_sb_member_destroy(m);
 		return 1;
 	}
-	rc = al_sb_step_supervise(s, &m->child, &m->cg, &m->base, res, err);
+	rc = al_sb_step_supervise(s, &m->child, &m->cg, &m->base, fwd, res,
+				  err);
 	/* the program is over: its last acknowledgements, before the
 	 * supervisor reads them */
 	if (al_sb_inbox_fwd_stop(fwd) < 0 && rc == 0)

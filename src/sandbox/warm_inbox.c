@@ -29,7 +29,7 @@
  * are read when the run ends; live, they only serve a recovery).  A
  * poll, not inotify: closing an inotify descriptor waits for an SRCU
  * grace period, which every pooled run would pay. */
-#define TICK_MS 10
+#define TICK_MS AL_SB_INBOX_TICK_MS
 #define ACK_TICKS 10
 /* A directory changed this recently may change again within the same
  * timestamp tick: looked at again until it is older. */
@@ -82,12 +82,40 @@ struct al_sb_inbox_fwd {
 	int stop_fd;
 	pthread_t thread;
 	bool started;
-	inbox_id *ids; /* forwarded events, AL_MAX_INBOX_EVENTS at most */
-	unsigned *seqs; /* their sequence numbers */
-	bool *acked;
-	size_t n;
+	int begin_rc; /* the thread's start, when it failed */
+	/* Forwarded events, AL_MAX_INBOX_EVENTS at most.  Both arrays
+	 * grow with the events a run is sent: most runs get none, and
+	 * zeroing room for the most would touch ~330 KiB per run. */
+	struct fwd_event *events;
+	size_t n, cap;
 	char (*names)[NAME_MAX + 1]; /* a sweep's new events */
+	size_t names_cap;
 };
+
+struct fwd_event {
+	unsigned seq;
+	bool acked;
+	inbox_id id;
+};
+
+/* Room for need elements of size in *arr (of *cap): doubled from 8 and
+ * bounded by AL_MAX_INBOX_EVENTS, which callers never ask beyond. */
+static int grow(void **arr, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap > 0 ? *cap : 8;
+	while (c < need)
+		c *= 2;
+	if (c > AL_MAX_INBOX_EVENTS)
+		c = AL_MAX_INBOX_EVENTS;
+	void *p = realloc(*arr, c * size);
+	if (p == NULL)
+		return -ENOMEM;
+	*arr = p;
+	*cap = c;
+	return 0;
+}
 
 /* The sequence number of an event's name (event_name checked it). */
 static unsigned event_seq(const char *name)
@@ -189,7 +217,7 @@ out:
 static bool taken(const al_sb_inbox_fwd *f, unsigned seq)
 {
 	for (size_t i = 0; i < f->n; i++)
-		if (f->seqs[i] == seq)
+		if (f->events[i].seq == seq)
 			return true;
 	return false;
 }
@@ -219,18 +247,30 @@ static int sweep_events(al_sb_inbox_fwd *f)
 					     AT_SYMLINK_NOFOLLOW) == 0
 				   : taken(f, event_seq(de->d_name)))
 			continue;
+		rc = grow((void **)&f->names, &f->names_cap, k + 1,
+			  sizeof(f->names[0]));
+		if (rc < 0)
+			return rc;
 		snprintf(f->names[k++], sizeof(f->names[0]), "%s", de->d_name);
 	}
-	qsort(f->names, k, sizeof(f->names[0]), by_name);
+	if (k > 0) {
+		rc = grow((void **)&f->events, &f->cap, f->n + k,
+			  sizeof(f->events[0]));
+		if (rc < 0)
+			return rc;
+	}
+	if (k > 1)
+		qsort(f->names, k, sizeof(f->names[0]), by_name);
 	for (size_t i = 0; i < k; i++) {
 		int r = f->dst_fd >= 0 ? copy_event(f, f->names[i]) : 0;
 		if (r < 0) {
 			rc = r;
 			break; /* the next sweep tries it again, in order */
 		}
-		f->seqs[f->n] = event_seq(f->names[i]);
-		event_name(f->names[i], f->ids[f->n]);
-		f->acked[f->n++] = false;
+		struct fwd_event *e = &f->events[f->n++];
+		e->seq = event_seq(f->names[i]);
+		e->acked = false;
+		event_name(f->names[i], e->id);
 	}
 	return rc;
 }
@@ -244,15 +284,16 @@ static int sweep_acks(al_sb_inbox_fwd *f)
 	int rc = 0;
 	for (size_t i = 0; i < f->n; i++) {
 		struct stat st;
-		if (f->acked[i] ||
-		    fstatat(f->macks_fd, f->ids[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+		struct fwd_event *e = &f->events[i];
+		if (e->acked ||
+		    fstatat(f->macks_fd, e->id, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
-		int fd = openat(f->hacks_fd, f->ids[i],
+		int fd = openat(f->hacks_fd, e->id,
 				O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 					O_CLOEXEC,
 				0600);
 		if (fd >= 0 || errno == EEXIST)
-			f->acked[i] = true;
+			e->acked = true;
 		else
 			rc = -errno;
 		if (fd >= 0)
@@ -284,6 +325,9 @@ static void *fwd_main(void *arg)
 {
 	al_sb_inbox_fwd *f = arg;
 	struct pollfd p = {f->stop_fd, POLLIN, 0};
+	/* it begins a tick into the run: what came meanwhile, at once */
+	if (changed(f->src_fd, &f->src_seen))
+		sweep_events(f);
 	for (unsigned tick = 1;; tick++) {
 		int r = poll(&p, 1, TICK_MS);
 		if (r > 0 || (r < 0 && errno != EINTR))
@@ -305,9 +349,7 @@ static void fwd_free(al_sb_inbox_fwd *f)
 			close(*fds[i]);
 	if (f->src_dir != NULL)
 		closedir(f->src_dir);
-	free(f->ids);
-	free(f->seqs);
-	free(f->acked);
+	free(f->events);
 	free(f->names);
 	free(f);
 }
@@ -339,13 +381,6 @@ int al_sb_inbox_fwd_start(const char *host_inbox, const char *host_acks,
 				   : f->macks_fd;
 	if (rc > 0)
 		rc = 0;
-	f->ids = calloc(AL_MAX_INBOX_EVENTS, sizeof(*f->ids));
-	f->seqs = calloc(AL_MAX_INBOX_EVENTS, sizeof(*f->seqs));
-	f->acked = calloc(AL_MAX_INBOX_EVENTS, sizeof(*f->acked));
-	f->names = calloc(AL_MAX_INBOX_EVENTS, sizeof(*f->names));
-	if (rc == 0 && (f->ids == NULL || f->seqs == NULL || f->acked == NULL ||
-			f->names == NULL))
-		rc = -ENOMEM;
 	if (rc == 0) {
 		int d = dup(f->src_fd);
 		f->src_dir = d >= 0 ? fdopendir(d) : NULL;
@@ -364,15 +399,20 @@ int al_sb_inbox_fwd_start(const char *host_inbox, const char *host_acks,
 		rc = -errno;
 	if (rc < 0)
 		goto fail;
-	rc = -pthread_create(&f->thread, NULL, fwd_main, f);
-	if (rc < 0)
-		goto fail;
-	f->started = true;
 	*out = f;
 	return 0;
 fail:
 	fwd_free(f);
 	return rc;
+}
+
+void al_sb_inbox_fwd_begin(void *arg)
+{
+	al_sb_inbox_fwd *f = arg;
+	if (f == NULL || f->started || f->begin_rc < 0)
+		return;
+	f->begin_rc = -pthread_create(&f->thread, NULL, fwd_main, f);
+	f->started = f->begin_rc == 0;
 }
 
 int al_sb_inbox_fwd_stop(al_sb_inbox_fwd *f)
@@ -389,6 +429,8 @@ int al_sb_inbox_fwd_stop(al_sb_inbox_fwd *f)
 	 * taken too: a marker made ahead for one counts, as cold. */
 	sweep_events(f);
 	int rc = sweep_acks(f);
+	if (f->begin_rc < 0)
+		rc = f->begin_rc;
 	fwd_free(f);
 	return rc;
 }

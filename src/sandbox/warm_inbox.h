@@ -20,8 +20,12 @@ int al_sb_inbox_dir_create(const char *root, char **inbox);
 
 typedef struct al_sb_inbox_fwd al_sb_inbox_fwd;
 
-/* Takes the events already in host_inbox (before the program starts),
- * then forwards in a thread of its own: with m_inbox, new events are
+/* How often the forwarder looks, and how long a run goes before its
+ * thread begins (al_sb_inbox_fwd_begin). */
+#define AL_SB_INBOX_TICK_MS 10
+
+/* Takes the events already in host_inbox (before the program starts);
+ * once begun, forwards in a thread of its own: with m_inbox, new events are
  * copied into it whole (temp + rename, 0444, the source's owner and
  * times; NULL: the program sees host_inbox itself, the ids are only
  * noted), and a marker beneath m_acks_fd (the /inbox-acks tmpfs; the
@@ -32,7 +36,16 @@ int al_sb_inbox_fwd_start(const char *host_inbox, const char *host_acks,
 			  const char *m_inbox, int m_acks_fd,
 			  al_sb_inbox_fwd **out);
 
-/* Stops the thread, then a last sweep (the program is over): every
+/* Starts the forwarding thread (f: an al_sb_inbox_fwd; NULL or begun
+ * before: nothing).  Called a tick into the run, from the run's
+ * supervision loop (al_supervise_opts.later): most runs are over by
+ * then, and a thread per run would cost each of them its start, its
+ * wake-ups and its stop.  Not thread-safe against al_sb_inbox_fwd_stop:
+ * call both from the thread that supervises the run.  A thread that
+ * could not start is reported by al_sb_inbox_fwd_stop. */
+void al_sb_inbox_fwd_begin(void *f);
+
+/* Stops the thread (when begun), then a last sweep (the program is over): every
  * acknowledgement is in host_acks when this returns.  Frees f (NULL is
  * fine).  0, or a negative errno when a marker could not be written. */
 int al_sb_inbox_fwd_stop(al_sb_inbox_fwd *f);
