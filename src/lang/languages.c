@@ -15,10 +15,14 @@
 #include "lang/toolchain_cache.h"
 
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
-/* Bounded so a hung interpreter cannot stall a probe; pwsh (.NET) starts
- * slowly. */
-#define PROBE_MS 2000
-#define PWSH_PROBE_MS 5000
+/* How long a toolchain's version probe may take: bounded so a hung
+ * interpreter cannot stall a probe, generous because one that times out
+ * makes its language unavailable until the next observation (on a
+ * loaded 2-core VM a probe took over 2 s, the bound before;
+ * docs/languages.md).  The JVM
+ * and pwsh (.NET) start slowest. */
+#define PROBE_MS 5000
+#define SLOW_PROBE_MS 15000
 
 static const char *const sh_names[] = { "sh", NULL };
 static const char *const bash_names[] = { "bash", NULL };
@@ -39,14 +43,14 @@ static const al_lang_row rows[] = {
 	{ "javascript", "node", "main.js", node_names, AL_PROBE_NODE, PROBE_MS },
 	{ "typescript", "node", "main.ts", node_names, AL_PROBE_TYPESCRIPT, PROBE_MS },
 	{ "ruby", "ruby", "main.rb", ruby_names, AL_PROBE_RUBY, PROBE_MS },
-	{ "powershell", "pwsh", "main.ps1", pwsh_names, AL_PROBE_PWSH, PWSH_PROBE_MS },
+	{ "powershell", "pwsh", "main.ps1", pwsh_names, AL_PROBE_PWSH, SLOW_PROBE_MS },
 	{ "c", "c", "main.c", gcc_names, AL_PROBE_GCC, PROBE_MS },
 	{ "cpp", "c++", "main.cpp", gxx_names, AL_PROBE_GCC, PROBE_MS },
 	{ "go", "go", "main.go", go_names, AL_PROBE_GO, PROBE_MS },
 	{ "rust", "rust", "main.rs", rustc_names, AL_PROBE_RUST, PROBE_MS },
 	/* javac's public class must match the file: Main.java, class Main.
 	 * The JVM starts slowly. */
-	{ "java", "java", "Main.java", javac_names, AL_PROBE_JAVA, PWSH_PROBE_MS },
+	{ "java", "java", "Main.java", javac_names, AL_PROBE_JAVA, SLOW_PROBE_MS },
 };
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
 

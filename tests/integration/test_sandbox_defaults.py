@@ -7,10 +7,12 @@ from sandbox_helpers import need, need_default_bound
 
 def test_processes_bounded_without_a_pids_limit(run_json):
     need_default_bound("pids")
-    # 400 processes fit on the host, not under the 256 default.
-    code = ("i=0; while [ $i -lt 400 ]; do sleep 3 & i=$((i+1)); done; "
-            "echo started-all; wait")
-    r, _ = run_json("-t", "8s", "-l", "sh", "-e", code)
+    # 400 processes fit on the host, not under the 256 default.  Each is
+    # a subshell blocked opening a FIFO: a fork without an exec, so that
+    # a slow, loaded machine still reaches the bound well before -t.
+    code = ("mkfifo /tmp/p; i=0; while [ $i -lt 400 ]; do "
+            "(read x < /tmp/p) & i=$((i+1)); done; echo started-all; wait")
+    r, _ = run_json("-t", "20s", "-l", "sh", "-e", code)
     assert r["outcome"] in ("failed", "killed"), r
     assert "started-all" not in r["stdout"]
     assert "fork" in r["stderr"].lower()
