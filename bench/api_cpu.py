@@ -8,7 +8,11 @@ Starts `AIRLOCK --state-dir TMP serve` (TMP under $STATE_BASE, default
 (children inherited) and posts RUNS more from CLIENTS threads, a new
 connection per request.  OUT decides what is attached:
 
-  X.data    perf record -F 4000 -g   (then: bench/api_phases.py X.data RUNS)
+  X.data    perf record -F 4000 -g   (then: bench/api_phases.py X.data RUNS;
+            $PERF_FREQ sets another rate: a VM whose sampling costs
+            much slows the runs less at 500)
+  X.faults  perf record of every page fault, with call chains
+            (perf report --sort comm,dso, or perf script)
   X.stat    perf stat: task-clock, fdatasync, fsync, clone3, execve counts,
             ext4 inodes allocated and freed
   X.strace  strace -f -c (system calls by count)
@@ -89,8 +93,12 @@ def main():
     time.sleep(5)
     pid = str(p.pid)
     if out.endswith(".data"):
-        cmd = ["perf", "record", "-q", "-F", "4000", "-g", "-p", pid,
+        cmd = ["perf", "record", "-q", "-F",
+               os.environ.get("PERF_FREQ", "4000"), "-g", "-p", pid,
                "-o", out]
+    elif out.endswith(".faults"):
+        cmd = ["perf", "record", "-q", "-e", "page-faults", "-c", "1", "-g",
+               "-p", pid, "-o", out]
     elif out.endswith(".stat"):
         cmd = ["perf", "stat", "-x,", "-e",
                "task-clock,syscalls:sys_enter_fdatasync,"
