@@ -405,6 +405,10 @@ int al_ct_run_step(const al_ct_run *r, al_result *res, al_error **err)
 		.cancel = r->exec->cancel,
 		.on_output = r->on_output,
 		.on_output_ctx = r->on_output_ctx,
+		/* the inbox's forwarding thread, once the run lasts a tick */
+		.later = fwd != NULL ? al_sb_inbox_fwd_begin : NULL,
+		.later_ctx = fwd,
+		.later_ms = AL_SB_INBOX_TICK_MS,
 	};
 	al_supervise_result sr;
 	void *sigctx = k.child.signal_ctx;

@@ -17,12 +17,12 @@
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 /* How long a toolchain's version probe may take: bounded so a hung
  * interpreter cannot stall a probe, generous because one that times out
- * makes its language unavailable until the next observation (on a
- * loaded 2-core VM a probe took over 2 s, the bound before;
- * docs/languages.md).  The JVM
+ * makes its language unavailable until the next observation (under a
+ * parallel test suite on a slow 2-core VM, pyenv's python3 shim took
+ * over 5 s; docs/languages.md).  The JVM
  * and pwsh (.NET) start slowest. */
-#define PROBE_MS 5000
-#define SLOW_PROBE_MS 15000
+#define PROBE_MS 10000
+#define SLOW_PROBE_MS 20000
 
 static const char *const sh_names[] = { "sh", NULL };
 static const char *const bash_names[] = { "bash", NULL };
