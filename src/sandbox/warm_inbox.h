@@ -45,9 +45,10 @@ int al_sb_inbox_fwd_start(const char *host_inbox, const char *host_acks,
  * could not start is reported by al_sb_inbox_fwd_stop. */
 void al_sb_inbox_fwd_begin(void *f);
 
-/* Stops the thread (when begun), then a last sweep (the program is over): every
- * acknowledgement is in host_acks when this returns.  Frees f (NULL is
- * fine).  0, or a negative errno when a marker could not be written. */
+/* Stops the thread (when begun), then a last sweep (the program is
+ * over): every acknowledgement is in host_acks when this returns.  Frees
+ * f (NULL is fine).  0, or a negative errno when a marker could not be
+ * written or the thread could not begin. */
 int al_sb_inbox_fwd_stop(al_sb_inbox_fwd *f);
 
 #endif

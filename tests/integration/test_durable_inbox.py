@@ -161,7 +161,10 @@ def sandbox_facts():
     return facts
 
 
-def test_the_inbox_inside_the_sandbox(tmp_path):
+@pytest.fixture
+def sandbox_daemon(tmp_path):
+    """A daemon on the sandbox provider; skipped, saying why, when the
+    probed facts say the sandbox is unavailable."""
     facts = sandbox_facts()
     if not facts.get("available"):
         pytest.skip("sandbox provider unavailable on this host: %s"
@@ -174,63 +177,54 @@ def test_the_inbox_inside_the_sandbox(tmp_path):
     d = DurableDaemon(tmp_path, cfg)
     try:
         d.start()
-        code = r'''
+        yield d
+    finally:
+        d.stop()
+        cleanup_state(d)
+
+
+def test_the_inbox_inside_the_sandbox(sandbox_daemon):
+    d = sandbox_daemon
+    code = r'''
 echo "inbox=$AIRLOCK_INBOX acks=$AIRLOCK_INBOX_ACKS"
 touch /inbox/planted 2>/dev/null && echo "inbox writable"
 while [ ! -e /inbox/000001-ack-1.json ]; do sleep 0.05; done
 cat /inbox/000001-ack-1.json; echo
 touch "$AIRLOCK_INBOX_ACKS/ack-1"
 '''
-        rid = start_launched(d, {"language": "sh", "code": code,
-                                 "limits": {"wall_ms": 20000}})
-        assert deliver(d, rid, "ack-1", {"k": "v"})[0] == 202
-        res = d.wait_finished(rid)
-        assert res["outcome"] == "completed", res
-        lines = res["stdout"].splitlines()
-        assert lines[0] == "inbox=/inbox acks=/inbox-acks"
-        assert "inbox writable" not in lines
-        assert json.loads(lines[1]) == {"id": "ack-1", "event": {"k": "v"}}
-        assert res["inbox_acked"] == ["ack-1"]
-        assert_no_sanitizer_reports(d)
-    finally:
-        d.stop()
-        cleanup_state(d)
+    rid = start_launched(d, {"language": "sh", "code": code,
+                             "limits": {"wall_ms": 20000}})
+    assert deliver(d, rid, "ack-1", {"k": "v"})[0] == 202
+    res = d.wait_finished(rid)
+    assert res["outcome"] == "completed", res
+    lines = res["stdout"].splitlines()
+    assert lines[0] == "inbox=/inbox acks=/inbox-acks"
+    assert "inbox writable" not in lines
+    assert json.loads(lines[1]) == {"id": "ack-1", "event": {"k": "v"}}
+    assert res["inbox_acked"] == ["ack-1"]
+    assert_no_sanitizer_reports(d)
 
 
-def test_many_events_inside_the_sandbox_keep_their_order(tmp_path):
+def test_many_events_inside_the_sandbox_keep_their_order(sandbox_daemon):
     # More events than the supervisor's and the forwarder's lists start
     # with room for: they grow, and the acknowledged keep delivery order.
-    facts = sandbox_facts()
-    if not facts.get("available"):
-        pytest.skip("sandbox provider unavailable on this host: %s"
-                    % facts.get("unavailable_reason"))
-    cfg = {"providers": [{"provider": "sandbox"}],
-           "tenants": {"default": {"languages": ["sh"],
-                                   "grant": {"network": ["none"],
-                                             "workspace": ["none"]}}}}
-    d = DurableDaemon(tmp_path, cfg)
+    d = sandbox_daemon
     n = 40
-    try:
-        d.start()
-        code = r'''
+    code = r'''
 while [ ! -e /inbox/0000%02d-last.json ]; do sleep 0.05; done
 for f in /inbox/*.json; do
   id=$(basename "$f" .json); id=${id#*-}
   case "$id" in *[02468]) touch "$AIRLOCK_INBOX_ACKS/$id";; esac
 done
 ''' % (n + 1)
-        rid = start_launched(d, {"language": "sh", "code": code,
-                                 "limits": {"wall_ms": 30000}})
-        # Ids whose order differs from their names' sort order.
-        ids = ["e%d" % (n - i) for i in range(n)]
-        for eid in ids:
-            assert deliver(d, rid, eid, {"id": eid})[0] == 202
-        assert deliver(d, rid, "last", {})[0] == 202
-        res = d.wait_finished(rid)
-        assert res["outcome"] == "completed", res
-        assert res["inbox_acked"] == [e for e in ids
-                                      if int(e[1:]) % 2 == 0]
-        assert_no_sanitizer_reports(d)
-    finally:
-        d.stop()
-        cleanup_state(d)
+    rid = start_launched(d, {"language": "sh", "code": code,
+                             "limits": {"wall_ms": 30000}})
+    # Ids whose order differs from their names' sort order.
+    ids = ["e%d" % (n - i) for i in range(n)]
+    for eid in ids:
+        assert deliver(d, rid, eid, {"id": eid})[0] == 202
+    assert deliver(d, rid, "last", {})[0] == 202
+    res = d.wait_finished(rid)
+    assert res["outcome"] == "completed", res
+    assert res["inbox_acked"] == [e for e in ids if int(e[1:]) % 2 == 0]
+    assert_no_sanitizer_reports(d)
