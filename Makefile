@@ -218,19 +218,10 @@ deps:
 
 # Every test: unit tests (plain, then ASan+UBSan, then valgrind), the
 # integration suite against the CLI, the conformance kit, both again
-# against the ASan+UBSan build, the fuzz targets briefly, lint.  See
-# docs/testing.md.
+# against the ASan+UBSan build, the fuzz targets briefly, lint; each stage
+# timed, JOBS at a time where they can be.  See docs/testing.md.
 check: deps
-	$(MAKE) all
-	$(MAKE) unit
-	$(MAKE) SAN=1 unit
-	$(MAKE) valgrind
-	$(MAKE) integration
-	$(MAKE) integration-unprivileged
-	$(MAKE) contract
-	$(MAKE) integration-san
-	$(MAKE) fuzz-check
-	$(MAKE) lint
+	@scripts/check.sh
 
 # The fast loop: parallel build, unit and integration tests in parallel,
 # nothing else (docs/testing.md, "The fast loop").
