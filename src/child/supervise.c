@@ -28,6 +28,7 @@ static void close_fd(int *fd)
 typedef struct capture {
 	unsigned char *buf;
 	size_t len;
+	size_t alloc; /* bytes allocated at buf */
 	uint64_t cap;
 	uint64_t seen;
 	bool truncated;
@@ -42,10 +43,21 @@ static int capture_add(capture *c, const unsigned char *data, size_t n)
 		c->truncated = true;
 	if (keep == 0)
 		return 0;
-	unsigned char *grown = realloc(c->buf, c->len + keep + 1);
-	if (grown == NULL)
-		return -ENOMEM;
-	c->buf = grown;
+	size_t need = c->len + keep + 1;
+	if (need > c->alloc) {
+		/* Doubling, up to the cap: growing by each chunk copied the
+		 * whole output again whenever realloc could not extend in
+		 * place, quadratic in a large output. */
+		size_t most = c->cap < SIZE_MAX - 1 ? (size_t)c->cap + 1 : SIZE_MAX;
+		size_t want = c->alloc > need / 2 ? c->alloc * 2 : need;
+		if (want > most || want < need)
+			want = need > most ? need : most;
+		unsigned char *grown = realloc(c->buf, want);
+		if (grown == NULL)
+			return -ENOMEM;
+		c->buf = grown;
+		c->alloc = want;
+	}
 	memcpy(c->buf + c->len, data, keep);
 	c->len += keep;
 	c->buf[c->len] = '\0';
