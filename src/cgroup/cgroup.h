@@ -195,5 +195,12 @@ int al_run_cgroup_remove(const char *dir);
  * is in the cgroup.  Returns as clone3 does (0 in the child). */
 struct clone_args;
 pid_t al_cg_clone3(struct clone_args *ca, int cg_dirfd, bool *placed);
+/* The same vfork-style (core/clone_vm.h): the child runs fn(arg) on the
+ * given stack in the caller's memory until its execve.  Returns the pid
+ * after that execve (or the child's end), or -1 with errno; ENOSYS when
+ * this build has no vfork-style clone3 or the kernel no clone3: the
+ * caller clones plainly. */
+pid_t al_cg_clone3_vm(struct clone_args *ca, int cg_dirfd, bool *placed,
+		      int (*fn)(void *), void *arg, void *stack, size_t size);
 
 #endif

@@ -90,6 +90,7 @@
 	FN(al_cancel *, al_cancel_new, (void), ()) \
 	FN(al_cancel_kind, al_cancel_state, (const al_cancel *c), (c)) \
 	FN(pid_t, al_cg_clone3, (struct clone_args *ca, int cg_dirfd, bool *placed), (ca, cg_dirfd, placed)) \
+	FN(pid_t, al_cg_clone3_vm, (struct clone_args *ca, int cg_dirfd, bool *placed, int (*fn)(void *), void *arg, void *stack, size_t size), (ca, cg_dirfd, placed, fn, arg, stack, size)) \
 	PROC(void, al_close_fds_from, (int lowfd, const int *keep, size_t n_keep), (lowfd, keep, n_keep)) \
 	FN(int, al_config_default, (al_config **out, al_error **err), (out, err)) \
 	PROC(void, al_config_free, (al_config *cfg), (cfg)) \

@@ -389,25 +389,7 @@ static void close_all(const int *fds, size_t n)
 			close(fds[i]);
 }
 
-/* fork(), but straight into the cgroup (a directory fd) when there is
- * one (al_cg_clone3).  *placed: the child is in it.  The child of the raw
- * clone3 is like a vfork-less fork: child_exec makes only system calls.
- * A kernel without clone3 gets a plain fork, joined afterwards. */
-static pid_t fork_into(int cg_dirfd, bool *placed)
-{
-	*placed = false;
-	if (cg_dirfd >= 0) {
-		struct clone_args ca;
-		memset(&ca, 0, sizeof(ca));
-		ca.exit_signal = SIGCHLD;
-		pid_t pid = al_cg_clone3(&ca, cg_dirfd, placed);
-		if (pid >= 0 || errno != ENOSYS)
-			return pid;
-	}
-	return fork();
-}
-
-/* The cgroup's directory and its cgroup.procs (for fork_into). */
+/* The cgroup's directory and its cgroup.procs (for spawn_into). */
 static int open_cgroup(const char *dir, int *dirfd, int *procs_fd)
 {
 	char path[PATH_MAX];
@@ -427,12 +409,16 @@ static void child_exec(char *const argv[], int cg_fd, int log_fd,
 	/* The doorbell stays blocked across exec (the supervisor reads it
 	 * from a signalfd), so one rung before it is ready stays pending
 	 * instead of killing it. */
-	sigset_t bell;
+	sigset_t all, bell;
+	sigfillset(&all);
 	sigemptyset(&bell);
 	sigaddset(&bell, SIGUSR1);
-	sigprocmask(SIG_SETMASK, &bell, NULL);
+	/* Handlers reset with every signal blocked: a vfork-style child
+	 * shares the daemon's memory, where a handler must never run. */
+	sigprocmask(SIG_SETMASK, &all, NULL);
 	for (int s = 1; s < NSIG; s++)
 		signal(s, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &bell, NULL);
 	int e = 0;
 	if (cg_fd >= 0 && write(cg_fd, "0", 1) != 1)
 		e = errno;
@@ -454,6 +440,55 @@ static void child_exec(char *const argv[], int cg_fd, int log_fd,
 	if (write(err_fd, &e, sizeof(e)) < 0)
 		_exit(127);
 	_exit(127);
+}
+
+struct child_args {
+	char *const *argv;
+	const struct clone_args *ca; /* CLONE_INTO_CGROUP: placed already */
+	int cg_fd, log_fd, null_fd, secrets_fd, err_fd;
+};
+
+static int child_main(void *p)
+{
+	const struct child_args *a = p;
+	bool placed = a->ca->flags & CLONE_INTO_CGROUP;
+	child_exec(a->argv, placed ? -1 : a->cg_fd, a->log_fd, a->null_fd,
+		   a->secrets_fd, a->err_fd);
+	return 127;
+}
+
+/* The stack a vfork-style child runs child_exec on: system calls only. */
+#define CHILD_STACK_BYTES (32 * 1024)
+
+/* fork + exec of child_exec, straight into the cgroup (a directory fd)
+ * when there is one (al_cg_clone3); *placed: the child is in it.
+ * Vfork-style where the build has it: the daemon's page tables are not
+ * copied for a child that only execs (core/clone_vm.h).  Else a raw
+ * clone3, like a fork without glibc's atfork handlers; a kernel without
+ * clone3 gets a plain fork, joined afterwards.  Returns as fork does in
+ * the parent: the child never returns here. */
+static pid_t spawn_into(int cg_dirfd, bool *placed, struct child_args *a)
+{
+	struct clone_args ca;
+	memset(&ca, 0, sizeof(ca));
+	ca.exit_signal = SIGCHLD;
+	a->ca = &ca;
+	_Alignas(16) char stack[CHILD_STACK_BYTES];
+	pid_t pid = al_cg_clone3_vm(&ca, cg_dirfd, placed, child_main, a,
+				    stack, sizeof(stack));
+	if (pid >= 0 || errno != ENOSYS)
+		return pid;
+	memset(&ca, 0, sizeof(ca));
+	ca.exit_signal = SIGCHLD;
+	pid = cg_dirfd >= 0 ? al_cg_clone3(&ca, cg_dirfd, placed) : -1;
+	if (cg_dirfd < 0 || (pid < 0 && errno == ENOSYS)) {
+		*placed = false;
+		pid = fork();
+	}
+	if (pid == 0)
+		child_exec(a->argv, *placed ? -1 : a->cg_fd, a->log_fd,
+			   a->null_fd, a->secrets_fd, a->err_fd);
+	return pid;
 }
 
 /* fork + exec of a new supervisor for the run. */
@@ -485,14 +520,13 @@ static int launch_cold(al_drun *r, const al_launch_spec *s)
 	    (rc = open_cgroup(r->rec.cgroup, &cg_dir, &cg_fd)) < 0)
 		goto out;
 	bool placed;
-	pid_t pid = fork_into(cg_dir, &placed);
+	struct child_args ca = {argv, NULL, cg_fd, log_fd, null_fd, sec_fd,
+				err_fd[1]};
+	pid_t pid = spawn_into(cg_dir, &placed, &ca);
 	if (pid < 0) {
 		rc = -errno;
 		goto out;
 	}
-	if (pid == 0)
-		child_exec(argv, placed ? -1 : cg_fd, log_fd, null_fd, sec_fd,
-			   err_fd[1]);
 	close(err_fd[1]);
 	err_fd[1] = -1;
 	int child_errno = 0;
@@ -815,17 +849,16 @@ int al_idle_spawn(al_durable *d, const char *provider, const char *config_json,
 	if (i->cgroup != NULL &&
 	    (rc = open_cgroup(i->cgroup, &cg_dir, &cg_fd)) < 0)
 		goto fail;
+	/* Its diagnostics before a run go to our stderr; the run's log
+	 * replaces them at hand-off. */
 	bool placed;
-	pid_t pid = fork_into(cg_dir, &placed);
+	struct child_args ca = {argv, NULL, cg_fd, 2, null_fd, sv[1],
+				err_fd[1]};
+	pid_t pid = spawn_into(cg_dir, &placed, &ca);
 	if (pid < 0) {
 		rc = -errno;
 		goto fail;
 	}
-	/* Its diagnostics before a run go to our stderr; the run's log
-	 * replaces them at hand-off. */
-	if (pid == 0)
-		child_exec(argv, placed ? -1 : cg_fd, 2, null_fd, sv[1],
-			   err_fd[1]);
 	close(err_fd[1]);
 	err_fd[1] = -1;
 	close(sv[1]);
