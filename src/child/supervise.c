@@ -43,16 +43,22 @@ static int capture_add(capture *c, const unsigned char *data, size_t n)
 		c->truncated = true;
 	if (keep == 0)
 		return 0;
+	if (keep >= SIZE_MAX - c->len)
+		return -ENOMEM; /* more than memory holds */
 	size_t need = c->len + keep + 1;
 	if (need > c->alloc) {
 		/* Doubling, up to the cap: growing by each chunk copied the
 		 * whole output again whenever realloc could not extend in
 		 * place, quadratic in a large output. */
 		size_t most = c->cap < SIZE_MAX - 1 ? (size_t)c->cap + 1 : SIZE_MAX;
-		size_t want = c->alloc > need / 2 ? c->alloc * 2 : need;
-		if (want > most || want < need)
+		size_t want = need;
+		if (c->alloc > need / 2 && c->alloc < SIZE_MAX / 2)
+			want = c->alloc * 2;
+		if (want > most)
 			want = need > most ? need : most;
-		unsigned char *grown = realloc(c->buf, want);
+		/* want >= need > c->len: never 0 (the analyzer loses that
+		 * across the branches above) */
+		unsigned char *grown = realloc(c->buf, want); // NOLINT(clang-analyzer-optin.portability.UnixAPI)
 		if (grown == NULL)
 			return -ENOMEM;
 		c->buf = grown;

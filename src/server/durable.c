@@ -444,14 +444,14 @@ static void child_exec(char *const argv[], int cg_fd, int log_fd,
 
 struct child_args {
 	char *const *argv;
-	const struct clone_args *ca; /* CLONE_INTO_CGROUP: placed already */
+	struct clone_args ca; /* CLONE_INTO_CGROUP: placed already */
 	int cg_fd, log_fd, null_fd, secrets_fd, err_fd;
 };
 
 static int child_main(void *p)
 {
 	const struct child_args *a = p;
-	bool placed = a->ca->flags & CLONE_INTO_CGROUP;
+	bool placed = a->ca.flags & CLONE_INTO_CGROUP;
 	child_exec(a->argv, placed ? -1 : a->cg_fd, a->log_fd, a->null_fd,
 		   a->secrets_fd, a->err_fd);
 	return 127;
@@ -469,18 +469,16 @@ static int child_main(void *p)
  * the parent: the child never returns here. */
 static pid_t spawn_into(int cg_dirfd, bool *placed, struct child_args *a)
 {
-	struct clone_args ca;
-	memset(&ca, 0, sizeof(ca));
-	ca.exit_signal = SIGCHLD;
-	a->ca = &ca;
+	memset(&a->ca, 0, sizeof(a->ca));
+	a->ca.exit_signal = SIGCHLD;
 	_Alignas(16) char stack[CHILD_STACK_BYTES];
-	pid_t pid = al_cg_clone3_vm(&ca, cg_dirfd, placed, child_main, a,
+	pid_t pid = al_cg_clone3_vm(&a->ca, cg_dirfd, placed, child_main, a,
 				    stack, sizeof(stack));
 	if (pid >= 0 || errno != ENOSYS)
 		return pid;
-	memset(&ca, 0, sizeof(ca));
-	ca.exit_signal = SIGCHLD;
-	pid = cg_dirfd >= 0 ? al_cg_clone3(&ca, cg_dirfd, placed) : -1;
+	memset(&a->ca, 0, sizeof(a->ca));
+	a->ca.exit_signal = SIGCHLD;
+	pid = cg_dirfd >= 0 ? al_cg_clone3(&a->ca, cg_dirfd, placed) : -1;
 	if (cg_dirfd < 0 || (pid < 0 && errno == ENOSYS)) {
 		*placed = false;
 		pid = fork();
@@ -520,8 +518,9 @@ static int launch_cold(al_drun *r, const al_launch_spec *s)
 	    (rc = open_cgroup(r->rec.cgroup, &cg_dir, &cg_fd)) < 0)
 		goto out;
 	bool placed;
-	struct child_args ca = {argv, NULL, cg_fd, log_fd, null_fd, sec_fd,
-				err_fd[1]};
+	struct child_args ca = {.argv = argv, .cg_fd = cg_fd,
+				.log_fd = log_fd, .null_fd = null_fd,
+				.secrets_fd = sec_fd, .err_fd = err_fd[1]};
 	pid_t pid = spawn_into(cg_dir, &placed, &ca);
 	if (pid < 0) {
 		rc = -errno;
@@ -852,8 +851,9 @@ int al_idle_spawn(al_durable *d, const char *provider, const char *config_json,
 	/* Its diagnostics before a run go to our stderr; the run's log
 	 * replaces them at hand-off. */
 	bool placed;
-	struct child_args ca = {argv, NULL, cg_fd, 2, null_fd, sv[1],
-				err_fd[1]};
+	struct child_args ca = {.argv = argv, .cg_fd = cg_fd, .log_fd = 2,
+				.null_fd = null_fd, .secrets_fd = sv[1],
+				.err_fd = err_fd[1]};
 	pid_t pid = spawn_into(cg_dir, &placed, &ca);
 	if (pid < 0) {
 		rc = -errno;
