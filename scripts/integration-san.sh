@@ -10,6 +10,10 @@
 #
 # usage: integration-san.sh SAN-BUILD-DIR SAN-FAULT-BUILD-DIR
 #   SAN_PYTEST_ARGS: extra pytest arguments (e.g. -k to narrow a rerun)
+#   SAN_SERIAL_FILES: test files (names in tests/integration) left out of
+#     that run and run after it on their own, without SAN_PYTEST_ARGS
+#     (make check: the container runtimes' files, next to no other
+#     worker; docs/testing.md)
 # A test marked @pytest.mark.not_under_san("why") is skipped here, and
 # pytest -rs prints why (tests/integration/conftest.py).
 set -u
@@ -32,10 +36,23 @@ export LSAN_OPTIONS="log_path=$logs/lsan"
 
 status=0
 echo "integration-san: pytest tests/integration against $bin"
+ignore=
+serial=
+for f in ${SAN_SERIAL_FILES:-}; do
+	ignore="$ignore --ignore=$here/tests/integration/$f"
+	serial="$serial $here/tests/integration/$f"
+done
 # shellcheck disable=SC2086
 AIRLOCK_SAN=1 AIRLOCK_BIN="$bin" AIRLOCK_FAULT_BIN="$fault_bin" \
 	/usr/bin/python3 -m pytest -q -rs -p no:cacheprovider \
-	${SAN_PYTEST_ARGS:-} "$here/tests/integration" || status=1
+	${SAN_PYTEST_ARGS:-} $ignore "$here/tests/integration" || status=1
+if [ -n "$serial" ]; then
+	echo "integration-san: $SAN_SERIAL_FILES on their own"
+	# shellcheck disable=SC2086
+	AIRLOCK_SAN=1 AIRLOCK_BIN="$bin" AIRLOCK_FAULT_BIN="$fault_bin" \
+		/usr/bin/python3 -m pytest -q -rs -p no:cacheprovider \
+		$serial || status=1
+fi
 echo "integration-san: the conformance kit against $bin"
 "$here/scripts/contract-all.sh" "$bin" "$(cd "$san" && pwd)/example-provider-kit" || status=1
 
