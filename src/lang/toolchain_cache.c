@@ -1,11 +1,9 @@
 /* Toolchain observation cache; see toolchain_cache.h. */
 #include "lang/toolchain_cache.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,6 +13,8 @@
 #include <unistd.h>
 
 #include <airlock/json.h>
+
+#include "core/cache_files.h"
 
 #define CACHE_FORMAT 1
 /* A cache file is a few hundred bytes; anything big is not ours. */
@@ -113,40 +113,8 @@ static void prune(const char *cache_dir, const al_lang_row *row)
 {
 	char prefix[64];
 	int n = snprintf(prefix, sizeof(prefix), "%s-", row->language);
-	if (n < 0 || (size_t)n >= sizeof(prefix))
-		return;
-	for (;;) {
-		DIR *d = opendir(cache_dir);
-		if (!d)
-			return;
-		char oldest[NAME_MAX + 1] = "";
-		struct timespec oldest_t = {0, 0};
-		int count = 0;
-		struct dirent *de;
-		while ((de = readdir(d)) != NULL) {
-			size_t l = strlen(de->d_name);
-			struct stat st;
-			if (strncmp(de->d_name, prefix, (size_t)n) != 0 || l < 5 ||
-			    strcmp(de->d_name + l - 5, ".json") != 0 ||
-			    fstatat(dirfd(d), de->d_name, &st,
-				    AT_SYMLINK_NOFOLLOW) < 0)
-				continue;
-			count++;
-			if (oldest[0] == '\0' ||
-			    st.st_mtim.tv_sec < oldest_t.tv_sec ||
-			    (st.st_mtim.tv_sec == oldest_t.tv_sec &&
-			     st.st_mtim.tv_nsec < oldest_t.tv_nsec)) {
-				snprintf(oldest, sizeof(oldest), "%s", de->d_name);
-				oldest_t = st.st_mtim;
-			}
-		}
-		int fd = dirfd(d);
-		bool drop = count > CACHE_FILES_MAX &&
-			    unlinkat(fd, oldest, 0) == 0;
-		closedir(d);
-		if (!drop)
-			return;
-	}
+	if (n > 0 && (size_t)n < sizeof(prefix))
+		al_cache_files_prune(cache_dir, prefix, CACHE_FILES_MAX);
 }
 
 static const char *get_str(json_t *obj, const char *key)

@@ -19,11 +19,14 @@
 
 #include <airlock/json.h>
 
+#include "core/cache_files.h"
 #include "core/code_file.h"
 #include "core/util.h"
 
-#define CACHE_NAME "sandbox-facts.json"
-#define CACHE_FORMAT 1
+#define CACHE_PREFIX "sandbox-facts-"
+/* The single document of every key that format 1 was. */
+#define CACHE_OLD_NAME "sandbox-facts.json"
+#define CACHE_FORMAT 2
 #define CACHE_MAX (1024 * 1024)
 
 /* ---- key ------------------------------------------------------------- */
@@ -132,13 +135,32 @@ int al_sb_key_end(al_sb_keytext *k, char key[AL_SB_KEY_LEN])
 	return rc;
 }
 
-/* ---- file ------------------------------------------------------------ */
+/* ---- files ----------------------------------------------------------- */
+
+/* One file per key and kind, so that a process reads only the entries it
+ * asks for: a directory shared by several builds, configurations and
+ * every daemon supervisor's cgroup holds many keys, and one document of
+ * them all was parsed whole by every CLI run. */
+enum kind { KIND_MECH, KIND_INSIDE, KIND__N };
+static const char *const kind_prefix[KIND__N] = {
+	[KIND_MECH] = CACHE_PREFIX "m-",
+	[KIND_INSIDE] = CACHE_PREFIX "l-",
+};
+
+/* The in-process copies: a process asks for one or two keys. */
+#define MEMO_SLOTS 4
+typedef struct memo_slot {
+	json_t *doc; /* the file's entry */
+	char *dir;
+	char key[AL_SB_KEY_LEN];
+	enum kind kind;
+	struct stat st; /* of the file it came from; zeroed when not stored */
+	unsigned used;	/* when last asked for (a counter) */
+} memo_slot;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-/* The in-process copy: the document and the file it came from. */
-static json_t *memo;
-static char *memo_dir;
-static struct stat memo_st;
+static memo_slot memo[MEMO_SLOTS];
+static unsigned memo_clock;
 
 static bool same_file(const struct stat *a, const struct stat *b)
 {
@@ -156,18 +178,21 @@ static bool dir_is_ours(const char *dir)
 	       st.st_uid == geteuid() && (st.st_mode & 022) == 0;
 }
 
-static char *file_path(const char *dir)
+static bool key_valid(const char *key)
 {
-	return al_strdup_printf("%s/" CACHE_NAME, dir);
+	size_t n = strspn(key, "0123456789abcdef");
+	return n == AL_SB_KEY_LEN - 1 && key[n] == '\0';
 }
 
-static json_t *read_doc(const char *dir, struct stat *st)
+static char *file_path(const char *dir, enum kind kind, const char *key)
 {
-	char *path = file_path(dir);
-	if (path == NULL)
-		return NULL;
+	return al_strdup_printf("%s/%s%s.json", dir, kind_prefix[kind], key);
+}
+
+/* The file's entry for key, or NULL (absent, not ours, not this key). */
+static json_t *read_doc(const char *path, const char *key, struct stat *st)
+{
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	free(path);
 	if (fd < 0)
 		return NULL;
 	json_t *doc = NULL;
@@ -187,7 +212,14 @@ static json_t *read_doc(const char *dir, struct stat *st)
 		got += (size_t)n;
 	}
 	doc = json_loadb(buf, got, JSON_REJECT_DUPLICATES, NULL);
-	if (doc != NULL && !json_is_object(doc)) {
+	/* A file renamed to another key's name is not that key's. */
+	if (doc != NULL &&
+	    (!json_is_object(doc) ||
+	     json_integer_value(json_object_get(doc, "format")) !=
+		     CACHE_FORMAT ||
+	     json_string_value(json_object_get(doc, "key")) == NULL ||
+	     strcmp(json_string_value(json_object_get(doc, "key")), key) !=
+		     0)) {
 		json_decref(doc);
 		doc = NULL;
 	}
@@ -197,126 +229,112 @@ out:
 	return doc;
 }
 
-static void forget(void)
+static void slot_clear(memo_slot *m)
 {
-	json_decref(memo);
-	memo = NULL;
-	free(memo_dir);
-	memo_dir = NULL;
+	json_decref(m->doc);
+	free(m->dir);
+	memset(m, 0, sizeof(*m));
 }
 
-/* Writes the in-process copy atomically (lock held). */
-static void write_doc(const char *dir)
+/* Writes the slot's entry atomically (lock held). */
+static void write_doc(memo_slot *m)
 {
 	static atomic_uint seq;
-	char *path = file_path(dir);
-	char *tmp = al_strdup_printf("%s/.%s.%d.%u.tmp", dir, CACHE_NAME,
+	char *path = file_path(m->dir, m->kind, m->key);
+	char *tmp = al_strdup_printf("%s/.%s%s.%d.%u.tmp", m->dir,
+				     kind_prefix[m->kind], m->key,
 				     (int)getpid(), atomic_fetch_add(&seq, 1));
 	int fd = tmp ? open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 					 O_CLOEXEC,
 			    0600)
 		     : -1;
 	/* One write, not jansson's byte-at-a-time json_dumpfd. */
-	char *text = fd >= 0 ? json_dumps(memo, JSON_COMPACT) : NULL;
+	char *text = fd >= 0 ? json_dumps(m->doc, JSON_COMPACT) : NULL;
 	bool ok = text != NULL && al_write_all(fd, text, strlen(text)) == 0 &&
-		  fstat(fd, &memo_st) == 0;
+		  fstat(fd, &m->st) == 0;
 	free(text);
 	if (fd >= 0 && close(fd) < 0)
 		ok = false;
 	if (ok && path != NULL && rename(tmp, path) == 0)
 		tmp[0] = '\0';
 	else
-		memset(&memo_st, 0, sizeof(memo_st));
+		memset(&m->st, 0, sizeof(m->st));
 	if (tmp != NULL && tmp[0] != '\0' && fd >= 0)
 		unlink(tmp);
 	free(tmp);
 	free(path);
 }
 
-/* Several builds or configs may share one cache dir: the file keeps the
- * most recent few keys' observations of each kind. */
+/* Several builds or configs may share one cache dir: it keeps the most
+ * recently stored few keys of each kind.  The kinds are kept apart: every
+ * durable run's supervisor stores a mechanism entry of its own (its
+ * cgroup differs) and those must not push out the languages' entries all
+ * of them share, while many builds' language entries must not push out
+ * the mechanism entry just stored (which made every run re-probe). */
 #define MAX_ENTRIES_PER_KIND 8
 
-/* Drops the least recently stored entries of one kind while that kind has
- * too many.  The kinds are trimmed apart: every durable run's supervisor
- * stores a mechanism entry of its own (its cgroup differs) and those must
- * not push out the languages' entries all of them share, while many
- * builds' language entries must not push out the mechanism entry just
- * stored (which made every run re-probe). */
-static void trim_kind(json_t *entries, bool inside_kind)
+/* The entry for key (lock held): the in-process copy while its file is
+ * unchanged, else the file's; created (empty) when absent. */
+static json_t *entry_for(const char *dir, enum kind kind, const char *key)
 {
-	for (;;) {
-		const char *k, *oldest = NULL;
-		json_int_t oldest_at = 0;
-		size_t count = 0;
-		json_t *v;
-		json_object_foreach(entries, k, v)
-		{
-			if ((json_object_get(v, "inside") != NULL) != inside_kind)
-				continue;
-			count++;
-			json_int_t at = json_integer_value(json_object_get(v, "at"));
-			if (oldest == NULL || at < oldest_at) {
-				oldest = k;
-				oldest_at = at;
-			}
-		}
-		if (count <= MAX_ENTRIES_PER_KIND || oldest == NULL ||
-		    json_object_del(entries, oldest) < 0)
-			return;
-	}
-}
-
-static void trim(json_t *entries)
-{
-	trim_kind(entries, false);
-	trim_kind(entries, true);
-}
-
-/* The entry for key (lock held), from the in-process copy while the file
- * is unchanged, else from the file; created (empty) when absent. */
-static json_t *entry_for(const char *dir, const char *key)
-{
-	char *path = file_path(dir);
+	if (!key_valid(key))
+		return NULL;
+	char *path = file_path(dir, kind, key);
+	if (path == NULL)
+		return NULL;
 	struct stat st;
-	bool have = path != NULL && stat(path, &st) == 0;
+	bool have = stat(path, &st) == 0;
+	memo_slot *m = NULL, *victim = &memo[0];
+	for (size_t i = 0; i < MEMO_SLOTS && m == NULL; i++) {
+		memo_slot *c = &memo[i];
+		if (c->dir != NULL && c->kind == kind &&
+		    strcmp(c->key, key) == 0 && strcmp(c->dir, dir) == 0)
+			m = c;
+		else if (c->dir == NULL || (victim->dir != NULL &&
+					    c->used < victim->used))
+			victim = c;
+	}
+	if (m != NULL && (!have || !same_file(&st, &m->st)))
+		slot_clear(m);
+	if (m == NULL || m->dir == NULL) {
+		m = m != NULL ? m : victim;
+		slot_clear(m);
+		m->doc = have ? read_doc(path, key, &m->st) : NULL;
+		if (m->doc == NULL) {
+			m->doc = json_pack("{s:i, s:s}", "format", CACHE_FORMAT,
+					   "key", key);
+			memset(&m->st, 0, sizeof(m->st));
+		}
+		m->dir = strdup(dir);
+		m->kind = kind;
+		memcpy(m->key, key, AL_SB_KEY_LEN);
+		if (m->doc == NULL || m->dir == NULL)
+			slot_clear(m);
+	}
 	free(path);
-	if (memo != NULL && (memo_dir == NULL || strcmp(memo_dir, dir) != 0 ||
-			     !have || !same_file(&st, &memo_st)))
-		forget();
-	if (memo == NULL && have)
-		memo = read_doc(dir, &memo_st);
-	if (memo != NULL &&
-	    (json_integer_value(json_object_get(memo, "format")) !=
-		     CACHE_FORMAT ||
-	     !json_is_object(json_object_get(memo, "entries"))))
-		forget();
-	if (memo == NULL) {
-		memo = json_pack("{s:i, s:{}}", "format", CACHE_FORMAT,
-				 "entries");
-		memset(&memo_st, 0, sizeof(memo_st));
-	}
-	if (memo != NULL && memo_dir == NULL) {
-		memo_dir = strdup(dir);
-		if (memo_dir == NULL)
-			forget();
-	}
-	json_t *entries = json_object_get(memo, "entries");
-	json_t *e = json_object_get(entries, key);
-	if (entries != NULL && !json_is_object(e)) {
-		e = json_object();
-		if (json_object_set_new(entries, key, e) < 0)
-			e = NULL;
-	}
-	return e;
+	if (m->dir == NULL)
+		return NULL;
+	m->used = ++memo_clock;
+	return m->doc;
 }
 
-/* Marks e as just stored and writes the file (lock held). */
-static void touch_and_write(const char *dir, json_t *e)
+/* Marks the entry just stored, writes its file and trims each kind (lock
+ * held; e is what entry_for returned for dir, kind and key). */
+static void touch_and_write(const char *dir, enum kind kind, const char *key,
+			    json_t *e)
 {
 	json_object_set_new(e, "at", json_integer((json_int_t)time(NULL)));
-	trim(json_object_get(memo, "entries"));
-	write_doc(dir);
+	for (size_t i = 0; i < MEMO_SLOTS; i++)
+		if (memo[i].doc == e && memo[i].kind == kind &&
+		    strcmp(memo[i].key, key) == 0 &&
+		    strcmp(memo[i].dir, dir) == 0)
+			write_doc(&memo[i]);
+	for (int k = 0; k < KIND__N; k++)
+		al_cache_files_prune(dir, kind_prefix[k], MAX_ENTRIES_PER_KIND);
+	char *old = al_strdup_printf("%s/" CACHE_OLD_NAME, dir);
+	if (old != NULL)
+		(void)unlink(old);
+	free(old);
 }
 
 /* ---- observations ---------------------------------------------------- */
@@ -354,7 +372,7 @@ bool al_sb_observations_load(const char *cache_dir, const char *key,
 		return false;
 	bool ok = false;
 	pthread_mutex_lock(&lock);
-	json_t *e = entry_for(cache_dir, key);
+	json_t *e = entry_for(cache_dir, KIND_MECH, key);
 	json_t *mech = json_object_get(e, "mechanisms");
 	json_t *cg = json_object_get(e, "cgroups");
 	if (!json_is_object(mech) || !json_is_object(cg))
@@ -393,7 +411,7 @@ void al_sb_observations_store(const char *cache_dir, const char *key,
 	if (!dir_is_ours(cache_dir))
 		return;
 	pthread_mutex_lock(&lock);
-	json_t *e = entry_for(cache_dir, key);
+	json_t *e = entry_for(cache_dir, KIND_MECH, key);
 	json_t *mech = json_object();
 	json_t *cg = json_pack("{s:b, s:b, s:b}", "v2", obs->cg.v2_ok, "kill",
 			       obs->cg.v2_kill, "v1_socket", obs->cg.v1_socket);
@@ -408,7 +426,7 @@ void al_sb_observations_store(const char *cache_dir, const char *key,
 	if (e != NULL && mech != NULL && cg != NULL) {
 		json_object_set_new(e, "mechanisms", mech);
 		json_object_set_new(e, "cgroups", cg);
-		touch_and_write(cache_dir, e);
+		touch_and_write(cache_dir, KIND_MECH, key, e);
 	} else {
 		json_decref(mech);
 		json_decref(cg);
@@ -422,7 +440,7 @@ int al_sb_observations_inside_get(const char *cache_dir, const char *key,
 	if (!dir_is_ours(cache_dir))
 		return -1;
 	pthread_mutex_lock(&lock);
-	json_t *e = entry_for(cache_dir, key);
+	json_t *e = entry_for(cache_dir, KIND_INSIDE, key);
 	json_t *v = json_object_get(json_object_get(e, "inside"),
 				    toolchain_id);
 	int r = json_is_true(v) ? 1 : -1;
@@ -436,7 +454,7 @@ void al_sb_observations_inside_put(const char *cache_dir, const char *key,
 	if (!dir_is_ours(cache_dir))
 		return;
 	pthread_mutex_lock(&lock);
-	json_t *e = entry_for(cache_dir, key);
+	json_t *e = entry_for(cache_dir, KIND_INSIDE, key);
 	json_t *inside = json_object_get(e, "inside");
 	if (e != NULL && !json_is_object(inside)) {
 		inside = json_object();
@@ -445,7 +463,7 @@ void al_sb_observations_inside_put(const char *cache_dir, const char *key,
 	}
 	if (inside != NULL &&
 	    json_object_set_new(inside, toolchain_id, json_true()) == 0)
-		touch_and_write(cache_dir, e);
+		touch_and_write(cache_dir, KIND_INSIDE, key, e);
 	pthread_mutex_unlock(&lock);
 }
 
@@ -454,10 +472,12 @@ void al_sb_observations_invalidate(const char *cache_dir)
 	if (cache_dir == NULL)
 		return;
 	pthread_mutex_lock(&lock);
-	forget();
-	char *path = file_path(cache_dir);
-	if (path != NULL)
-		unlink(path);
-	free(path);
+	for (size_t i = 0; i < MEMO_SLOTS; i++)
+		slot_clear(&memo[i]);
+	al_cache_files_remove(cache_dir, CACHE_PREFIX);
+	char *old = al_strdup_printf("%s/" CACHE_OLD_NAME, cache_dir);
+	if (old != NULL)
+		unlink(old);
+	free(old);
 	pthread_mutex_unlock(&lock);
 }

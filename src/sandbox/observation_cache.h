@@ -4,7 +4,8 @@
  * a test cgroup is created and limited per controller, and each language
  * runs an empty program inside a real sandbox.  Their results cannot
  * change without one of their inputs changing, so they are kept in
- * <cache dir>/sandbox-facts.json (0600, ours) under a key that hashes
+ * <cache dir>/sandbox-facts-{m,l}-KEY.json (0600, ours; m the mechanisms
+ * and cgroups, l the languages' inside runs), one file per key that hashes
  * every such input: kernel release and build, boot id, our cgroups (the
  * /proc/self/cgroup text, the located hierarchies and their owners and
  * modes, the unified tree's enabled controllers), euid, the provider

@@ -12,7 +12,21 @@ import pytest
 
 from sandbox_helpers import BIN, config_file, facts, need
 
-CACHE = "sandbox-facts.json"
+# One file per key: -m- the mechanism and cgroup verdicts, -l- the
+# languages' inside runs.
+MECH = "sandbox-facts-m-"
+LANG = "sandbox-facts-l-"
+
+
+def cache_files(d, prefix):
+    return sorted(p for p in d.iterdir()
+                  if p.name.startswith(prefix) and p.name.endswith(".json"))
+
+
+def mech_file(d):
+    files = cache_files(d, MECH)
+    assert len(files) == 1, files
+    return files[0]
 
 
 @pytest.fixture
@@ -46,8 +60,9 @@ def seeded_env(cache_env, first_probe):
     """A private cache dir holding what the first probe stored, as if this
     test's own first probe had just run."""
     env, d = cache_env
-    shutil.copyfile(first_probe[0] / CACHE, d / CACHE)
-    os.chmod(d / CACHE, 0o600)
+    for f in cache_files(first_probe[0], "sandbox-facts-"):
+        shutil.copyfile(f, d / f.name)
+        os.chmod(d / f.name, 0o600)
     return env, d
 
 
@@ -69,8 +84,12 @@ def test_first_probe_observes_then_cached(first_probe, seeded_env):
     seed, f1, m1 = first_probe
     m1 = dict(m1)
     assert m1["observed"] == "now"
-    st = os.stat(seed / CACHE)
-    assert stat.S_IMODE(st.st_mode) == 0o600 and st.st_uid == os.geteuid()
+    assert cache_files(seed, LANG), "the languages' inside runs are stored"
+    for f in cache_files(seed, "sandbox-facts-"):
+        st = os.stat(f)
+        assert stat.S_IMODE(st.st_mode) == 0o600 and st.st_uid == os.geteuid()
+        doc = json.loads(f.read_text())
+        assert f.name.endswith("-" + doc["key"] + ".json")
     # a probe reading the stored file (a copy of it) answers from it
     env, d = seeded_env
     f2, m2 = probe(env)
@@ -86,16 +105,26 @@ def test_cache_others_can_write_is_ignored(seeded_env):
     env, d = seeded_env
     _, m = probe(env)
     assert m["observed"] == "cached_this_boot"  # the copy alone is trusted
-    os.chmod(d / CACHE, 0o666)
+    os.chmod(mech_file(d), 0o666)
+    _, m = probe(env)
+    assert m["observed"] == "now"
+
+
+def test_cache_file_of_another_key_is_ignored(seeded_env):
+    """A file renamed to another key's name is not that key's verdicts."""
+    env, d = seeded_env
+    f = mech_file(d)
+    doc = json.loads(f.read_text())
+    doc["key"] = "%064x" % 7
+    f.write_text(json.dumps(doc))
     _, m = probe(env)
     assert m["observed"] == "now"
 
 
 def mechanism_entries(d):
-    """Entries holding mechanism verdicts (the languages' inside
-    observations live in entries of their own, keyed without cgroups)."""
-    entries = json.loads((d / CACHE).read_text())["entries"]
-    return sum(1 for e in entries.values() if "cgroups" in e)
+    """Keys holding mechanism verdicts (the languages' inside
+    observations live in files of their own, keyed without cgroups)."""
+    return len(cache_files(d, MECH))
 
 
 def test_config_change_observes_again(seeded_env, tmp_path):
@@ -115,21 +144,19 @@ def test_other_builds_language_entries_do_not_evict_mechanisms(seeded_env):
     entries; the mechanism entry a probe stores must survive the trim (it
     once did not, and every run re-observed: ~15 ms each)."""
     env, d = seeded_env
-    doc = json.loads((d / CACHE).read_text())
-    inside = next(e for e in doc["entries"].values() if "inside" in e)
-    doc["entries"] = {k: e for k, e in doc["entries"].items()
-                      if "cgroups" not in e}
+    inside = json.loads(cache_files(d, LANG)[0].read_text())
+    mech_file(d).unlink()
     for i in range(20):
-        doc["entries"]["%064x" % (i + 1)] = dict(inside, at=2 ** 40 + i)
-    (d / CACHE).write_text(json.dumps(doc))
-    os.chmod(d / CACHE, 0o600)
+        key = "%064x" % (i + 1)
+        f = d / (LANG + key + ".json")
+        f.write_text(json.dumps(dict(inside, key=key)))
+        os.chmod(f, 0o600)
     _, m = probe(env)
     assert m["observed"] == "now"
     _, m = probe(env)
     assert m["observed"] == "cached_this_boot"
-    entries = json.loads((d / CACHE).read_text())["entries"].values()
     assert mechanism_entries(d) == 1
-    assert sum(1 for e in entries if "inside" in e) <= 8
+    assert len(cache_files(d, LANG)) <= 8
 
 
 def test_vanished_mechanism_fails_closed_and_is_forgotten(seeded_env):
@@ -142,11 +169,10 @@ def test_vanished_mechanism_fails_closed_and_is_forgotten(seeded_env):
         pytest.skip("sandbox facts: memory controller is not on v1, so no "
                     "cached verdict can name a hierarchy lacking it")
     env, d = seeded_env
-    doc = json.loads((d / CACHE).read_text())
-    for entry in doc["entries"].values():
-        if "cgroups" in entry:  # the mechanism verdicts, not the languages'
-            entry["cgroups"]["memory"] = "v2"
-    (d / CACHE).write_text(json.dumps(doc))
+    f = mech_file(d)
+    doc = json.loads(f.read_text())
+    doc["cgroups"]["memory"] = "v2"
+    f.write_text(json.dumps(doc))
     _, m = probe(env)
     assert m["observed"] == "cached_this_boot"
     assert m["cgroup"]["memory"] == "v2"
@@ -154,7 +180,7 @@ def test_vanished_mechanism_fails_closed_and_is_forgotten(seeded_env):
     assert res["outcome"] == "unavailable", res
     assert res["reason"] == "sandbox_unavailable"
     assert "RAN" not in (res.get("stdout") or "")
-    assert not (d / CACHE).exists()
+    assert not cache_files(d, "sandbox-facts-")
     _, m = probe(env)
     assert m["observed"] == "now" and m["cgroup"]["memory"] == "v1"
     assert run(env, "-m", "64M", "-e", "echo RAN")["stdout"] == "RAN\n"
