@@ -515,9 +515,12 @@ def test_a_queued_run_wakes_one_claimer(store, tmp_path):
     # the time the test takes, not the runs) nor refused by the store
     # (busy under load, then retried): one per run plus each
     # node's start-up look, and slack for a wake-up racing a poll that
-    # took its run.  Waking every node per run makes it 3 x 12 + 3.
+    # took its run, and for a run queued when the store saw no live node
+    # with a free slot (its query judges heartbeats and running runs at
+    # that moment; on a loaded machine they lag), which wakes every
+    # node.  Waking every node per run makes it 3 x 12 + 3.
     woken = queries - polls - errors
-    assert woken <= 12 + 3 + 6, (queries, polls, errors)
+    assert woken <= 12 + 3 + 12, (queries, polls, errors)
 
 
 def test_tampered_chain_fails_verify(store, tmp_path):
