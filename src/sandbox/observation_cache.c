@@ -273,9 +273,9 @@ static void write_doc(memo_slot *m)
  * the mechanism entry just stored (which made every run re-probe). */
 #define MAX_ENTRIES_PER_KIND 8
 
-/* The entry for key (lock held): the in-process copy while its file is
- * unchanged, else the file's; created (empty) when absent. */
-static json_t *entry_for(const char *dir, enum kind kind, const char *key)
+/* The slot holding key's entry (lock held): the in-process copy while its
+ * file is unchanged, else the file's; created (empty) when absent. */
+static memo_slot *slot_for(const char *dir, enum kind kind, const char *key)
 {
 	if (!key_valid(key))
 		return NULL;
@@ -315,23 +315,25 @@ static json_t *entry_for(const char *dir, enum kind kind, const char *key)
 	if (m->dir == NULL)
 		return NULL;
 	m->used = ++memo_clock;
-	return m->doc;
+	return m;
 }
 
-/* Marks the entry just stored, writes its file and trims each kind (lock
- * held; e is what entry_for returned for dir, kind and key). */
-static void touch_and_write(const char *dir, enum kind kind, const char *key,
-			    json_t *e)
+static json_t *entry_for(const char *dir, enum kind kind, const char *key)
 {
-	json_object_set_new(e, "at", json_integer((json_int_t)time(NULL)));
-	for (size_t i = 0; i < MEMO_SLOTS; i++)
-		if (memo[i].doc == e && memo[i].kind == kind &&
-		    strcmp(memo[i].key, key) == 0 &&
-		    strcmp(memo[i].dir, dir) == 0)
-			write_doc(&memo[i]);
+	memo_slot *m = slot_for(dir, kind, key);
+	return m != NULL ? m->doc : NULL;
+}
+
+/* Marks the slot's entry just stored, writes its file and trims each
+ * kind (lock held). */
+static void touch_and_write(memo_slot *m)
+{
+	json_object_set_new(m->doc, "at", json_integer((json_int_t)time(NULL)));
+	write_doc(m);
 	for (int k = 0; k < KIND__N; k++)
-		al_cache_files_prune(dir, kind_prefix[k], MAX_ENTRIES_PER_KIND);
-	char *old = al_strdup_printf("%s/" CACHE_OLD_NAME, dir);
+		al_cache_files_prune(m->dir, kind_prefix[k],
+				     MAX_ENTRIES_PER_KIND);
+	char *old = al_strdup_printf("%s/" CACHE_OLD_NAME, m->dir);
 	if (old != NULL)
 		(void)unlink(old);
 	free(old);
@@ -411,7 +413,7 @@ void al_sb_observations_store(const char *cache_dir, const char *key,
 	if (!dir_is_ours(cache_dir))
 		return;
 	pthread_mutex_lock(&lock);
-	json_t *e = entry_for(cache_dir, KIND_MECH, key);
+	memo_slot *slot = slot_for(cache_dir, KIND_MECH, key);
 	json_t *mech = json_object();
 	json_t *cg = json_pack("{s:b, s:b, s:b}", "v2", obs->cg.v2_ok, "kill",
 			       obs->cg.v2_kill, "v1_socket", obs->cg.v1_socket);
@@ -423,10 +425,10 @@ void al_sb_observations_store(const char *cache_dir, const char *key,
 	for (int i = 0; cg && i < AL_CG__N; i++)
 		json_object_set_new(cg, ctrl_names[i],
 				    json_string(al_sb_cgver_name(obs->cg.ver[i])));
-	if (e != NULL && mech != NULL && cg != NULL) {
-		json_object_set_new(e, "mechanisms", mech);
-		json_object_set_new(e, "cgroups", cg);
-		touch_and_write(cache_dir, KIND_MECH, key, e);
+	if (slot != NULL && mech != NULL && cg != NULL) {
+		json_object_set_new(slot->doc, "mechanisms", mech);
+		json_object_set_new(slot->doc, "cgroups", cg);
+		touch_and_write(slot);
 	} else {
 		json_decref(mech);
 		json_decref(cg);
@@ -454,16 +456,17 @@ void al_sb_observations_inside_put(const char *cache_dir, const char *key,
 	if (!dir_is_ours(cache_dir))
 		return;
 	pthread_mutex_lock(&lock);
-	json_t *e = entry_for(cache_dir, KIND_INSIDE, key);
-	json_t *inside = json_object_get(e, "inside");
-	if (e != NULL && !json_is_object(inside)) {
+	memo_slot *slot = slot_for(cache_dir, KIND_INSIDE, key);
+	json_t *inside = slot != NULL ? json_object_get(slot->doc, "inside")
+				      : NULL;
+	if (slot != NULL && !json_is_object(inside)) {
 		inside = json_object();
-		if (json_object_set_new(e, "inside", inside) < 0)
+		if (json_object_set_new(slot->doc, "inside", inside) < 0)
 			inside = NULL;
 	}
-	if (inside != NULL &&
+	if (slot != NULL && inside != NULL &&
 	    json_object_set_new(inside, toolchain_id, json_true()) == 0)
-		touch_and_write(cache_dir, KIND_INSIDE, key, e);
+		touch_and_write(slot);
 	pthread_mutex_unlock(&lock);
 }
 
