@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bundle/beneath.h"
+#include "core/dir_spread.h"
 #include "core/util.h"
 #include "child/rundir.h"
 
@@ -46,6 +47,10 @@ static int open_base(const char *state_dir, bool create)
 	}
 	int fd = al_open_own_dir(path, 022);
 	free(path);
+	/* Each run's store is a subdirectory: placed where its inodes are
+	 * cheap to allocate. */
+	if (create && fd >= 0)
+		al_dir_spread_children(fd);
 	return fd;
 }
 

@@ -840,6 +840,7 @@ static int parse_root(json_t *root, al_config *cfg, al_error **err)
 		"providers", "tenants", "concurrency", "slot_wait_ms",
 		"state_dir", "idempotency_retention_s", "audit", "secrets",
 		"grace_ms", "tokens", "retention", "idle_supervisors",
+		"spare_run_dirs",
 		"acknowledged_providers", "require_provider", "build_cache", "compat",
 		"store", "fleet", NULL};
 	int rc;
@@ -937,6 +938,15 @@ static int parse_root(json_t *root, al_config *cfg, al_error **err)
 				   "integer out of range");
 		cfg->idle_supervisors = (unsigned)n;
 	}
+	if ((v = json_object_get(root, "spare_run_dirs"))) {
+		uint64_t n = 0;
+		if ((rc = get_uint(v, "spare_run_dirs", 0, &n, err)) < 0)
+			return rc;
+		if (n > AL_CFG_MAX_SPARE_RUN_DIRS)
+			return bad(err, "spare_run_dirs",
+				   "integer out of range");
+		cfg->spare_run_dirs = (unsigned)n;
+	}
 	/* A secret a tenant may be granted must come from a store. */
 	for (size_t i = 0; i < cfg->n_tenants; i++) {
 		const al_cfg_tenant *t = &cfg->tenants[i];
@@ -989,6 +999,7 @@ int al_config_parse(const char *json, size_t len, al_config **out,
 	cfg->grace_ms = AL_CFG_DEFAULT_GRACE_MS;
 	cfg->build_cache_bytes = 256ull * 1024 * 1024;
 	cfg->idle_supervisors = AL_CFG_DEFAULT_IDLE_SUPERVISORS;
+	cfg->spare_run_dirs = AL_CFG_DEFAULT_SPARE_RUN_DIRS;
 	cfg->retention_s = AL_CFG_DEFAULT_RUN_RETENTION_S;
 	rc = parse_root(root, cfg, err);
 out:

@@ -132,6 +132,10 @@ struct al_config {
 	/* "idle_supervisors": the daemon's pre-started generic supervisors
 	 * (docs/durability.md, "Idle supervisors"); not used by the CLI. */
 	unsigned idle_supervisors;
+	/* "spare_run_dirs": run directories airlockd makes ahead
+	 * (docs/durability.md, "Run directories made ahead"); read at the
+	 * daemon's start only. */
+	unsigned spare_run_dirs;
 	/* "build_cache": {"bytes": N, "shared": bool} (docs/languages.md):
 	 * bytes 0 turns the cache off; not shared: one cache per tenant. */
 	uint64_t build_cache_bytes;
@@ -145,6 +149,8 @@ struct al_config {
 #define AL_CFG_DEFAULT_GRACE_MS 5000u
 #define AL_CFG_DEFAULT_IDLE_SUPERVISORS 2u
 #define AL_CFG_MAX_IDLE_SUPERVISORS 64u
+#define AL_CFG_DEFAULT_SPARE_RUN_DIRS 4u
+#define AL_CFG_MAX_SPARE_RUN_DIRS 64u
 #define AL_CFG_DEFAULT_RUN_RETENTION_S (7u * 24u * 3600u)
 #define AL_CFG_MAX_RUN_RETENTION_S (10u * 366u * 24u * 3600u)
 #define AL_CFG_DEFAULT_BUSY_TIMEOUT_MS 5000u

@@ -32,6 +32,7 @@
 #include "child/artifacts.h"
 #include "child/rundir.h"
 #include "child/shepherd.h"
+#include "core/dir_spread.h"
 #include "core/log.h"
 #include "core/run_registry.h"
 #include "core/util.h"
@@ -149,6 +150,9 @@
 	FN(int, al_outlog_read, (int fd, uint64_t *offset, al_outlog_fn fn, void *ctx), (fd, offset, fn, ctx)) \
 	FN(int, al_proc_stat, (pid_t pid, uint64_t *starttime, char *state), (pid, starttime, state)) \
 	FN(int, al_read_whole_fd, (int fd, size_t max, char **out, size_t *len), (fd, max, out, len)) \
+	PROC(void, al_dir_spread_children, (int dirfd), (dirfd)) \
+	FN(int, al_record_file_blanks_make, (int dirfd), (dirfd)) \
+	PROC(void, al_record_file_blanks_drop, (int dirfd), (dirfd)) \
 	FN(bool, al_record_file_exists, (int dirfd, const char *name), (dirfd, name)) \
 	FN(int, al_record_file_lock_dir, (int dirfd), (dirfd)) \
 	FN(bool, al_record_file_no_space, (int err), (err)) \

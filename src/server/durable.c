@@ -35,6 +35,7 @@
 #include "supervisor/inbox.h"
 #include "cgroup/cgroup.h"
 #include "supervisor/toolbelt.h"
+#include "server/run_spares.h"
 
 extern char **environ;
 
@@ -49,6 +50,7 @@ struct al_durable {
 	uint64_t epoch;
 	char *cg_base; /* NULL: runs get no cgroup */
 	char cg_tag[AL_RUN_CGROUP_TAG_LEN + 1]; /* from the state directory */
+	al_run_spares *spares; /* NULL: none made ahead */
 };
 
 struct al_idle_sup {
@@ -134,11 +136,31 @@ void al_durable_close(al_durable *d)
 {
 	if (d == NULL)
 		return;
+	al_run_spares_stop(d->spares);
 	if (d->runs_fd >= 0)
 		close(d->runs_fd);
 	free(d->state_dir);
 	free(d->cg_base);
 	free(d);
+}
+
+int al_durable_spares_start(al_durable *d, unsigned count)
+{
+	if (d->spares != NULL || count == 0)
+		return 0;
+	int state_fd = open(d->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (state_fd < 0)
+		return -errno;
+	int rc = al_run_spares_start(state_fd, d->runs_fd, d->epoch, count,
+				     &d->spares);
+	close(state_fd);
+	return rc;
+}
+
+void al_durable_spares_counts(al_durable *d, unsigned long long *taken,
+			      unsigned long long *missed)
+{
+	al_run_spares_counts(d != NULL ? d->spares : NULL, taken, missed);
 }
 
 uint64_t al_durable_epoch(const al_durable *d)
@@ -231,7 +253,14 @@ int al_drun_create(al_durable *d, const al_launch_spec *s, al_drun **out,
 	if (r == NULL)
 		return al_error_set(err, AL_ERR_INTERNAL, ENOMEM, NULL,
 				    "out of memory");
-	if ((rc = al_run_dir_open(d->runs_fd, s->run_id, true, &r->dirfd)) < 0)
+	/* A directory made ahead when one is ready (run_spares.h), else
+	 * made here. */
+	rc = al_run_spares_take(d->spares, s->run_id);
+	if (rc == -EAGAIN)
+		rc = al_run_dir_open(d->runs_fd, s->run_id, true, &r->dirfd);
+	else if (rc == 0)
+		rc = al_run_dir_open(d->runs_fd, s->run_id, false, &r->dirfd);
+	if (rc < 0)
 		goto fail;
 	made = true;
 	if ((rc = al_drun_lock(r)) < 0 || (rc = al_inbox_prepare(r->dirfd)) < 0)
@@ -1214,6 +1243,8 @@ void al_drun_cleanup(al_drun *r)
 	/* What a supervisor killed while holding its result left. */
 	unlinkat(r->dirfd, AL_RF_RESERVE, 0);
 	unlinkat(r->dirfd, AL_RF_PENDING, 0);
+	/* Temp files made ahead that this run did not need. */
+	al_record_file_blanks_drop(r->dirfd);
 	/* The live output is in the final result now: kept once. */
 	if (unlinkat(r->dirfd, AL_RF_OUTPUT, 0) < 0 && errno != ENOENT)
 		al_logf(AL_LOG_WARN, r->run_id,

@@ -30,6 +30,13 @@ typedef struct al_idle_sup al_idle_sup;
 int al_durable_open(const char *state_dir, al_durable **out, al_error **err);
 void al_durable_close(al_durable *d);
 uint64_t al_durable_epoch(const al_durable *d);
+/* Starts making `count` run directories ahead (run_spares.h; the
+ * "spare_run_dirs" setting); 0 makes none.  Stopped by
+ * al_durable_close. */
+int al_durable_spares_start(al_durable *d, unsigned count);
+/* Run directories taken ready-made, and runs that found none. */
+void al_durable_spares_counts(al_durable *d, unsigned long long *taken,
+			      unsigned long long *missed);
 
 /* ---- launching ------------------------------------------------------- */
 

@@ -813,6 +813,8 @@ static enum MHD_Result metrics(const al_http *h, struct MHD_Connection *conn)
 	al_srv_process_stats ps;
 	process_stats(h, &ps);
 	ps.resident_bytes = al_srv_resident_bytes();
+	al_durable_spares_counts(svc->durable, &ps.spare_dirs_taken,
+				 &ps.spare_dirs_missed);
 	pthread_mutex_lock(&svc->lock);
 	unsigned active = svc->active;
 	pthread_mutex_unlock(&svc->lock);

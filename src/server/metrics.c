@@ -347,6 +347,17 @@ char *al_srv_metrics_text(al_srv_metrics *m, unsigned runs_active,
 			  (unsigned long long)ps->header_timeouts,
 			  (unsigned long long)ps->body_timeouts,
 			  (unsigned long long)ps->resident_bytes);
+	if (ps != NULL)
+		tb_printf(&t,
+			  "# HELP airlock_run_dirs_total Durable runs by "
+			  "whether their directory was made ahead "
+			  "(docs/durability.md, \"Run directories made "
+			  "ahead\").\n"
+			  "# TYPE airlock_run_dirs_total counter\n"
+			  "airlock_run_dirs_total{how=\"ahead\"} %llu\n"
+			  "airlock_run_dirs_total{how=\"on_admission\"} "
+			  "%llu\n",
+			  ps->spare_dirs_taken, ps->spare_dirs_missed);
 	if (host_text != NULL)
 		tb_printf(&t, "%s", host_text);
 	if (t.failed || t.s == NULL) {

@@ -21,6 +21,8 @@ typedef struct al_srv_process_stats {
 	unsigned connections, max_connections; /* open; the bound */
 	uint64_t header_timeouts, body_timeouts;
 	uint64_t resident_bytes; /* resident memory (RSS) */
+	/* run directories taken ready-made; runs that found none */
+	unsigned long long spare_dirs_taken, spare_dirs_missed;
 } al_srv_process_stats;
 
 /* Counts the process's open descriptors (its /proc/self/fd entries) and

@@ -116,6 +116,14 @@ int al_service_idle_start(al_service *svc)
 	al_idle_pool *p = NULL;
 	int rc = gen == NULL ? -ESHUTDOWN : 0;
 	al_durable_sweep_idle(svc->durable);
+	/* Without them each run makes its own directory, as it can. */
+	int spares = rc == 0 ? al_durable_spares_start(
+				       svc->durable, gen->cfg->spare_run_dirs)
+			     : 0;
+	if (spares < 0)
+		al_logf(AL_LOG_WARN, NULL,
+			"cannot make run directories ahead: %s",
+			strerror(-spares));
 	if (rc == 0)
 		rc = al_idle_pool_new(svc->durable, runs_in_flight, svc, &p);
 	if (rc == 0 && (rc = al_idle_pool_configure(p, gen->cfg)) < 0) {

@@ -18,6 +18,69 @@ int al_record_file_sync_dir(int dirfd)
 	return fsync(dirfd) == 0 ? 0 : -errno;
 }
 
+static void blank_name(char *buf, size_t size, unsigned i)
+{
+	snprintf(buf, size, ".blank.%u", i);
+}
+
+int al_record_file_blanks_make(int dirfd)
+{
+	char name[32];
+	for (unsigned i = 0; i < AL_RECORD_FILE_BLANKS; i++) {
+		blank_name(name, sizeof(name), i);
+		int fd = openat(dirfd, name,
+				O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+					O_CLOEXEC,
+				0600);
+		if (fd < 0)
+			return -errno;
+		close(fd);
+	}
+	return 0;
+}
+
+void al_record_file_blanks_drop(int dirfd)
+{
+	char name[32];
+	for (unsigned i = 0; i < AL_RECORD_FILE_BLANKS; i++) {
+		blank_name(name, sizeof(name), i);
+		unlinkat(dirfd, name, 0);
+	}
+}
+
+/* A blank made ahead, renamed to tmp and opened for writing: no inode is
+ * allocated now.  -1 (errno untouched) when there is none, or when the
+ * one found is not an empty-able file of ours: that one goes back under
+ * its name, and the caller creates tmp as it would have. */
+static int take_blank(int dirfd, const char *tmp)
+{
+	char name[32];
+	int saved = errno;
+	for (unsigned i = 0; i < AL_RECORD_FILE_BLANKS; i++) {
+		blank_name(name, sizeof(name), i);
+		if (renameat2(dirfd, name, dirfd, tmp, RENAME_NOREPLACE) < 0) {
+			if (errno == ENOENT)
+				continue;
+			break;
+		}
+		int fd = openat(dirfd, tmp,
+				O_WRONLY | O_TRUNC | O_NOFOLLOW | O_NONBLOCK |
+					O_CLOEXEC);
+		struct stat st;
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_uid == geteuid() && st.st_nlink == 1) {
+			errno = saved;
+			return fd;
+		}
+		if (fd >= 0)
+			close(fd);
+		(void)renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE);
+		break;
+	}
+	errno = saved;
+	return -1;
+}
+
 int al_record_file_write(int dirfd, const char *name, const void *data, size_t len,
 		   mode_t mode)
 {
@@ -34,8 +97,12 @@ int al_record_file_write_how(int dirfd, const char *name, const void *data,
 	if (snprintf(tmp, sizeof(tmp), ".%s.%d.%d.tmp", name, (int)getpid(),
 		     (int)gettid()) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
-	fd = openat(dirfd, tmp,
-		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
+	fd = take_blank(dirfd, tmp);
+	if (fd < 0)
+		fd = openat(dirfd, tmp,
+			    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+				    O_CLOEXEC,
+			    mode);
 	if (fd < 0)
 		return -errno;
 	rc = al_write_all(fd, data, len);

@@ -36,6 +36,14 @@ int al_record_file_write_how(int dirfd, const char *name, const void *data,
 		       size_t len, mode_t mode, al_record_file_how how);
 int al_record_file_write_json_how(int dirfd, const char *name, const json_t *v,
 			    mode_t mode, al_record_file_how how);
+/* Empty files made ahead in a directory (a run's, by the daemon's spare
+ * maker: docs/durability.md, "Run directories made ahead").  A write
+ * above renames one to its temp name instead of creating the temp, so
+ * no inode is allocated on the request's path; without one it creates
+ * the temp as before.  al_record_file_blanks_drop removes those left. */
+#define AL_RECORD_FILE_BLANKS 4u
+int al_record_file_blanks_make(int dirfd);
+void al_record_file_blanks_drop(int dirfd);
 /* Space taken ahead for a record that must be written when the file
  * system may be full (fallocate: writing inside it needs no new blocks).
  * `tmp` is the reserved file's own name in the directory. */

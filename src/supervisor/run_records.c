@@ -13,6 +13,7 @@
 
 #include "airlock/json.h"
 #include "child/rundir.h"
+#include "core/dir_spread.h"
 #include "core/util.h"
 #include "supervisor/record_file.h"
 #include "cgroup/cgroup.h"
@@ -290,6 +291,9 @@ int al_runs_dir_open(const char *state_dir, int *fd)
 		close(d);
 		return -EPERM;
 	}
+	/* A run made on admission lands where its inodes are cheap. */
+	if (rc == 0)
+		al_dir_spread_children(d);
 	*fd = d;
 	return rc;
 }

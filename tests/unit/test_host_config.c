@@ -302,6 +302,36 @@ static void test_retention(void **state)
 		   "retention");
 }
 
+/* "spare_run_dirs": run directories airlockd makes ahead, 4 unless set,
+ * 0…64. */
+static void test_spare_run_dirs(void **state)
+{
+	(void)state;
+	al_config *cfg = NULL;
+	assert_int_equal(al_config_default(&cfg, NULL), 0);
+	assert_int_equal(cfg->spare_run_dirs, 4);
+	al_config_free(cfg);
+	const char *none = "{\"providers\": [\"x\"], \"tenants\": {\"a\": {}}, "
+			   "\"spare_run_dirs\": 0}";
+	assert_int_equal(al_config_parse(none, strlen(none), &cfg, NULL), 0);
+	assert_int_equal(cfg->spare_run_dirs, 0);
+	al_config_free(cfg);
+	const char *most = "{\"providers\": [\"x\"], \"tenants\": {\"a\": {}}, "
+			   "\"spare_run_dirs\": 64}";
+	assert_int_equal(al_config_parse(most, strlen(most), &cfg, NULL), 0);
+	assert_int_equal(cfg->spare_run_dirs, 64);
+	al_config_free(cfg);
+	expect_bad("{\"providers\": [\"x\"], \"tenants\": {\"a\": {}}, "
+		   "\"spare_run_dirs\": 65}",
+		   "spare_run_dirs");
+	expect_bad("{\"providers\": [\"x\"], \"tenants\": {\"a\": {}}, "
+		   "\"spare_run_dirs\": -1}",
+		   "spare_run_dirs");
+	expect_bad("{\"providers\": [\"x\"], \"tenants\": {\"a\": {}}, "
+		   "\"spare_run_dirs\": \"4\"}",
+		   "spare_run_dirs");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -311,6 +341,7 @@ int main(void)
 		cmocka_unit_test(test_default_ceilings),
 		cmocka_unit_test(test_rejections),
 		cmocka_unit_test(test_retention),
+		cmocka_unit_test(test_spare_run_dirs),
 		cmocka_unit_test(test_env_directives),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

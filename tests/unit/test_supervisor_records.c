@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -254,6 +255,72 @@ static void test_reserve_made_ahead(void **state)
 	al_record_file_reserve_drop(f->run_fd, &r);
 }
 
+static ino_t inode_of(int dirfd, const char *name)
+{
+	struct stat st;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	return st.st_ino;
+}
+
+/* Writes take the blanks made ahead (their inodes become the records'),
+ * then create their temps as before once none is left. */
+static void test_blanks_made_ahead(void **state)
+{
+	fixture *f = *state;
+	ino_t blank[AL_RECORD_FILE_BLANKS];
+	char name[32];
+
+	assert_int_equal(al_record_file_blanks_make(f->run_fd), 0);
+	assert_int_equal(al_record_file_blanks_make(f->run_fd), -EEXIST);
+	for (unsigned i = 0; i < AL_RECORD_FILE_BLANKS; i++) {
+		snprintf(name, sizeof(name), ".blank.%u", i);
+		blank[i] = inode_of(f->run_fd, name);
+		assert_true(blank[i] != 0);
+	}
+	for (unsigned i = 0; i < AL_RECORD_FILE_BLANKS + 1; i++) {
+		snprintf(name, sizeof(name), "rec%u.json", i);
+		assert_int_equal(al_record_file_write(f->run_fd, name, "{}", 2,
+						      0640),
+				 0);
+		ino_t got = inode_of(f->run_fd, name);
+		bool was_blank = false;
+		for (unsigned j = 0; j < AL_RECORD_FILE_BLANKS; j++)
+			was_blank = was_blank || got == blank[j];
+		assert_true(was_blank == (i < AL_RECORD_FILE_BLANKS));
+		struct stat st;
+		assert_int_equal(fstatat(f->run_fd, name, &st, 0), 0);
+		assert_int_equal(st.st_mode & 07777, 0640);
+		assert_int_equal(st.st_size, 2);
+	}
+	/* A rewrite replaces the record whole. */
+	assert_int_equal(al_record_file_write(f->run_fd, "rec0.json", "{\"a\":1}",
+					      7, 0600),
+			 0);
+	char *text = NULL;
+	size_t len = 0;
+	assert_int_equal(al_record_file_read(f->run_fd, "rec0.json", 64, &text,
+					     &len),
+			 0);
+	assert_string_equal(text, "{\"a\":1}");
+	free(text);
+
+	/* Those left are removed; a directory under a blank's name is not
+	 * written through, and stays where it was. */
+	assert_int_equal(al_record_file_blanks_make(f->run_fd), 0);
+	assert_true(inode_of(f->run_fd, ".blank.1") != 0);
+	al_record_file_blanks_drop(f->run_fd);
+	assert_int_equal(inode_of(f->run_fd, ".blank.1"), 0);
+	assert_int_equal(mkdirat(f->run_fd, ".blank.0", 0700), 0);
+	assert_int_equal(al_record_file_write(f->run_fd, "rec9.json", "{}", 2,
+					      0600),
+			 0);
+	struct stat st;
+	assert_int_equal(fstatat(f->run_fd, ".blank.0", &st, 0), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(unlinkat(f->run_fd, ".blank.0", AT_REMOVEDIR), 0);
+}
+
 static void test_lease(void **state)
 {
 	fixture *f = *state;
@@ -415,6 +482,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_recovery_sup_nonce, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lease, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reserve_made_ahead, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_blanks_made_ahead, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_epoch_increases, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_control_round_trip, setup, teardown),
