@@ -63,12 +63,14 @@ static int take_blank(int dirfd, const char *tmp)
 				continue;
 			break;
 		}
+		/* Emptied only once known to be ours alone: never through a
+		 * link to another file. */
 		int fd = openat(dirfd, tmp,
-				O_WRONLY | O_TRUNC | O_NOFOLLOW | O_NONBLOCK |
-					O_CLOEXEC);
+				O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		struct stat st;
 		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-		    st.st_uid == geteuid() && st.st_nlink == 1) {
+		    st.st_uid == geteuid() && st.st_nlink == 1 &&
+		    ftruncate(fd, 0) == 0) {
 			errno = saved;
 			return fd;
 		}

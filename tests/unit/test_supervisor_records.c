@@ -319,6 +319,25 @@ static void test_blanks_made_ahead(void **state)
 	assert_int_equal(fstatat(f->run_fd, ".blank.0", &st, 0), 0);
 	assert_true(S_ISDIR(st.st_mode));
 	assert_int_equal(unlinkat(f->run_fd, ".blank.0", AT_REMOVEDIR), 0);
+
+	/* A blank that is a link to another file is neither emptied nor
+	 * written through. */
+	write_file(f->run_fd, "other.json", "{\"keep\": 1}");
+	assert_int_equal(linkat(f->run_fd, "other.json", f->run_fd, ".blank.0",
+				0),
+			 0);
+	assert_int_equal(al_record_file_write(f->run_fd, "rec10.json", "{}", 2,
+					      0600),
+			 0);
+	assert_true(inode_of(f->run_fd, "rec10.json") !=
+		    inode_of(f->run_fd, "other.json"));
+	assert_int_equal(al_record_file_read(f->run_fd, "other.json", 64, &text,
+					     &len),
+			 0);
+	assert_string_equal(text, "{\"keep\": 1}");
+	free(text);
+	assert_int_equal(inode_of(f->run_fd, ".blank.0"),
+			 inode_of(f->run_fd, "other.json"));
 }
 
 static void test_lease(void **state)
