@@ -45,17 +45,6 @@ struct al_sb_pool {
 	al_sb_pool_stats stats;
 };
 
-static void deadline_in(struct timespec *ts, long ms)
-{
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
-
 /* The language the thread should prepare a member for now, or NULL.
  * *rest_ms: how long until a resting language may go again (0: none). */
 static struct lang *wanted(al_sb_pool *p, uint64_t now, uint64_t *rest_ms)
@@ -88,7 +77,7 @@ static void *refill_main(void *arg)
 		if (l == NULL) {
 			if (rest > 0) {
 				struct timespec ts;
-				deadline_in(&ts, (long)rest);
+				al_mono_deadline(&ts, (long)rest);
 				pthread_cond_timedwait(&p->cv, &p->mu, &ts);
 			} else {
 				pthread_cond_wait(&p->cv, &p->mu);
@@ -221,7 +210,7 @@ al_sb_member *al_sb_pool_take(al_sb_pool *p, const al_exec *exec,
 	/* None ready, but one on its way (being prepared, or about to be:
 	 * right after ensure the thread may not have begun): wait for it. */
 	struct timespec until;
-	deadline_in(&until, TAKE_WAIT_MS);
+	al_mono_deadline(&until, TAKE_WAIT_MS);
 	uint64_t rest = 0;
 	while (fresh && l->n_ready == 0 && !p->stopping &&
 	       (l->preparing > 0 || wanted(p, al_mono_ms(), &rest) == l))
@@ -276,7 +265,7 @@ int al_sb_pool_renew(al_sb_pool *p, int timeout_ms)
 	if (p == NULL)
 		return -ENOENT;
 	struct timespec until;
-	deadline_in(&until, timeout_ms);
+	al_mono_deadline(&until, timeout_ms);
 	int rc = 0;
 	pthread_mutex_lock(&p->mu);
 	/* A member used by a run is made again, even without refill. */

@@ -2,6 +2,7 @@
 #include "server/run_spares.h"
 #include "child/rundir.h"
 #include "core/dir_spread.h"
+#include "core/util.h"
 #include "supervisor/inbox.h"
 #include "supervisor/record_file.h"
 #include "supervisor/run_records.h"
@@ -87,13 +88,7 @@ static int first_in(const al_run_spares *s, slot_state want)
 static void wait_ms(al_run_spares *s, int ms)
 {
 	struct timespec until;
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	al_mono_deadline(&until, ms);
 	pthread_cond_timedwait(&s->cv, &s->mu, &until);
 }
 

@@ -141,34 +141,32 @@ static void test_taken_as_a_run_directory(void **state)
 static void test_another_file_system_gives_them_up(void **state)
 {
 	fixture *f = *state;
+	/* /dev/shm is a tmpfs of its own whatever /tmp is (Debian mounts
+	 * it at boot; a tmpfs /tmp is another instance). */
 	char other[64];
 	snprintf(other, sizeof(other), "/dev/shm/al-spares-XXXXXX");
-	if (mkdtemp(other) == NULL) {
-		skip();
-		return;
-	}
+	assert_non_null(mkdtemp(other));
 	int other_fd = open(other, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(other_fd >= 0);
 	struct stat a, b;
 	assert_int_equal(fstat(other_fd, &a), 0);
 	assert_int_equal(fstat(f->state_fd, &b), 0);
+	assert_true(a.st_dev != b.st_dev);
 	al_run_spares *s = NULL;
-	if (a.st_dev != b.st_dev) {
-		assert_int_equal(
-			al_run_spares_start(f->state_fd, other_fd, 3, 1, &s), 0);
-		wait_ready(f, 3, 0);
-		assert_int_equal(al_run_spares_take(s, "run-x"), -EAGAIN);
-		assert_false(exists_at(other_fd, "run-x"));
-		/* given up for good: no further attempt */
-		assert_int_equal(al_run_spares_take(s, "run-y"), -EAGAIN);
-		unsigned long long taken, missed;
-		al_run_spares_counts(s, &taken, &missed);
-		assert_int_equal(taken, 0);
-		assert_int_equal(missed, 2);
-		al_run_spares_stop(s);
-	}
+	assert_int_equal(al_run_spares_start(f->state_fd, other_fd, 3, 1, &s),
+			 0);
+	wait_ready(f, 3, 0);
+	assert_int_equal(al_run_spares_take(s, "run-x"), -EAGAIN);
+	assert_false(exists_at(other_fd, "run-x"));
+	/* given up for good: no further attempt */
+	assert_int_equal(al_run_spares_take(s, "run-y"), -EAGAIN);
+	unsigned long long taken, missed;
+	al_run_spares_counts(s, &taken, &missed);
+	assert_int_equal(taken, 0);
+	assert_int_equal(missed, 2);
+	al_run_spares_stop(s);
 	close(other_fd);
-	rmdir(other);
+	assert_int_equal(rmdir(other), 0);
 }
 
 static void test_a_start_removes_only_what_is_not_held(void **state)
