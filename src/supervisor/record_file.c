@@ -34,6 +34,13 @@ int al_record_file_blanks_make(int dirfd)
 				0600);
 		if (fd < 0)
 			return -errno;
+		/* Its first blocks allocated now, its size still zero: a
+		 * record written into them reserves no delayed allocation, so
+		 * renaming it over an older record does not make ext4 start
+		 * its writeback on the spot (auto_da_alloc).  A file system
+		 * that cannot allocate ahead gets a plain blank. */
+		(void)fallocate(fd, FALLOC_FL_KEEP_SIZE, 0,
+				AL_RECORD_FILE_BLANK_BYTES);
 		close(fd);
 	}
 	return 0;
@@ -50,7 +57,7 @@ void al_record_file_blanks_drop(int dirfd)
 
 /* A blank made ahead, renamed to tmp and opened for writing: no inode is
  * allocated now.  -1 (errno untouched) when there is none, or when the
- * one found is not an empty-able file of ours: that one goes back under
+ * one found is not an empty file of ours: that one goes back under
  * its name, and the caller creates tmp as it would have. */
 static int take_blank(int dirfd, const char *tmp)
 {
@@ -63,14 +70,17 @@ static int take_blank(int dirfd, const char *tmp)
 				continue;
 			break;
 		}
-		/* Emptied only once known to be ours alone: never through a
-		 * link to another file. */
+		/* Used only while it is an empty file of ours alone, never
+		 * a link to another file.  It is not truncated: on ext4 a
+		 * truncation to zero makes the next close start the file's
+		 * writeback (auto_da_alloc), a block-layer submission per
+		 * record that an unsynced write does not need. */
 		int fd = openat(dirfd, tmp,
 				O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		struct stat st;
 		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 		    st.st_uid == geteuid() && st.st_nlink == 1 &&
-		    ftruncate(fd, 0) == 0) {
+		    st.st_size == 0) {
 			errno = saved;
 			return fd;
 		}

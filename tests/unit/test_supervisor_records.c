@@ -277,6 +277,12 @@ static void test_blanks_made_ahead(void **state)
 		snprintf(name, sizeof(name), ".blank.%u", i);
 		blank[i] = inode_of(f->run_fd, name);
 		assert_true(blank[i] != 0);
+		/* empty, with its first blocks allocated (ext4 and tmpfs
+		 * both allocate ahead) */
+		struct stat bst;
+		assert_int_equal(fstatat(f->run_fd, name, &bst, 0), 0);
+		assert_int_equal(bst.st_size, 0);
+		assert_true(bst.st_blocks * 512 >= AL_RECORD_FILE_BLANK_BYTES);
 	}
 	for (unsigned i = 0; i < AL_RECORD_FILE_BLANKS + 1; i++) {
 		snprintf(name, sizeof(name), "rec%u.json", i);
@@ -338,6 +344,22 @@ static void test_blanks_made_ahead(void **state)
 	free(text);
 	assert_int_equal(inode_of(f->run_fd, ".blank.0"),
 			 inode_of(f->run_fd, "other.json"));
+	assert_int_equal(unlinkat(f->run_fd, ".blank.0", 0), 0);
+
+	/* A blank that is not empty is not written through (a write never
+	 * truncates one), and keeps what it holds. */
+	write_file(f->run_fd, ".blank.0", "{\"was\": 1}");
+	ino_t full = inode_of(f->run_fd, ".blank.0");
+	assert_int_equal(al_record_file_write(f->run_fd, "rec11.json", "{}", 2,
+					      0600),
+			 0);
+	assert_true(inode_of(f->run_fd, "rec11.json") != full);
+	assert_int_equal(inode_of(f->run_fd, ".blank.0"), full);
+	assert_int_equal(al_record_file_read(f->run_fd, ".blank.0", 64, &text,
+					     &len),
+			 0);
+	assert_string_equal(text, "{\"was\": 1}");
+	free(text);
 }
 
 static void test_lease(void **state)

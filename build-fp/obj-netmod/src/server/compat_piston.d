@@ -1,0 +1,34 @@
+build-fp/obj-netmod/src/server/compat_piston.o: \
+ src/server/compat_piston.c include/airlock/json.h \
+ include/airlock/contract.h include/airlock/error.h src/core/util.h \
+ src/json/base64.h src/server/compat.h src/server/service.h \
+ include/airlock/host.h include/airlock/provider.h \
+ include/airlock/server.h src/host/admission.h src/server/auth.h \
+ src/server/idle_pool.h src/host/config.h src/server/durable.h \
+ src/supervisor/control.h src/supervisor/outlog.h \
+ src/supervisor/run_records.h src/supervisor/identity.h \
+ src/server/metrics.h src/server/run_filter.h src/server/compat_names.h \
+ src/server/compat_piston.h
+include/airlock/json.h:
+include/airlock/contract.h:
+include/airlock/error.h:
+src/core/util.h:
+src/json/base64.h:
+src/server/compat.h:
+src/server/service.h:
+include/airlock/host.h:
+include/airlock/provider.h:
+include/airlock/server.h:
+src/host/admission.h:
+src/server/auth.h:
+src/server/idle_pool.h:
+src/host/config.h:
+src/server/durable.h:
+src/supervisor/control.h:
+src/supervisor/outlog.h:
+src/supervisor/run_records.h:
+src/supervisor/identity.h:
+src/server/metrics.h:
+src/server/run_filter.h:
+src/server/compat_names.h:
+src/server/compat_piston.h:

@@ -1,0 +1,33 @@
+build-fp/obj-netmod/src/server/durable_run.o: src/server/durable_run.c \
+ include/airlock/json.h include/airlock/contract.h \
+ include/airlock/error.h src/core/log.h src/core/util.h \
+ src/server/service.h include/airlock/host.h include/airlock/provider.h \
+ include/airlock/server.h src/host/admission.h src/server/auth.h \
+ src/server/idle_pool.h src/host/config.h src/server/durable.h \
+ src/supervisor/control.h src/supervisor/outlog.h \
+ src/supervisor/run_records.h src/supervisor/identity.h \
+ src/server/metrics.h src/server/run_filter.h src/server/carry.h \
+ src/supervisor/record_file.h src/supervisor/fault.h
+include/airlock/json.h:
+include/airlock/contract.h:
+include/airlock/error.h:
+src/core/log.h:
+src/core/util.h:
+src/server/service.h:
+include/airlock/host.h:
+include/airlock/provider.h:
+include/airlock/server.h:
+src/host/admission.h:
+src/server/auth.h:
+src/server/idle_pool.h:
+src/host/config.h:
+src/server/durable.h:
+src/supervisor/control.h:
+src/supervisor/outlog.h:
+src/supervisor/run_records.h:
+src/supervisor/identity.h:
+src/server/metrics.h:
+src/server/run_filter.h:
+src/server/carry.h:
+src/supervisor/record_file.h:
+src/supervisor/fault.h:

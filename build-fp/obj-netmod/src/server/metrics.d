@@ -1,0 +1,24 @@
+build-fp/obj-netmod/src/server/metrics.o: src/server/metrics.c \
+ src/host/config.h include/airlock/contract.h include/airlock/host.h \
+ include/airlock/error.h include/airlock/provider.h src/server/metrics.h \
+ src/server/idle_pool.h src/server/durable.h src/supervisor/control.h \
+ src/supervisor/outlog.h src/supervisor/run_records.h \
+ src/supervisor/identity.h src/server/service.h include/airlock/server.h \
+ src/host/admission.h src/server/auth.h src/server/run_filter.h
+src/host/config.h:
+include/airlock/contract.h:
+include/airlock/host.h:
+include/airlock/error.h:
+include/airlock/provider.h:
+src/server/metrics.h:
+src/server/idle_pool.h:
+src/server/durable.h:
+src/supervisor/control.h:
+src/supervisor/outlog.h:
+src/supervisor/run_records.h:
+src/supervisor/identity.h:
+src/server/service.h:
+include/airlock/server.h:
+src/host/admission.h:
+src/server/auth.h:
+src/server/run_filter.h:

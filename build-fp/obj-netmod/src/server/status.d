@@ -1,0 +1,25 @@
+build-fp/obj-netmod/src/server/status.o: src/server/status.c \
+ src/server/service.h include/airlock/host.h include/airlock/contract.h \
+ include/airlock/error.h include/airlock/provider.h \
+ include/airlock/server.h src/host/admission.h src/server/auth.h \
+ src/server/idle_pool.h src/host/config.h src/server/durable.h \
+ src/supervisor/control.h src/supervisor/outlog.h \
+ src/supervisor/run_records.h src/supervisor/identity.h \
+ src/server/metrics.h src/server/run_filter.h
+src/server/service.h:
+include/airlock/host.h:
+include/airlock/contract.h:
+include/airlock/error.h:
+include/airlock/provider.h:
+include/airlock/server.h:
+src/host/admission.h:
+src/server/auth.h:
+src/server/idle_pool.h:
+src/host/config.h:
+src/server/durable.h:
+src/supervisor/control.h:
+src/supervisor/outlog.h:
+src/supervisor/run_records.h:
+src/supervisor/identity.h:
+src/server/metrics.h:
+src/server/run_filter.h:

@@ -1,0 +1,3 @@
+build-fp/obj/src/core/cache_files.o: src/core/cache_files.c \
+ src/core/cache_files.h
+src/core/cache_files.h:

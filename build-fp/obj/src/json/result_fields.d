@@ -1,0 +1,10 @@
+build-fp/obj/src/json/result_fields.o: src/json/result_fields.c \
+ include/airlock/json.h include/airlock/contract.h \
+ include/airlock/error.h src/json/result_fields.h src/json/field_codec.h \
+ src/json/syntax.h
+include/airlock/json.h:
+include/airlock/contract.h:
+include/airlock/error.h:
+src/json/result_fields.h:
+src/json/field_codec.h:
+src/json/syntax.h:

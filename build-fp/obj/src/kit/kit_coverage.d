@@ -1,0 +1,8 @@
+build-fp/obj/src/kit/kit_coverage.o: src/kit/kit_coverage.c src/kit/kit.h \
+ include/airlock/contract.h include/airlock/contract_kit.h \
+ include/airlock/provider.h include/airlock/error.h
+src/kit/kit.h:
+include/airlock/contract.h:
+include/airlock/contract_kit.h:
+include/airlock/provider.h:
+include/airlock/error.h:

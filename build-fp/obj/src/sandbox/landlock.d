@@ -1,0 +1,3 @@
+build-fp/obj/src/sandbox/landlock.o: src/sandbox/landlock.c \
+ src/sandbox/landlock.h
+src/sandbox/landlock.h:
