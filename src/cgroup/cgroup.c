@@ -19,6 +19,7 @@
 
 #include "cgroup/cgfs.h"
 #include "cgroup/manager.h"
+#include "cgroup/mount_table.h"
 #include "cgroup/sweep.h"
 #include "core/util.h"
 
@@ -82,33 +83,31 @@ static char *join_mount(const char *mnt, const char *root, const char *path)
 	return al_strdup_printf("%s%s", mnt, rest);
 }
 
+struct locate {
+	al_sb_cgroups *cg;
+	const struct self_cg *s;
+};
+
+static void locate_in(const al_cg_mount *m, void *ctx)
+{
+	struct locate *l = ctx;
+	al_sb_cgroups *cg = l->cg;
+	if (m->v2) {
+		if (cg->v2_base == NULL && l->s->v2_path)
+			cg->v2_base = join_mount(m->mnt, m->root, l->s->v2_path);
+		return;
+	}
+	for (int i = 0; i < AL_CG__N; i++)
+		if (cg->v1_base[i] == NULL && l->s->v1_path[i] &&
+		    al_cgfs_list_has(m->superopts, v1_ctrl[i], ","))
+			cg->v1_base[i] =
+				join_mount(m->mnt, m->root, l->s->v1_path[i]);
+}
+
 static void read_mounts(al_sb_cgroups *cg, const struct self_cg *s)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	if (f == NULL)
-		return;
-	char line[8192];
-	while (fgets(line, sizeof(line), f)) {
-		char root[4096], mnt[4096], fstype[64], superopts[1024];
-		char *dash = strstr(line, " - ");
-		if (dash == NULL)
-			continue;
-		if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) != 2)
-			continue;
-		if (sscanf(dash + 3, "%63s %*s %1023s", fstype, superopts) != 2)
-			continue;
-		if (strcmp(fstype, "cgroup2") == 0 && cg->v2_base == NULL &&
-		    s->v2_path)
-			cg->v2_base = join_mount(mnt, root, s->v2_path);
-		if (strcmp(fstype, "cgroup") != 0)
-			continue;
-		for (int i = 0; i < AL_CG__N; i++)
-			if (cg->v1_base[i] == NULL && s->v1_path[i] &&
-			    al_cgfs_list_has(superopts, v1_ctrl[i], ","))
-				cg->v1_base[i] =
-					join_mount(mnt, root, s->v1_path[i]);
-	}
-	fclose(f);
+	struct locate l = {.cg = cg, .s = s};
+	al_cg_mounts_each(locate_in, &l);
 }
 
 /* Can a child of base be created and (for limit files) limited? */

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,16 +168,20 @@ void al_sb_config_clear(al_sb_config *cfg)
 	cfg->run_dir = NULL;
 }
 
-static int read_cap_last(void)
+/* The kernel's last capability and Landlock ABI are the running kernel's:
+ * read once per process. */
+static pthread_once_t kernel_once = PTHREAD_ONCE_INIT;
+static int kernel_cap_last = 40, kernel_landlock_abi;
+
+static void read_kernel(void)
 {
 	FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "re");
-	int v = 40;
 	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = 40;
+		if (fscanf(f, "%d", &kernel_cap_last) != 1)
+			kernel_cap_last = 40;
 		fclose(f);
 	}
-	return v;
+	kernel_landlock_abi = al_sb_landlock_abi();
 }
 
 /* The config as the observation key sees it: every key, canonical. */
@@ -222,8 +227,9 @@ int al_sb_context_init(al_sb_context *ctx, const char *config_json,
 	if (rc < 0)
 		return rc;
 	ctx->privileged = geteuid() == 0;
-	ctx->cap_last = read_cap_last();
-	ctx->landlock_abi = al_sb_landlock_abi();
+	(void)pthread_once(&kernel_once, read_kernel);
+	ctx->cap_last = kernel_cap_last;
+	ctx->landlock_abi = kernel_landlock_abi;
 	ctx->cache_dir = al_provider_cache_dir();
 	al_sb_cgroups_locate(&ctx->cg);
 
@@ -232,8 +238,7 @@ int al_sb_context_init(al_sb_context *ctx, const char *config_json,
 			      .landlock_abi = ctx->landlock_abi,
 			      .cap_last = ctx->cap_last};
 	if (cfg == NULL || ctx->cache_dir == NULL ||
-	    al_sb_observations_key(&in, ctx->key) < 0 ||
-	    al_sb_observations_key_for(&in, true, ctx->lang_key) < 0) {
+	    al_sb_observations_keys(&in, ctx->key, ctx->lang_key) < 0) {
 		ctx->key[0] = '\0'; /* observe without a cache */
 		ctx->lang_key[0] = '\0';
 	}

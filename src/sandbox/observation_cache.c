@@ -60,20 +60,74 @@ void al_sb_key_put_stat(FILE *m, const char *label, const char *path)
 		st.st_mtim.tv_nsec);
 }
 
-/* The file holding this code: the trials' meaning changes with it. */
-static void put_code_identity(FILE *m)
+/* What cannot change while this process lives, read once: the boot's
+ * id and the identity of the file holding this code (the trials' meaning
+ * changes with it; a replaced file does not change the code running). */
+static pthread_once_t lasting_once = PTHREAD_ONCE_INIT;
+static char *lasting_text;
+
+static void read_lasting(void)
 {
+	size_t len = 0;
+	FILE *m = open_memstream(&lasting_text, &len);
+	if (m == NULL)
+		return;
+	put_file(m, "boot_id", "/proc/sys/kernel/random/boot_id");
 	al_sb_key_put_stat(m, "code",
-		 al_code_file((const void *)(uintptr_t)al_sb_observations_key));
+		 al_code_file((const void *)(uintptr_t)al_sb_observations_keys));
+	if (fclose(m) != 0) {
+		free(lasting_text);
+		lasting_text = NULL;
+	}
 }
 
-int al_sb_observations_key(const al_sb_key_input *in, char key[AL_SB_KEY_LEN])
+/* A key's inputs that are read from the system, each read once for both
+ * keys. */
+typedef struct key_reads {
+	char *cgroups; /* where our cgroups are (the mechanisms' key only) */
+	char *host;    /* the sysctls the trials depend on */
+} key_reads;
+
+static char *text_of(void (*fill)(FILE *m, const al_sb_key_input *in),
+		     const al_sb_key_input *in)
 {
-	return al_sb_observations_key_for(in, false, key);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	if (m == NULL)
+		return NULL;
+	fill(m, in);
+	if (fclose(m) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
 }
 
-int al_sb_observations_key_for(const al_sb_key_input *in, bool languages,
-		      char key[AL_SB_KEY_LEN])
+static void fill_cgroups(FILE *m, const al_sb_key_input *in)
+{
+	put_file(m, "self_cgroup", "/proc/self/cgroup");
+	al_sb_key_put_stat(m, "cg_v2", in->cg->v2_base);
+	fprintf(m, "cg_v2_enabled=%s\n", in->cg->v2_enabled);
+	for (int i = 0; i < AL_CG__N; i++)
+		al_sb_key_put_stat(m, "cg_v1", in->cg->v1_base[i]);
+}
+
+static void fill_host(FILE *m, const al_sb_key_input *in)
+{
+	(void)in;
+	put_file(m, "max_userns", "/proc/sys/user/max_user_namespaces");
+	put_file(m, "userns_clone", "/proc/sys/kernel/unprivileged_userns_clone");
+	put_file(m, "apparmor_userns",
+		 "/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+	put_file(m, "seccomp_actions", "/proc/sys/kernel/seccomp/actions_avail");
+}
+
+/* The text of a key: the boot and euid first, then (mechanisms only)
+ * the cgroups, then the configuration, the kernel's abilities, the
+ * sysctls and the code. */
+static int key_of(const al_sb_key_input *in, const key_reads *r,
+		  bool languages, char key[AL_SB_KEY_LEN])
 {
 	al_sb_keytext k;
 	char first[64];
@@ -82,30 +136,43 @@ int al_sb_observations_key_for(const al_sb_key_input *in, bool languages,
 	if (al_sb_key_begin(&k, first) < 0)
 		return -ENOMEM;
 	FILE *m = k.m;
-	put_file(m, "boot_id", "/proc/sys/kernel/random/boot_id");
+	/* the boot's id, then (below) the code's identity */
+	const char *lasting = lasting_text;
+	const char *code = strstr(lasting, "\ncode=");
+	fprintf(m, "%.*s\n", (int)(code - lasting), lasting);
 	fprintf(m, "euid=%u egid=%u\n", (unsigned)geteuid(),
 		(unsigned)getegid());
 	/* What an interpreter does inside the sandbox does not depend on
 	 * where the run's cgroups live; every durable run's supervisor sits in
 	 * a cgroup of its own, and would otherwise re-observe every
 	 * language on every run. */
-	if (!languages) {
-		put_file(m, "self_cgroup", "/proc/self/cgroup");
-		al_sb_key_put_stat(m, "cg_v2", in->cg->v2_base);
-		fprintf(m, "cg_v2_enabled=%s\n", in->cg->v2_enabled);
-		for (int i = 0; i < AL_CG__N; i++)
-			al_sb_key_put_stat(m, "cg_v1", in->cg->v1_base[i]);
-	}
+	if (!languages)
+		fputs(r->cgroups, m);
 	fprintf(m, "config=%s\n", in->config);
 	fprintf(m, "landlock_abi=%d cap_last=%d\n", in->landlock_abi,
 		in->cap_last);
-	put_file(m, "max_userns", "/proc/sys/user/max_user_namespaces");
-	put_file(m, "userns_clone", "/proc/sys/kernel/unprivileged_userns_clone");
-	put_file(m, "apparmor_userns",
-		 "/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
-	put_file(m, "seccomp_actions", "/proc/sys/kernel/seccomp/actions_avail");
-	put_code_identity(m);
+	fputs(r->host, m);
+	fputs(code + 1, m);
 	return al_sb_key_end(&k, key);
+}
+
+int al_sb_observations_keys(const al_sb_key_input *in,
+			    char key[AL_SB_KEY_LEN],
+			    char lang_key[AL_SB_KEY_LEN])
+{
+	(void)pthread_once(&lasting_once, read_lasting);
+	if (lasting_text == NULL || strstr(lasting_text, "\ncode=") == NULL)
+		return -ENOMEM;
+	key_reads r = {.cgroups = text_of(fill_cgroups, in),
+		       .host = text_of(fill_host, in)};
+	int rc = r.cgroups == NULL || r.host == NULL ? -ENOMEM : 0;
+	if (rc == 0)
+		rc = key_of(in, &r, false, key);
+	if (rc == 0)
+		rc = key_of(in, &r, true, lang_key);
+	free(r.cgroups);
+	free(r.host);
+	return rc;
 }
 
 int al_sb_key_begin(al_sb_keytext *k, const char *first_line)

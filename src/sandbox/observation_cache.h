@@ -49,8 +49,13 @@ typedef struct al_sb_key_input {
 
 #define AL_SB_KEY_LEN 65
 
-/* Hashes every input the observations depend on into key (hex). */
-int al_sb_observations_key(const al_sb_key_input *in, char key[AL_SB_KEY_LEN]);
+/* Hashes every input the observations depend on into key (hex), and
+ * into lang_key those the languages' inside observations depend on (the
+ * same less the cgroup inputs: they do not change what an interpreter
+ * does).  Each input is read from the system once for both. */
+int al_sb_observations_keys(const al_sb_key_input *in,
+			    char key[AL_SB_KEY_LEN],
+			    char lang_key[AL_SB_KEY_LEN]);
 /* A cache key's text while it is written: al_sb_key_begin opens it with
  * the first line and the kernel's identity (release, version, machine),
  * which every cached verdict depends on; al_sb_key_end hashes it. */
@@ -65,10 +70,6 @@ int al_sb_key_end(al_sb_keytext *k, char key[AL_SB_KEY_LEN]);
 /* Appends "label=path dev ino size uid:gid mode mtime" (or "label=-") to a
  * cache key's text: the identity of a file the cached verdicts depend on. */
 void al_sb_key_put_stat(FILE *m, const char *label, const char *path);
-/* languages: the key for the languages' inside observations, which leaves
- * out the cgroup inputs (they do not change what an interpreter does). */
-int al_sb_observations_key_for(const al_sb_key_input *in, bool languages,
-		      char key[AL_SB_KEY_LEN]);
 
 /* true and *obs filled when the cache holds observations for key. */
 bool al_sb_observations_load(const char *cache_dir, const char *key,
