@@ -2,6 +2,7 @@
  * retention (see artifacts.h). */
 #include "child/artifacts.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -60,8 +61,51 @@ static int unavailable(al_error **err, int e, const char *what)
 			    "cannot %s", what);
 }
 
+/* Renames ahead to base/tmp when it is fit to be the store (an empty
+ * directory of ours, 0700: nothing was planted in it): 0, or -1 with
+ * nothing changed (ahead put back when it was moved). */
+static int take_ahead(int ahead_dirfd, const char *ahead, int base,
+		      const char *tmp)
+{
+	if (ahead_dirfd < 0 ||
+	    renameat2(ahead_dirfd, ahead, base, tmp, RENAME_NOREPLACE) < 0)
+		return -1;
+	int fd = openat(base, tmp,
+			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	bool fit = fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) &&
+		   st.st_uid == geteuid() && (st.st_mode & 07777) == 0700;
+	DIR *d = fit ? fdopendir(fd) : NULL;
+	if (d != NULL) {
+		fd = -1; /* the stream's now */
+		const struct dirent *e;
+		errno = 0;
+		while (fit && (e = readdir(d)) != NULL)
+			fit = strcmp(e->d_name, ".") == 0 ||
+			      strcmp(e->d_name, "..") == 0;
+		fit = fit && errno == 0;
+		closedir(d);
+	} else {
+		fit = false;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (fit)
+		return 0;
+	(void)renameat2(base, tmp, ahead_dirfd, ahead, RENAME_NOREPLACE);
+	return -1;
+}
+
 int al_artifacts_create(const char *state_dir, const char *run_id,
 			al_artifact_store *out, al_error **err)
+{
+	return al_artifacts_create_ahead(state_dir, run_id, -1, NULL, out,
+					 err);
+}
+
+int al_artifacts_create_ahead(const char *state_dir, const char *run_id,
+			      int ahead_dirfd, const char *ahead,
+			      al_artifact_store *out, al_error **err)
 {
 	char tmp[64];
 	int base = -1, fd = -1, rc = 0;
@@ -73,7 +117,8 @@ int al_artifacts_create(const char *state_dir, const char *run_id,
 	if (base < 0)
 		return unavailable(err, -base, "open the artifact base directory");
 	snprintf(tmp, sizeof(tmp), NEW_PREFIX "%s", run_id);
-	if (mkdirat(base, tmp, 0700) < 0) {
+	if (take_ahead(ahead_dirfd, ahead, base, tmp) < 0 &&
+	    mkdirat(base, tmp, 0700) < 0) {
 		rc = unavailable(err, errno, "create the run's artifact store");
 		goto out;
 	}

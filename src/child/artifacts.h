@@ -35,6 +35,14 @@ typedef struct al_artifact_store {
  * reason "artifacts_unavailable". */
 int al_artifacts_create(const char *state_dir, const char *run_id,
 			al_artifact_store *out, al_error **err);
+/* The same, taking the empty directory `ahead` beneath ahead_dirfd (made
+ * ahead of the run, on the state directory's file system) as the store
+ * rather than making one: it is renamed in, and used only when it is an
+ * empty directory of ours, mode 0700; otherwise it is put back and a
+ * store is made as al_artifacts_create does. */
+int al_artifacts_create_ahead(const char *state_dir, const char *run_id,
+			      int ahead_dirfd, const char *ahead,
+			      al_artifact_store *out, al_error **err);
 /* Unlocks (the run has ended) and closes; an empty store is removed. */
 void al_artifacts_close(al_artifact_store *s);
 

@@ -1243,8 +1243,12 @@ void al_drun_cleanup(al_drun *r)
 	/* What a supervisor killed while holding its result left. */
 	unlinkat(r->dirfd, AL_RF_RESERVE, 0);
 	unlinkat(r->dirfd, AL_RF_PENDING, 0);
-	/* Temp files made ahead that this run did not need. */
+	/* Temp files made ahead that this run did not need, and its
+	 * artifact store made ahead when the run never came to use it. */
 	al_record_file_blanks_drop(r->dirfd);
+	if (unlinkat(r->dirfd, AL_RF_STORE_AHEAD, AT_REMOVEDIR) < 0 &&
+	    errno != ENOENT)
+		(void)al_remove_tree_at(r->dirfd, AL_RF_STORE_AHEAD);
 	/* The live output is in the final result now: kept once. */
 	if (unlinkat(r->dirfd, AL_RF_OUTPUT, 0) < 0 && errno != ENOENT)
 		al_logf(AL_LOG_WARN, r->run_id,

@@ -70,6 +70,8 @@ static int make_spare(int slot_fd)
 	}
 	if (rc == 0)
 		rc = al_record_file_blanks_make(fd);
+	if (rc == 0 && mkdirat(fd, AL_RF_STORE_AHEAD, 0700) < 0)
+		rc = -errno;
 	if (fd >= 0)
 		close(fd);
 	if (rc < 0)

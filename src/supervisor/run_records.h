@@ -34,6 +34,10 @@
  * entry is durable at launch (docs/durability.md, "The run directory") */
 #define AL_RF_RESERVE_BYTES (64u * 1024u)
 #define AL_RF_FINISHING "finishing"
+/* The run's artifact store made ahead with a spare run directory: the
+ * supervisor moves it to STATE_DIR/artifacts (docs/durability.md, "Run
+ * directories made ahead"); one left unused goes at the clean-up. */
+#define AL_RF_STORE_AHEAD ".artifacts"
 #define AL_RF_FINAL "final.json"
 #define AL_RF_LOG "supervisor.log"
 #define AL_RF_PROVIDER_ERROR "provider_error.json"

@@ -594,7 +594,9 @@ static const char *prepare(sup *s, const char *state_dir, int secrets_fd)
 	int brc = abs == NULL ? -errno : al_bundle_new(s->req, &s->bundle, NULL);
 	if (brc == 0)
 		brc = al_manifest_new(s->bundle, &s->manifest);
-	if (brc == 0 && al_artifacts_create(abs, s->run_id, &s->store, NULL) < 0)
+	if (brc == 0 &&
+	    al_artifacts_create_ahead(abs, s->run_id, s->dirfd,
+				      AL_RF_STORE_AHEAD, &s->store, NULL) < 0)
 		why = "artifacts_unavailable";
 	else if (brc < 0)
 		why = "start_failed";

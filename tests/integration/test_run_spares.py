@@ -41,7 +41,8 @@ def epoch_dirs(d):
 
 
 def ready_spares(d):
-    return sorted(d.state.glob("spare-runs/*/*/run/.blank.3"))
+    # the store made ahead is a spare's last entry
+    return sorted(d.state.glob("spare-runs/*/*/run/.artifacts"))
 
 
 def config(spares=None):
@@ -92,6 +93,7 @@ def test_runs_take_directories_made_ahead(make_daemon):
     wait_until(lambda: len(ready_spares(d)) == 4, what="4 spares made")
     epochs = epoch_dirs(d)
     assert len(epochs) == 1
+    stores_ahead = {p.stat().st_ino for p in ready_spares(d)}
     rids = []
     for i in range(6):
         st, _, res = d.run(sh("echo run %d" % i))
@@ -104,13 +106,18 @@ def test_runs_take_directories_made_ahead(make_daemon):
     assert c["ahead"] >= 3 and c["ahead"] + c["on_admission"] == 6, c
     for rid in rids:
         assert_run_dir_as_made_on_admission(d, rid)
+    # The first run's artifact store is the one made with its spare, and
+    # holds its log.
+    store = d.state / "artifacts" / rids[0]
+    assert store.stat().st_ino in stores_ahead
+    assert (store / "log").read_text() == "run 0\n"
     # Refilled behind the runs.
     wait_until(lambda: len(ready_spares(d)) == 4, what="spares refilled")
     # Nothing of a run is left in the slots.
     for p in d.state.glob("spare-runs/*/*/run"):
         assert {q.name for q in p.iterdir()} == {
             "inbox", "acks", ".result.reserve", "supervisor.log",
-            ".blank.0", ".blank.1", ".blank.2", ".blank.3"}
+            ".blank.0", ".blank.1", ".blank.2", ".blank.3", ".artifacts"}
 
 
 def test_zero_makes_none(make_daemon):

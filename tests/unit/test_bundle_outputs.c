@@ -483,6 +483,90 @@ static void test_store_lock_and_retention(void **state)
 	free(sd);
 }
 
+static ino_t ino_at(int dirfd, const char *name)
+{
+	struct stat st;
+	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? st.st_ino
+								   : 0;
+}
+
+/* A store made ahead (in a spare run directory) becomes the run's store
+ * when it is an empty directory of ours, 0700; anything else stays where
+ * it was and a store is made as without one. */
+static void test_store_made_ahead(void **state)
+{
+	fixture *f = *state;
+	char *sd = al_strdup_printf("%s/state", f->dir);
+	assert_int_equal(mkdir(sd, 0700), 0);
+	char *ad = al_strdup_printf("%s/ahead", f->dir);
+	assert_int_equal(mkdir(ad, 0700), 0);
+	int afd = open(ad, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(afd >= 0);
+	int sfd = open(sd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(sfd >= 0);
+
+	/* taken: its inode is the store's */
+	assert_int_equal(mkdirat(afd, ".artifacts", 0700), 0);
+	ino_t made = ino_at(afd, ".artifacts");
+	al_artifact_store s;
+	assert_int_equal(al_artifacts_create_ahead(sd, "run-a", afd,
+						   ".artifacts", &s, NULL),
+			 0);
+	assert_int_equal(ino_at(afd, ".artifacts"), 0);
+	int art = openat(sfd, "artifacts", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(art >= 0);
+	assert_int_equal(ino_at(art, "run-a"), made);
+	assert_true(al_artifacts_live(sd, "run-a"));
+	al_artifacts_close(&s);
+
+	/* none there: made as without one */
+	assert_int_equal(al_artifacts_create_ahead(sd, "run-b", afd,
+						   ".artifacts", &s, NULL),
+			 0);
+	assert_true(ino_at(art, "run-b") != 0);
+	al_artifacts_close(&s);
+
+	/* not empty, or not 0700, or a link: left where it was, its content
+	 * untouched, and the run's store is a new one */
+	assert_int_equal(mkdirat(afd, ".artifacts", 0700), 0);
+	int planted = openat(afd, ".artifacts", O_RDONLY | O_DIRECTORY);
+	assert_true(planted >= 0);
+	put(planted, "log", "planted");
+	close(planted);
+	made = ino_at(afd, ".artifacts");
+	assert_int_equal(al_artifacts_create_ahead(sd, "run-c", afd,
+						   ".artifacts", &s, NULL),
+			 0);
+	assert_int_equal(ino_at(afd, ".artifacts"), made);
+	assert_true(ino_at(art, "run-c") != made);
+	assert_int_equal(al_artifact_open(sd, "run-c", "log"), -ENOENT);
+	al_artifacts_close(&s);
+	char *pl = al_strdup_printf("%s/.artifacts/log", ad);
+	assert_int_equal(unlink(pl), 0);
+	free(pl);
+	assert_int_equal(fchmodat(afd, ".artifacts", 0755, 0), 0);
+	assert_int_equal(al_artifacts_create_ahead(sd, "run-d", afd,
+						   ".artifacts", &s, NULL),
+			 0);
+	assert_int_equal(ino_at(afd, ".artifacts"), made);
+	al_artifacts_close(&s);
+	assert_int_equal(unlinkat(afd, ".artifacts", AT_REMOVEDIR), 0);
+	assert_int_equal(symlinkat(ad, afd, ".artifacts"), 0);
+	assert_int_equal(al_artifacts_create_ahead(sd, "run-e", afd,
+						   ".artifacts", &s, NULL),
+			 0);
+	struct stat st;
+	assert_int_equal(fstatat(afd, ".artifacts", &st, AT_SYMLINK_NOFOLLOW),
+			 0);
+	assert_true(S_ISLNK(st.st_mode));
+	al_artifacts_close(&s);
+	close(art);
+	close(sfd);
+	close(afd);
+	free(ad);
+	free(sd);
+}
+
 static void test_runlog_caps_each_stream(void **state)
 {
 	fixture *f = *state;
@@ -519,6 +603,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_remove_tree_deep_and_hostile, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_store_made_ahead, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_store_lock_and_retention,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_runlog_caps_each_stream,
