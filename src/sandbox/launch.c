@@ -457,6 +457,13 @@ static void clean_args(void)
 	syscall(SYS_prctl, PR_SET_NAME, name, 0UL, 0UL, 0UL);
 }
 
+/* The init joins a namespace made ahead instead of a new one. */
+static bool joins_netns_ahead(const al_sb_launch *l)
+{
+	return l->privileged && l->network != AL_NETWORK_HOST &&
+	       l->netns_fd >= 0;
+}
+
 static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 {
 	int ff = f->fail[1];
@@ -478,6 +485,13 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 	if (read(f->sync[0], &go, 1) != 1)
 		fail(ff, ST_SYNC, errno ? errno : EPIPE, 0);
 	close(f->sync[0]);
+	/* The network namespace made ahead, before anything is set up in
+	 * one: the init came without CLONE_NEWNET (do_clone). */
+	if (joins_netns_ahead(l)) {
+		if (setns(l->netns_fd, CLONE_NEWNET) < 0)
+			fail(ff, ST_NET, errno, 0);
+		close(l->netns_fd);
+	}
 	/* Into the run's v1 cgroups before anything else: the program is
 	 * forked inside them, and the cgroup namespace below is rooted at
 	 * the cgroup the init is in when it is created. */
@@ -615,7 +629,7 @@ static pid_t do_clone(const al_sb_launch *l, int *pidfd, bool *in_v2)
 			 CLONE_NEWIPC | CLONE_NEWUTS | CLONE_PIDFD;
 	if (!l->privileged)
 		flags |= CLONE_NEWUSER;
-	if (l->network == AL_NETWORK_HOST)
+	if (l->network == AL_NETWORK_HOST || joins_netns_ahead(l))
 		flags &= ~(uint64_t)CLONE_NEWNET;
 	struct clone_args ca;
 	memset(&ca, 0, sizeof(ca));

@@ -31,6 +31,10 @@ typedef struct al_sb_launch {
 	int cap_last;		/* /proc/sys/kernel/cap_last_cap */
 	const al_sb_mount_plan *mounts;
 	al_network network;
+	/* A network namespace made ahead (netns_ahead.h) the init joins
+	 * instead of a new one (root launches, network not host), or -1.
+	 * The caller closes it after the launch. */
+	int netns_fd;
 	char *const *argv;	/* argv[0] absolute, as seen inside */
 	char *const *envp;
 	const char *cwd;

@@ -33,6 +33,7 @@
 #include "cgroup/cgroup.h"
 #include "sandbox/context.h"
 #include "sandbox/mounts.h"
+#include "sandbox/netns_ahead.h"
 #include "sandbox/pool.h"
 #include "sandbox/probe.h"
 #include "sandbox/run.h"
@@ -52,6 +53,9 @@ struct al_provider_handle {
 	 * (the host retires it and probes again) and the cache is gone. */
 	atomic_bool broken;
 	al_sb_pool *pool; /* NULL: no warm pool configured */
+	/* A network namespace made ahead for the next cold run (root, and
+	 * not where pools are off: a handle that serves one run only) */
+	al_sb_netns_ahead netns;
 };
 
 static atomic_bool pools_off;
@@ -158,10 +162,14 @@ static int sb_ensure(const char *config_json, al_provider_handle **out,
 		return rc;
 	}
 	al_run_registry_init(&h->runs);
+	al_sb_netns_ahead_init(&h->netns, h->facts->available &&
+						  h->ctx.privileged &&
+						  !atomic_load(&pools_off));
 	/* Members start being prepared now, in the background. */
 	if (h->facts->available && !atomic_load(&pools_off)) {
 		rc = al_sb_pool_start(&h->ctx, &h->pool, err);
 		if (rc < 0) {
+			al_sb_netns_ahead_clear(&h->netns);
 			al_run_registry_destroy(&h->runs);
 			al_facts_free(h->facts);
 			al_sb_context_clear(&h->ctx);
@@ -627,6 +635,7 @@ static int sb_run_steps(sb_run *r, al_error **err)
 		.manifest = r->bu.manifest,
 		.on_output = r->req->grant.streaming ? r->exec->on_output : NULL,
 		.on_output_ctx = r->exec->on_output_ctx,
+		.netns_ahead = &r->h->netns,
 	};
 	int rc = sb_run_build(r, &step, err);
 	if (rc != SB_GO)
@@ -696,7 +705,11 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 		rc = sb_build_env(&r);
 	if (rc == SB_GO)
 		rc = sb_run_steps(&r, err);
-	return sb_run_end(&r, rc, err);
+	rc = sb_run_end(&r, rc, err);
+	/* the next cold run's network namespace, made while none runs here
+	 * (the run's descriptors are closed by now) */
+	al_sb_netns_ahead_refill(&h->netns);
+	return rc;
 }
 
 void al_sb_provider_pool_stats(al_provider_handle *h, al_sb_pool_stats *out)
@@ -704,9 +717,24 @@ void al_sb_provider_pool_stats(al_provider_handle *h, al_sb_pool_stats *out)
 	al_sb_pool_get_stats(h != NULL ? h->pool : NULL, out);
 }
 
+void al_sb_provider_netns_stats(al_provider_handle *h,
+				unsigned long long *taken,
+				unsigned long long *missed)
+{
+	pthread_mutex_lock(&h->netns.lock);
+	*taken = h->netns.taken;
+	*missed = h->netns.missed;
+	pthread_mutex_unlock(&h->netns.lock);
+}
+
 int al_sandbox_pool_renew(al_provider_handle *h, int timeout_ms)
 {
-	return al_sb_pool_renew(h != NULL ? h->pool : NULL, timeout_ms);
+	int rc = al_sb_pool_renew(h != NULL ? h->pool : NULL, timeout_ms);
+	/* After the members, which are made while nothing else opens a
+	 * descriptor (their numbers are compared between runs too). */
+	if (h != NULL)
+		al_sb_netns_ahead_settle(&h->netns);
+	return rc;
 }
 
 size_t al_sandbox_pool_cgroups(al_provider_handle *h,
@@ -761,6 +789,7 @@ static int sb_release(al_provider_handle *h, al_error **err)
 	log_pool_stats(h->pool);
 	int rc = al_sb_pool_stop(h->pool);
 	h->pool = NULL;
+	al_sb_netns_ahead_clear(&h->netns);
 	al_run_registry_destroy(&h->runs);
 	al_facts_free(h->facts);
 	al_sb_context_clear(&h->ctx);

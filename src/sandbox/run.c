@@ -2,6 +2,7 @@
  * launch, supervision, usage from the cgroups, cleanup. */
 #include "core/log.h"
 #include "sandbox/run.h"
+#include "sandbox/netns_ahead.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -208,6 +209,11 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 		.cap_last = ctx->cap_last,
 		.mounts = &plan,
 		.network = req->grant.network,
+		.netns_fd = s->netns_ahead != NULL &&
+					    req->grant.network !=
+						    AL_NETWORK_HOST
+				    ? al_sb_netns_ahead_take(s->netns_ahead)
+				    : -1,
 		.argv = s->argv,
 		.envp = s->envp,
 		.cwd = "/workspace",
@@ -236,6 +242,9 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 	};
 	al_child child;
 	rc = al_sb_launch_start(&l, &child, &setup_err);
+	/* the init has joined it (or failed): ours is not needed */
+	if (l.netns_fd >= 0)
+		close(l.netns_fd);
 	if (rc < 0) {
 		const char *why = al_error_get_reason(setup_err);
 		al_logf(AL_LOG_WARN, s->exec->run_id, "sandbox: %s",

@@ -40,6 +40,9 @@ typedef struct al_sb_step {
 	 * tmpfs (the caller closes it), which stays readable after the
 	 * sandbox is gone; untouched otherwise.  NULL: not wanted. */
 	int *ws_fd;
+	/* The provider handle's network namespace made ahead (NULL: the
+	 * launch makes its own). */
+	struct al_sb_netns_ahead *netns_ahead;
 } al_sb_step;
 
 /* The size of the tmpfs that is the run's /workspace (nothing of it on

@@ -336,6 +336,7 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 		.cap_last = ctx->cap_last,
 		.mounts = &plan,
 		.network = network,
+		.netns_fd = -1, /* a member makes its own, ahead anyway */
 		.argv = argv,
 		.envp = envp,
 		.cwd = "/workspace",

@@ -56,7 +56,7 @@ static int setup(void **state)
 	if (mkdtemp(dir) == NULL)
 		return -1;
 	have_ns = unshare(CLONE_NEWNS) == 0 &&
-		  mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0;
+		  mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == 0;
 	return 0;
 }
 
