@@ -7,10 +7,11 @@ build-fp/obj/src/sandbox/provider.o: src/sandbox/provider.c \
  src/sandbox/build.h src/sandbox/run.h src/child/shepherd.h \
  src/child/supervise.h src/child/supervise.h src/cgroup/cgroup.h \
  src/sandbox/context.h src/sandbox/observation_cache.h \
- src/sandbox/seccomp_policy.h src/sandbox/mounts.h src/sandbox/pool.h \
- src/sandbox/sandbox.h src/sandbox/warm.h src/sandbox/userns.h \
- src/sandbox/probe.h src/sandbox/runbase.h src/tool/proto.h \
- src/json/build_json.h src/json/field_codec.h src/supervisor/outlog.h
+ src/sandbox/seccomp_policy.h src/sandbox/mounts.h \
+ src/sandbox/netns_ahead.h src/sandbox/pool.h src/sandbox/sandbox.h \
+ src/sandbox/warm.h src/sandbox/userns.h src/sandbox/probe.h \
+ src/sandbox/runbase.h src/tool/proto.h src/json/build_json.h \
+ src/json/field_codec.h src/supervisor/outlog.h
 include/airlock/provider.h:
 include/airlock/contract.h:
 include/airlock/error.h:
@@ -35,6 +36,7 @@ src/sandbox/context.h:
 src/sandbox/observation_cache.h:
 src/sandbox/seccomp_policy.h:
 src/sandbox/mounts.h:
+src/sandbox/netns_ahead.h:
 src/sandbox/pool.h:
 src/sandbox/sandbox.h:
 src/sandbox/warm.h:
