@@ -52,10 +52,10 @@
 #include "floor_layers.h"
 
 enum { BARE, NS, NS_NONET, BWRAP, AL_NS, AL_CG, AL_MOUNTS, AL_CREDS, AL_LSM,
-       NVAR };
+       AL_AHEAD, NVAR };
 static const char *const names[NVAR] = {
 	"bare",	 "ns",	    "ns-nonet", "bwrap", "al-ns",
-	"+cgroups", "+mounts", "+creds",   "+lsm"};
+	"+cgroups", "+mounts", "+creds",   "+lsm",  "+lsm, netns ahead"};
 
 /* The command FLOOR_CHECK runs: each layer leaves a trace in it.  The
  * write to /proc/self/comm is allowed by the file's mode, so only
@@ -128,7 +128,7 @@ static int run_once(uint64_t flags, char *const argv[])
 
 /* One run of variant V. */
 static int run_variant(int v, char *const cmd[], char *const bw[],
-		       bool verbose)
+		       int netns_fd, bool verbose)
 {
 	const uint64_t all = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS |
 			     CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
@@ -141,6 +141,8 @@ static int run_variant(int v, char *const cmd[], char *const bw[],
 		return run_once(all, cmd);
 	case BWRAP:
 		return run_once(0, bw);
+	case AL_AHEAD:
+		return fl_run_joining(FL_LSM, netns_fd, cmd, verbose);
 	default:
 		return fl_run((enum fl_level)(FL_NS + (v - AL_NS)), cmd,
 			      verbose);
@@ -161,7 +163,13 @@ static int check(const char *only, bool have_bwrap, char **bw_prefix,
 			continue;
 		printf("## %s\n", names[v]);
 		fflush(stdout);
-		int rc = run_variant(v, check_cmd, bw_prefix, true);
+		int nfd = v == AL_AHEAD ? fl_netns_make() : -1;
+		int rc = v == AL_AHEAD && nfd < 0
+				 ? nfd
+				 : run_variant(v, check_cmd, bw_prefix, nfd,
+					       true);
+		if (nfd >= 0)
+			close(nfd);
 		fflush(stdout);
 		printf("exit: %s\n\n", rc == 0 ? "0" : "FAILED");
 		bad |= rc != 0;
@@ -222,9 +230,16 @@ int main(int argc, char **argv)
 			if ((v == BWRAP && !have_bwrap) ||
 			    (only != NULL && strcmp(only, names[v]) != 0))
 				continue;
+			/* made before the clock starts, as airlock makes it
+			 * ahead of the run */
+			int nfd = v == AL_AHEAD ? fl_netns_make() : -1;
 			int64_t c0 = cpu_ns(), t0 = now_ns();
-			int rc = run_variant(v, cmd, bw, false);
+			int rc = v == AL_AHEAD && nfd < 0
+					 ? nfd
+					 : run_variant(v, cmd, bw, nfd, false);
 			int64_t t1 = now_ns(), c1 = cpu_ns();
+			if (nfd >= 0)
+				close(nfd);
 			if (r < 3) /* warm-up */
 				continue;
 			if (rc < 0) {

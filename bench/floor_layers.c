@@ -37,6 +37,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <pthread.h>
 #include <unistd.h>
 
 /* airlock's clone flags: no user namespace at clone (the init is real
@@ -819,9 +820,11 @@ static long spawn_program(enum fl_level level, char *const argv[])
 }
 
 static _Noreturn void init_main(enum fl_level level, const struct run_cg *cg,
-				char *const argv[])
+				int netns_fd, char *const argv[])
 {
 	int rc = step(prctl(PR_SET_PDEATHSIG, SIGKILL), "pdeathsig");
+	if (rc == 0 && netns_fd >= 0)
+		rc = step(setns(netns_fd, CLONE_NEWNET), "setns net");
 	if (rc == 0 && level >= FL_CGROUPS && (rc = cg_join(cg)) < 0)
 		die("+cgroups", rc);
 	if (rc == 0)
@@ -840,7 +843,35 @@ static _Noreturn void init_main(enum fl_level level, const struct run_cg *cg,
 	_exit(wait_ok((pid_t)pid) == 0 ? 0 : 1);
 }
 
+static void *netns_thread(void *arg)
+{
+	(void)arg;
+	int fd = unshare(CLONE_NEWNET) < 0
+			 ? -errno
+			 : open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (fd == -1)
+		fd = -errno;
+	return (void *)(intptr_t)fd;
+}
+
+int fl_netns_make(void)
+{
+	pthread_t t;
+	void *out = NULL;
+	int rc = pthread_create(&t, NULL, netns_thread, NULL);
+	if (rc != 0)
+		return -rc;
+	pthread_join(t, &out);
+	return (int)(intptr_t)out;
+}
+
 int fl_run(enum fl_level level, char *const argv[], bool verbose)
+{
+	return fl_run_joining(level, -1, argv, verbose);
+}
+
+int fl_run_joining(enum fl_level level, int netns_fd, char *const argv[],
+		   bool verbose)
 {
 	struct run_cg cg;
 	memset(&cg, 0, sizeof(cg));
@@ -852,9 +883,12 @@ int fl_run(enum fl_level level, char *const argv[], bool verbose)
 		cg_remove(&cg);
 		return rc;
 	}
-	long pid = clone_plain(AL_CLONE_FLAGS, cg.v2_fd);
+	uint64_t flags = AL_CLONE_FLAGS;
+	if (netns_fd >= 0)
+		flags &= ~(uint64_t)CLONE_NEWNET;
+	long pid = clone_plain(flags, cg.v2_fd);
 	if (pid == 0)
-		init_main(level, &cg, argv);
+		init_main(level, &cg, netns_fd, argv);
 	if (pid < 0) {
 		rc = -errno;
 		fprintf(stderr, "floor: al-ns: clone3: %s\n", strerror(errno));

@@ -26,4 +26,14 @@ void fl_release(void);
  * cgroup figures read after the run (FLOOR_CHECK). */
 int fl_run(enum fl_level level, char *const argv[], bool verbose);
 
+/* A fresh network namespace, made by a thread that opens it and exits
+ * (as airlock makes one ahead of a cold run): its descriptor, or a
+ * negative errno. */
+int fl_netns_make(void);
+
+/* fl_run, the init joining NETNS_FD (setns) instead of a network
+ * namespace made by clone3; the caller closes it. */
+int fl_run_joining(enum fl_level level, int netns_fd, char *const argv[],
+		   bool verbose);
+
 #endif
