@@ -1,4 +1,0 @@
-build-fp/obj-netmod/src/server/listen.o: src/server/listen.c \
- src/server/listen.h include/airlock/error.h
-src/server/listen.h:
-include/airlock/error.h:

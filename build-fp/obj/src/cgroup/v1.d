@@ -1,8 +1,0 @@
-build-fp/obj/src/cgroup/v1.o: src/cgroup/v1.c src/cgroup/cgfs.h \
- src/cgroup/manager.h src/cgroup/cgroup.h include/airlock/contract.h \
- include/airlock/error.h
-src/cgroup/cgfs.h:
-src/cgroup/manager.h:
-src/cgroup/cgroup.h:
-include/airlock/contract.h:
-include/airlock/error.h:

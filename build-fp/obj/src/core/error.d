@@ -1,2 +1,0 @@
-build-fp/obj/src/core/error.o: src/core/error.c include/airlock/error.h
-include/airlock/error.h:

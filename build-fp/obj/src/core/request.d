@@ -1,9 +1,0 @@
-build-fp/obj/src/core/request.o: src/core/request.c \
- include/airlock/contract.h src/core/build_contract.h src/core/util.h \
- src/json/toolbelt_json.h src/json/field_codec.h include/airlock/error.h
-include/airlock/contract.h:
-src/core/build_contract.h:
-src/core/util.h:
-src/json/toolbelt_json.h:
-src/json/field_codec.h:
-include/airlock/error.h:

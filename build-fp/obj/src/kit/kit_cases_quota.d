@@ -1,9 +1,0 @@
-build-fp/obj/src/kit/kit_cases_quota.o: src/kit/kit_cases_quota.c \
- src/kit/kit.h include/airlock/contract.h include/airlock/contract_kit.h \
- include/airlock/provider.h include/airlock/error.h src/kit/kit_cases.h
-src/kit/kit.h:
-include/airlock/contract.h:
-include/airlock/contract_kit.h:
-include/airlock/provider.h:
-include/airlock/error.h:
-src/kit/kit_cases.h:

@@ -1,3 +1,0 @@
-build-fp/obj/src/sandbox/landlock.o: src/sandbox/landlock.c \
- src/sandbox/landlock.h
-src/sandbox/landlock.h:
