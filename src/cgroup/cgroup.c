@@ -308,9 +308,8 @@ void al_sb_cgrun_name(char *buf, size_t size, const char *tag)
 	snprintf(buf, size, "airlock-%d-%08x-%s", (int)getpid(), r, tag);
 }
 
-int al_sb_cgrun_create(const al_sb_cgroups *cg, const char *name,
-		       const al_limits *limits, al_sb_cgrun *run,
-		       al_error **err)
+int al_sb_cgrun_make(const al_sb_cgroups *cg, const char *name,
+		     al_sb_cgrun *run, al_error **err)
 {
 	memset(run, 0, sizeof(*run));
 	run->v2_fd = -1;
@@ -339,8 +338,29 @@ int al_sb_cgrun_create(const al_sb_cgroups *cg, const char *name,
 		if (!dup)
 			rc = make_dir(cg->v1_base[i], name, &run->v1_dir[i]);
 	}
-	if (rc == 0)
-		rc = set_limits(cg, run, limits, false);
+	if (rc < 0) {
+		al_sb_cgrun_destroy(run);
+		return al_error_set(err, AL_ERR_UNAVAILABLE, -rc,
+				    "sandbox_unavailable",
+				    "creating the run's cgroups failed");
+	}
+	return 0;
+}
+
+int al_sb_cgrun_limit(const al_sb_cgroups *cg, const al_sb_cgrun *run,
+		      const al_limits *limits)
+{
+	return set_limits(cg, run, limits, false);
+}
+
+int al_sb_cgrun_create(const al_sb_cgroups *cg, const char *name,
+		       const al_limits *limits, al_sb_cgrun *run,
+		       al_error **err)
+{
+	int rc = al_sb_cgrun_make(cg, name, run, err);
+	if (rc < 0)
+		return rc;
+	rc = al_sb_cgrun_limit(cg, run, limits);
 	if (rc < 0) {
 		al_sb_cgrun_destroy(run);
 		return al_error_set(err, AL_ERR_UNAVAILABLE, -rc,

@@ -83,6 +83,14 @@ typedef struct al_sb_cgrun {
  * pid and a counter alone repeat once pids wrap, and a cgroup can outlive
  * its creator (a tree that would not die), so a new run found it taken. */
 void al_sb_cgrun_name(char *buf, size_t size, const char *tag);
+/* The two halves of al_sb_cgrun_create: the cgroups alone, without limits
+ * (made ahead of a run, sandbox/cgroups_ahead.h; never leaves a partial
+ * set), and the limits of cgroups that hold no process yet (0 or a
+ * negative errno; the caller removes them on failure). */
+int al_sb_cgrun_make(const al_sb_cgroups *cg, const char *name,
+		     al_sb_cgrun *run, al_error **err);
+int al_sb_cgrun_limit(const al_sb_cgroups *cg, const al_sb_cgrun *run,
+		      const al_limits *limits);
 /* Creates the run's cgroups named `name` and writes the limits that are
  * set (memory_bytes with swap off, pids).  Never leaves a partial set. */
 int al_sb_cgrun_create(const al_sb_cgroups *cg, const char *name,

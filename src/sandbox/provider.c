@@ -34,6 +34,7 @@
 #include "sandbox/context.h"
 #include "sandbox/mounts.h"
 #include "sandbox/netns_ahead.h"
+#include "sandbox/cgroups_ahead.h"
 #include "sandbox/pool.h"
 #include "sandbox/probe.h"
 #include "sandbox/run.h"
@@ -56,6 +57,9 @@ struct al_provider_handle {
 	/* A network namespace made ahead for the next cold run (root, and
 	 * not where pools are off: a handle that serves one run only) */
 	al_sb_netns_ahead netns;
+	/* A cold run's cgroups made ahead, and removed behind (where pools
+	 * are not off, as the namespace) */
+	al_sb_cg_ahead cgroups;
 };
 
 static atomic_bool pools_off;
@@ -143,6 +147,16 @@ static int sb_probe(const char *config_json, al_facts **out, al_error **err)
 	return rc;
 }
 
+/* Whether a run gets any cgroup here (none delegated: nothing to make
+ * ahead). */
+static bool cgroups_used(const al_sb_cgroups *cg)
+{
+	bool any = cg->v2_base != NULL;
+	for (int i = 0; i < AL_CG__N; i++)
+		any = any || cg->ver[i] != AL_CG_NONE;
+	return any;
+}
+
 static int sb_ensure(const char *config_json, al_provider_handle **out,
 		     al_error **err)
 {
@@ -165,10 +179,14 @@ static int sb_ensure(const char *config_json, al_provider_handle **out,
 	al_sb_netns_ahead_init(&h->netns, h->facts->available &&
 						  h->ctx.privileged &&
 						  !atomic_load(&pools_off));
+	al_sb_cg_ahead_init(&h->cgroups, &h->ctx.cg,
+			    h->facts->available && !atomic_load(&pools_off) &&
+				    cgroups_used(&h->ctx.cg));
 	/* Members start being prepared now, in the background. */
 	if (h->facts->available && !atomic_load(&pools_off)) {
 		rc = al_sb_pool_start(&h->ctx, &h->pool, err);
 		if (rc < 0) {
+			al_sb_cg_ahead_clear(&h->cgroups);
 			al_sb_netns_ahead_clear(&h->netns);
 			al_run_registry_destroy(&h->runs);
 			al_facts_free(h->facts);
@@ -636,6 +654,7 @@ static int sb_run_steps(sb_run *r, al_error **err)
 		.on_output = r->req->grant.streaming ? r->exec->on_output : NULL,
 		.on_output_ctx = r->exec->on_output_ctx,
 		.netns_ahead = &r->h->netns,
+		.cg_ahead = &r->h->cgroups,
 	};
 	int rc = sb_run_build(r, &step, err);
 	if (rc != SB_GO)
@@ -709,6 +728,8 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 	/* the next cold run's network namespace, made while none runs here
 	 * (the run's descriptors are closed by now) */
 	al_sb_netns_ahead_refill(&h->netns);
+	/* the run's cgroups removed and the next made, off its path */
+	al_sb_cg_ahead_refill(&h->cgroups);
 	return rc;
 }
 
@@ -727,13 +748,22 @@ void al_sb_provider_netns_stats(al_provider_handle *h,
 	pthread_mutex_unlock(&h->netns.lock);
 }
 
+void al_sb_provider_cgroups_stats(al_provider_handle *h,
+				  unsigned long long *taken,
+				  unsigned long long *missed, bool *ready)
+{
+	al_sb_cg_ahead_counts(&h->cgroups, taken, missed, ready);
+}
+
 int al_sandbox_pool_renew(al_provider_handle *h, int timeout_ms)
 {
 	int rc = al_sb_pool_renew(h != NULL ? h->pool : NULL, timeout_ms);
 	/* After the members, which are made while nothing else opens a
 	 * descriptor (their numbers are compared between runs too). */
-	if (h != NULL)
+	if (h != NULL) {
 		al_sb_netns_ahead_settle(&h->netns);
+		al_sb_cg_ahead_settle(&h->cgroups);
+	}
 	return rc;
 }
 
@@ -790,6 +820,7 @@ static int sb_release(al_provider_handle *h, al_error **err)
 	int rc = al_sb_pool_stop(h->pool);
 	h->pool = NULL;
 	al_sb_netns_ahead_clear(&h->netns);
+	al_sb_cg_ahead_clear(&h->cgroups);
 	al_run_registry_destroy(&h->runs);
 	al_facts_free(h->facts);
 	al_sb_context_clear(&h->ctx);

@@ -3,6 +3,7 @@
 #include "core/log.h"
 #include "sandbox/run.h"
 #include "sandbox/netns_ahead.h"
+#include "sandbox/cgroups_ahead.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -130,6 +131,30 @@ uint64_t al_sb_socket_bytes(const al_sb_config *cfg, const al_limits *l)
 	return l->socket_bytes > 0 ? l->socket_bytes : cfg->socket_bytes;
 }
 
+/* The step's cgroups, limited: the set made ahead when one is ready,
+ * else made now. */
+static int step_cgroups(const al_sb_step *s, const al_limits *lim,
+			al_sb_cgrun *cg, al_error **err)
+{
+	if (s->cg_ahead == NULL || !al_sb_cg_ahead_take(s->cg_ahead, cg))
+		return al_sb_cgrun_create(&s->ctx->cg, s->cg_name, lim, cg,
+					  err);
+	int rc = al_sb_cgrun_limit(&s->ctx->cg, cg, lim);
+	if (rc == 0)
+		return 0;
+	al_sb_cg_ahead_give(s->cg_ahead, cg);
+	return al_error_set(err, AL_ERR_UNAVAILABLE, -rc, "sandbox_unavailable",
+			    "limiting the run's cgroups failed");
+}
+
+/* The step's cgroups once it is over: back to be removed behind, or
+ * removed now. */
+static int step_cgroups_done(const al_sb_step *s, al_sb_cgrun *cg)
+{
+	return s->cg_ahead != NULL ? al_sb_cg_ahead_give(s->cg_ahead, cg)
+				   : al_sb_cgrun_destroy(cg);
+}
+
 int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 {
 	const al_request *req = s->exec->request;
@@ -140,13 +165,13 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 	int rc;
 
 	const al_limits *lim = step_limits(s);
-	rc = al_sb_cgrun_create(&ctx->cg, s->cg_name, lim, &cg, &setup_err);
+	rc = step_cgroups(s, lim, &cg, &setup_err);
 	/* before the program's first socket: sockets made earlier would go
 	 * uncharged */
 	if (rc == 0 &&
 	    al_sb_cgrun_limit_sockets(&ctx->cg, &cg,
 				      al_sb_socket_bytes(&ctx->cfg, lim)) < 0) {
-		al_sb_cgrun_destroy(&cg);
+		step_cgroups_done(s, &cg);
 		rc = -EIO;
 	}
 	if (rc < 0) {
@@ -271,7 +296,7 @@ out:
 	if (acks_fd >= 0)
 		close(acks_fd);
 	al_sb_mount_plan_clear(&plan);
-	if (al_sb_cgrun_destroy(&cg) < 0 && rc == 0)
+	if (step_cgroups_done(s, &cg) < 0 && rc == 0)
 		rc = al_error_set(err, AL_ERR_INTERNAL, EBUSY, NULL,
 				  "a run cgroup could not be removed");
 	return rc;

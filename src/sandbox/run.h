@@ -43,6 +43,9 @@ typedef struct al_sb_step {
 	/* The provider handle's network namespace made ahead (NULL: the
 	 * launch makes its own). */
 	struct al_sb_netns_ahead *netns_ahead;
+	/* The handle's cgroups made ahead, and where the step's go back to
+	 * be removed (NULL: the step makes and removes its own). */
+	struct al_sb_cg_ahead *cg_ahead;
 } al_sb_step;
 
 /* The size of the tmpfs that is the run's /workspace (nothing of it on

@@ -1,0 +1,219 @@
+/* A cold run's cgroups made ahead, and removed behind (see
+ * cgroups_ahead.h). */
+#include "sandbox/cgroups_ahead.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/log.h"
+
+/* One helper's work: the sets to remove, and whether to make the next. */
+struct al_sb_cg_job {
+	const al_sb_cgroups *cg;
+	al_sb_cgrun *behind;
+	size_t n_behind;
+	bool make;
+	char name[64];
+	bool made;
+	al_sb_cgrun set;
+};
+
+static void remove_set(al_sb_cgrun *run)
+{
+	/* al_sb_cgrun_destroy waits for a tree still dying and hands what
+	 * stays to the sweep; only the operator's log can hear of it now,
+	 * the run having answered */
+	if (al_sb_cgrun_destroy(run) < 0)
+		al_logf(AL_LOG_WARN, NULL,
+			"sandbox: a run's cgroups could not be removed yet; "
+			"the sweep retries them");
+}
+
+static void run_job(struct al_sb_cg_job *j)
+{
+	for (size_t i = 0; i < j->n_behind; i++)
+		remove_set(&j->behind[i]);
+	free(j->behind);
+	j->behind = NULL;
+	j->n_behind = 0;
+	if (j->make)
+		j->made = al_sb_cgrun_make(j->cg, j->name, &j->set, NULL) == 0;
+}
+
+static void *helper(void *arg)
+{
+	run_job(arg);
+	return NULL;
+}
+
+/* Under the lock: takes a finished helper's set (or waits for it). */
+static void reap(al_sb_cg_ahead *a, bool wait)
+{
+	if (!a->making)
+		return;
+	int rc = wait ? pthread_join(a->maker, NULL)
+		      : pthread_tryjoin_np(a->maker, NULL);
+	if (rc != 0)
+		return; /* still running */
+	a->making = false;
+	struct al_sb_cg_job *j = a->job;
+	a->job = NULL;
+	if (j->made && !a->have) {
+		a->ready = j->set;
+		a->have = true;
+	} else if (j->made) {
+		remove_set(&j->set);
+	}
+	free(j);
+}
+
+/* Under the lock: the work for the next helper, or NULL when there is
+ * none (or no memory: the sets stay queued). */
+static struct al_sb_cg_job *next_job(al_sb_cg_ahead *a)
+{
+	if (!a->enabled || (a->have && a->n_behind == 0))
+		return NULL;
+	struct al_sb_cg_job *j = calloc(1, sizeof(*j));
+	if (j == NULL)
+		return NULL;
+	j->cg = a->cg;
+	j->behind = a->behind;
+	j->n_behind = a->n_behind;
+	a->behind = NULL;
+	a->n_behind = a->cap_behind = 0;
+	j->make = !a->have;
+	char tag[24];
+	snprintf(tag, sizeof(tag), "a%u", a->seq++);
+	al_sb_cgrun_name(j->name, sizeof(j->name), tag);
+	return j;
+}
+
+/* Under the lock: a helper for the sets given back and the next one. */
+static void start(al_sb_cg_ahead *a)
+{
+	if (a->making)
+		return;
+	struct al_sb_cg_job *j = next_job(a);
+	if (j == NULL)
+		return;
+	if (pthread_create(&a->maker, NULL, helper, j) == 0) {
+		a->job = j;
+		a->making = true;
+		return;
+	}
+	/* no thread: the removals are done now, nothing is made */
+	j->make = false;
+	run_job(j);
+	free(j);
+}
+
+void al_sb_cg_ahead_init(al_sb_cg_ahead *a, const al_sb_cgroups *cg,
+			 bool enabled)
+{
+	memset(a, 0, sizeof(*a));
+	pthread_mutex_init(&a->lock, NULL);
+	a->cg = cg;
+	a->enabled = enabled;
+	a->ready.v2_fd = -1;
+}
+
+bool al_sb_cg_ahead_take(al_sb_cg_ahead *a, al_sb_cgrun *out)
+{
+	pthread_mutex_lock(&a->lock);
+	reap(a, false);
+	bool got = a->have;
+	if (got) {
+		*out = a->ready;
+		memset(&a->ready, 0, sizeof(a->ready));
+		a->ready.v2_fd = -1;
+		a->have = false;
+	}
+	if (a->enabled) {
+		if (got)
+			a->taken++;
+		else
+			a->missed++;
+	}
+	pthread_mutex_unlock(&a->lock);
+	return got;
+}
+
+int al_sb_cg_ahead_give(al_sb_cg_ahead *a, al_sb_cgrun *run)
+{
+	pthread_mutex_lock(&a->lock);
+	bool kept = false;
+	if (a->enabled) {
+		if (a->n_behind == a->cap_behind) {
+			size_t cap = a->cap_behind ? a->cap_behind * 2 : 4;
+			al_sb_cgrun *grown =
+				realloc(a->behind, cap * sizeof(*grown));
+			if (grown != NULL) {
+				a->behind = grown;
+				a->cap_behind = cap;
+			}
+		}
+		if (a->n_behind < a->cap_behind) {
+			a->behind[a->n_behind++] = *run;
+			kept = true;
+		}
+	}
+	pthread_mutex_unlock(&a->lock);
+	if (kept) {
+		memset(run, 0, sizeof(*run));
+		run->v2_fd = -1;
+		return 0;
+	}
+	return al_sb_cgrun_destroy(run);
+}
+
+void al_sb_cg_ahead_refill(al_sb_cg_ahead *a)
+{
+	pthread_mutex_lock(&a->lock);
+	reap(a, false);
+	start(a);
+	pthread_mutex_unlock(&a->lock);
+}
+
+/* Under the lock: every set held is removed now, and none is made. */
+static void drop_all(al_sb_cg_ahead *a)
+{
+	reap(a, true);
+	for (size_t i = 0; i < a->n_behind; i++)
+		remove_set(&a->behind[i]);
+	free(a->behind);
+	a->behind = NULL;
+	a->n_behind = a->cap_behind = 0;
+	if (a->have)
+		remove_set(&a->ready);
+	a->have = false;
+	a->enabled = false;
+}
+
+void al_sb_cg_ahead_settle(al_sb_cg_ahead *a)
+{
+	pthread_mutex_lock(&a->lock);
+	drop_all(a);
+	pthread_mutex_unlock(&a->lock);
+}
+
+void al_sb_cg_ahead_clear(al_sb_cg_ahead *a)
+{
+	pthread_mutex_lock(&a->lock);
+	drop_all(a);
+	pthread_mutex_unlock(&a->lock);
+	pthread_mutex_destroy(&a->lock);
+}
+
+void al_sb_cg_ahead_counts(al_sb_cg_ahead *a, unsigned long long *taken,
+			   unsigned long long *missed, bool *ready)
+{
+	pthread_mutex_lock(&a->lock);
+	reap(a, false);
+	*taken = a->taken;
+	*missed = a->missed;
+	*ready = a->have;
+	pthread_mutex_unlock(&a->lock);
+}

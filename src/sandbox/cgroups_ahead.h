@@ -1,0 +1,78 @@
+/* Internal: a cold run's cgroups made ahead, and removed behind.
+ *
+ * A cold run made its cgroups (a directory in each hierarchy it uses: on
+ * a hybrid machine the unified one, and memory, pids and cpuacct on v1)
+ * and removed them afterwards on its own path, and the kernel allocates
+ * and frees each controller's state there (a memory cgroup's most of
+ * all).  A provider handle that serves more than one run keeps one set
+ * made ahead by a helper thread instead: a cold run takes it, writes its
+ * own limits into it, and is placed in it as before; after the run (its
+ * usage read) the set goes back to be removed by the next helper.
+ *
+ * Each set serves exactly one run.  Nothing ran in it before, so its
+ * counters (peak memory, OOM kills, CPU, pids.max hits) start at zero as
+ * they did when the run made it, and a used set is never taken again.
+ * A run that finds none ready makes its own, as before.
+ *
+ * A supervisor keeps none (al_sb_cg_ahead_settle): its runs' cgroups are
+ * made beneath the durable run's own cgroup, which the daemon removes
+ * with that run, so a set made for the next run would be removed under
+ * it. */
+#ifndef AL_SANDBOX_CGROUPS_AHEAD_H
+#define AL_SANDBOX_CGROUPS_AHEAD_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cgroup/cgroup.h"
+
+typedef struct al_sb_cg_ahead {
+	pthread_mutex_t lock;
+	const al_sb_cgroups *cg; /* the handle's hierarchies */
+	bool enabled;
+	bool making;	/* the helper thread runs (maker is joinable) */
+	pthread_t maker;
+	struct al_sb_cg_job *job; /* the helper's work, while making */
+	bool have;	/* ready holds a set */
+	al_sb_cgrun ready;
+	al_sb_cgrun *behind; /* used sets waiting for removal */
+	size_t n_behind, cap_behind;
+	unsigned seq;
+	unsigned long long taken, missed;
+} al_sb_cg_ahead;
+
+/* enabled: whether sets are made ahead at all; cg must outlive a. */
+void al_sb_cg_ahead_init(al_sb_cg_ahead *a, const al_sb_cgroups *cg,
+			 bool enabled);
+/* true with *out the set made ahead (the caller owns it and writes its
+ * limits: al_sb_cgrun_limit), false when none is ready.  A helper that
+ * has finished is joined first; one still running is not waited for. */
+bool al_sb_cg_ahead_take(al_sb_cg_ahead *a, al_sb_cgrun *out);
+/* A run's cgroups once the run is over and its usage read: kept for the
+ * next helper (or settle) to remove, or removed now when they cannot be
+ * kept (not enabled, no memory).  Takes the set; returns 0, or what
+ * al_sb_cgrun_destroy returned when they were removed now. */
+int al_sb_cg_ahead_give(al_sb_cg_ahead *a, al_sb_cgrun *run);
+/* Starts a helper that removes the sets given back and makes the next,
+ * unless one runs already (after a run). */
+void al_sb_cg_ahead_refill(al_sb_cg_ahead *a);
+/* A supervisor between runs: waits for a helper still running, removes
+ * every set held now, and makes none from here on (see above). */
+void al_sb_cg_ahead_settle(al_sb_cg_ahead *a);
+/* Joins the helper and removes every set held. */
+void al_sb_cg_ahead_clear(al_sb_cg_ahead *a);
+
+/* The counts below, read under the lock. */
+void al_sb_cg_ahead_counts(al_sb_cg_ahead *a, unsigned long long *taken,
+			   unsigned long long *missed, bool *ready);
+
+/* A sandbox provider handle's counts: cold steps that took a set made
+ * ahead, and those that found none ready (both 0 where none is made);
+ * *ready: whether a set is ready now (a finished helper is joined). */
+struct al_provider_handle;
+void al_sb_provider_cgroups_stats(struct al_provider_handle *h,
+				  unsigned long long *taken,
+				  unsigned long long *missed, bool *ready);
+
+#endif

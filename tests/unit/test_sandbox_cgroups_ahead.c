@@ -1,0 +1,385 @@
+/* A cold run's cgroups made ahead and removed behind
+ * (src/sandbox/cgroups_ahead.h): each set is fresh, taken once and then
+ * removed, a set given back with a process still in it is emptied and
+ * removed all the same, no helper thread is left behind, and cold runs of
+ * a provider handle take the sets with their own limits in force.  Where
+ * no cgroup can be made here (not root, nothing delegated) it asserts
+ * that nothing is made ahead instead. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <airlock/airlock.h>
+
+#include "cgroup/cgroup.h"
+#include "sandbox/cgroups_ahead.h"
+#include "sandbox/sandbox.h"
+
+static al_sb_cgroups cg;
+static const al_provider_ops *ops;
+static al_facts *facts;
+
+static bool any_cgroup(void)
+{
+	if (cg.v2_base != NULL)
+		return true;
+	for (int i = 0; i < AL_CG__N; i++)
+		if (cg.ver[i] != AL_CG_NONE)
+			return true;
+	return false;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	al_sb_cgverdict v;
+	al_sb_cgroups_locate(&cg);
+	al_sb_cgroups_trial(&cg, &v);
+	ops = al_provider_lookup("sandbox");
+	return ops == NULL || ops->probe(NULL, &facts, NULL) < 0 ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	al_facts_free(facts);
+	al_sb_cgroups_clear(&cg);
+	return 0;
+}
+
+static bool exists(const char *dir)
+{
+	struct stat st;
+	return dir != NULL && stat(dir, &st) == 0;
+}
+
+static unsigned threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	assert_non_null(d);
+	unsigned n = 0;
+	const struct dirent *e;
+	while ((e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* Every directory of a set, copied (NULL-terminated). */
+static void dirs_of(const al_sb_cgrun *run, char *out[AL_CG__N + 2])
+{
+	int n = 0;
+	const char *all[AL_CG__N + 1] = {run->v2_dir};
+	for (int i = 0; i < AL_CG__N; i++)
+		all[i + 1] = run->v1_dir[i];
+	for (int i = 0; i < AL_CG__N + 1; i++) {
+		if (all[i] == NULL)
+			continue;
+		out[n] = strdup(all[i]);
+		assert_non_null(out[n]);
+		n++;
+	}
+	out[n] = NULL;
+}
+
+static bool all_exist(char *const dirs[])
+{
+	bool all = dirs[0] != NULL;
+	for (int i = 0; dirs[i] != NULL; i++)
+		all = all && exists(dirs[i]);
+	return all;
+}
+
+static bool none_exists(char *const dirs[])
+{
+	for (int i = 0; dirs[i] != NULL; i++)
+		if (exists(dirs[i]))
+			return false;
+	return true;
+}
+
+static void free_dirs(char *dirs[])
+{
+	for (int i = 0; dirs[i] != NULL; i++)
+		free(dirs[i]);
+}
+
+static bool read_u64(const char *dir, const char *file, uint64_t *v)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	FILE *f = fopen(path, "re");
+	if (f == NULL)
+		return false;
+	unsigned long long x = 0;
+	bool ok = fscanf(f, "%llu", &x) == 1;
+	fclose(f);
+	*v = x;
+	return ok;
+}
+
+static void write_pid(const char *dir, pid_t pid)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	FILE *f = fopen(path, "we");
+	assert_non_null(f);
+	fprintf(f, "%d\n", (int)pid);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* A sleeping child placed in every cgroup of the set. */
+static pid_t place_sleeper(const al_sb_cgrun *run)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		pause();
+		_exit(0);
+	}
+	if (run->v2_dir != NULL)
+		write_pid(run->v2_dir, pid);
+	for (int i = 0; i < AL_CG__N; i++)
+		if (run->v1_dir[i] != NULL)
+			write_pid(run->v1_dir[i], pid);
+	return pid;
+}
+
+static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
+{
+	(void)state;
+	unsigned before = threads();
+	al_sb_cg_ahead a;
+	al_sb_cgrun run;
+	al_sb_cg_ahead_init(&a, &cg, any_cgroup());
+	if (!any_cgroup()) {
+		/* nothing can be made: nothing is, and nothing is left */
+		al_sb_cg_ahead_refill(&a);
+		assert_false(al_sb_cg_ahead_take(&a, &run));
+		al_sb_cg_ahead_clear(&a);
+		assert_int_equal(threads(), before);
+		return;
+	}
+	/* nothing made yet; a helper makes one (bounded wait) */
+	assert_false(al_sb_cg_ahead_take(&a, &run));
+	al_sb_cg_ahead_refill(&a);
+	bool got = false;
+	for (int i = 0; i < 5000 && !got; i++) {
+		got = al_sb_cg_ahead_take(&a, &run);
+		if (!got)
+			usleep(1000);
+	}
+	assert_true(got);
+	/* taken: none until the next is made */
+	al_sb_cgrun again;
+	assert_false(al_sb_cg_ahead_take(&a, &again));
+	char *first[AL_CG__N + 2];
+	dirs_of(&run, first);
+	assert_true(all_exist(first));
+	/* the taker's limits are the ones in force; the counters start at
+	 * zero, nothing having run in it */
+	al_limits lim = {.set = AL_LIMIT_MEMORY_BYTES | AL_LIMIT_PIDS,
+			 .memory_bytes = 64ull << 20,
+			 .pids = 16};
+	assert_int_equal(al_sb_cgrun_limit(&cg, &run, &lim), 0);
+	uint64_t v = 0;
+	if (cg.ver[AL_CG_MEMORY] == AL_CG_V1) {
+		assert_true(read_u64(run.v1_dir[AL_CG_MEMORY],
+				     "memory.limit_in_bytes", &v));
+		assert_int_equal(v, 64ull << 20);
+		assert_true(read_u64(run.v1_dir[AL_CG_MEMORY],
+				     "memory.max_usage_in_bytes", &v));
+		assert_int_equal(v, 0);
+	} else if (cg.ver[AL_CG_MEMORY] == AL_CG_V2) {
+		assert_true(read_u64(run.v2_dir, "memory.max", &v));
+		assert_int_equal(v, 64ull << 20);
+	}
+	if (cg.ver[AL_CG_PIDS] != AL_CG_NONE) {
+		const char *d = cg.ver[AL_CG_PIDS] == AL_CG_V1
+					? run.v1_dir[AL_CG_PIDS]
+					: run.v2_dir;
+		assert_true(read_u64(d, "pids.max", &v));
+		assert_int_equal(v, 16);
+	}
+	/* given back: still there until a helper (or a settle) removes it */
+	assert_int_equal(al_sb_cg_ahead_give(&a, &run), 0);
+	assert_null(run.v2_dir);
+	assert_true(all_exist(first));
+	/* the next helper removes it (and makes the next set) */
+	al_sb_cg_ahead_refill(&a);
+	for (int i = 0; i < 5000 && !none_exists(first); i++)
+		usleep(1000);
+	assert_true(none_exists(first));
+	/* the next set is another one */
+	got = false;
+	for (int i = 0; i < 5000 && !got; i++) {
+		got = al_sb_cg_ahead_take(&a, &run);
+		if (!got)
+			usleep(1000);
+	}
+	assert_true(got);
+	char *second[AL_CG__N + 2];
+	dirs_of(&run, second);
+	assert_true(all_exist(second));
+	for (int i = 0; first[i] != NULL; i++)
+		for (int j = 0; second[j] != NULL; j++)
+			assert_string_not_equal(first[i], second[j]);
+
+	/* a set given back with a process in it: killed, emptied and
+	 * removed with the rest */
+	pid_t pid = place_sleeper(&run);
+	assert_int_equal(al_sb_cg_ahead_give(&a, &run), 0);
+	al_sb_cg_ahead_clear(&a);
+	assert_true(none_exists(second));
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	assert_int_equal(threads(), before);
+	free_dirs(first);
+	free_dirs(second);
+
+	/* settled (a supervisor): what is held goes now, and nothing is
+	 * made or kept from then on */
+	al_sb_cg_ahead_init(&a, &cg, true);
+	al_sb_cg_ahead_refill(&a);
+	al_sb_cg_ahead_settle(&a);
+	assert_int_equal(threads(), before);
+	assert_false(al_sb_cg_ahead_take(&a, &run));
+	al_sb_cg_ahead_refill(&a);
+	assert_int_equal(threads(), before);
+	al_sb_cg_ahead_clear(&a);
+
+	/* disabled: nothing is made, and a set given back goes at once */
+	al_sb_cg_ahead_init(&a, &cg, false);
+	al_sb_cg_ahead_settle(&a);
+	assert_false(al_sb_cg_ahead_take(&a, &run));
+	char name[64];
+	al_sb_cgrun_name(name, sizeof(name), "ahead-off");
+	assert_int_equal(al_sb_cgrun_make(&cg, name, &run, NULL), 0);
+	char *third[AL_CG__N + 2];
+	dirs_of(&run, third);
+	assert_int_equal(al_sb_cg_ahead_give(&a, &run), 0);
+	assert_true(none_exists(third));
+	free_dirs(third);
+	al_sb_cg_ahead_clear(&a);
+}
+
+static al_result *run_sh(al_provider_handle *h, const char *code,
+			 const char *limits)
+{
+	char text[1024];
+	snprintf(text, sizeof(text),
+		 "{\"language\": \"sh\", \"code\": \"%s\", \"limits\": %s}",
+		 code, limits);
+	al_request *req = NULL;
+	assert_int_equal(al_request_from_json(text, strlen(text), &req, NULL),
+			 0);
+	al_cancel *cancel = al_cancel_new();
+	al_exec exec = {.run_id = "cgroups-ahead", .request = req,
+			.cancel = cancel};
+	al_result *res = al_result_new();
+	assert_int_equal(ops->execute(h, &exec, res, NULL), 0);
+	al_cancel_free(cancel);
+	al_request_free(req);
+	return res;
+}
+
+/* Until the helper started after the last run has made the next set
+ * (where none can be made: returns at once). */
+static void wait_ready(al_provider_handle *h)
+{
+	if (!any_cgroup())
+		return;
+	unsigned long long taken, missed;
+	bool ready = false;
+	for (int i = 0; i < 5000 && !ready; i++) {
+		al_sb_provider_cgroups_stats(h, &taken, &missed, &ready);
+		if (!ready)
+			usleep(1000);
+	}
+	assert_true(ready);
+}
+
+/* Cold runs take the sets made ahead, each with its own limits: one that
+ * stays within them completes, one that goes past the memory limit is
+ * killed for it. */
+static void test_cold_runs_take_them(void **state)
+{
+	(void)state;
+	if (!facts->available || al_facts_find_language(facts, "sh") == NULL) {
+		print_message("skip: the sandbox facts say it is unavailable "
+			      "or has no sh\n");
+		return;
+	}
+	al_provider_handle *h = NULL;
+	assert_int_equal(ops->ensure(NULL, &h, NULL), 0);
+	al_result *r1 = run_sh(h, "true", "{}"); /* none ready yet */
+	assert_int_equal(r1->outcome, AL_OUTCOME_COMPLETED);
+	wait_ready(h);
+	/* a memory limit only where one can be enforced (else the request
+	 * is refused before any cgroup is taken) */
+	bool memory = cg.ver[AL_CG_MEMORY] != AL_CG_NONE;
+	al_result *r2 = run_sh(h, "echo small",
+			       memory ? "{\"memory_bytes\": 67108864}" : "{}");
+	assert_int_equal(r2->outcome, AL_OUTCOME_COMPLETED);
+	wait_ready(h);
+	al_result *r3 = NULL;
+	if (memory) {
+		/* ~100 MB held by one shell variable, in 32 MiB */
+		r3 = run_sh(h,
+			    "x=$(head -c 100000000 /dev/zero | tr '\\\\0' a); "
+			    "echo ${#x}",
+			    "{\"memory_bytes\": 33554432}");
+		assert_int_equal(r3->outcome, AL_OUTCOME_KILLED);
+		assert_string_equal(r3->reason, "memory_limit");
+	}
+	unsigned long long taken = 0, missed = 0;
+	bool ready = false;
+	al_sb_provider_cgroups_stats(h, &taken, &missed, &ready);
+	if (any_cgroup()) {
+		assert_int_equal(missed, 1);
+		assert_int_equal(taken, memory ? 2 : 1);
+	} else {
+		assert_int_equal(missed, 0);
+		assert_int_equal(taken, 0);
+	}
+	/* a supervisor between runs (settle) keeps none from then on: its
+	 * runs' cgroups belong to the durable run's tree */
+	al_sandbox_pool_renew(h, 10000);
+	al_result *r4 = run_sh(h, "true", "{}");
+	assert_int_equal(r4->outcome, AL_OUTCOME_COMPLETED);
+	unsigned long long taken_after = 0, missed_after = 0;
+	al_sb_provider_cgroups_stats(h, &taken_after, &missed_after, &ready);
+	assert_false(ready);
+	assert_int_equal(taken_after, taken);
+	assert_int_equal(missed_after, missed);
+	al_result_free(r4);
+	al_result_free(r1);
+	al_result_free(r2);
+	al_result_free(r3);
+	assert_int_equal(ops->release(h, NULL), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_each_set_is_fresh_taken_once_removed_behind),
+		cmocka_unit_test(test_cold_runs_take_them),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
