@@ -17,8 +17,10 @@ struct al_sb_cg_job {
 	size_t n_behind;
 	bool make;
 	char name[64];
+	al_sb_cg_limits limits; /* to write into the set made */
 	bool made;
 	al_sb_cgrun set;
+	bool limited; /* limits written */
 };
 
 static void remove_set(al_sb_cgrun *run)
@@ -41,6 +43,16 @@ static void run_job(struct al_sb_cg_job *j)
 	j->n_behind = 0;
 	if (j->make)
 		j->made = al_sb_cgrun_make(j->cg, j->name, &j->set, NULL) == 0;
+	if (j->made && j->limits.valid) {
+		al_limits l = {.set = j->limits.bits,
+			       .memory_bytes = j->limits.memory_bytes,
+			       .pids = j->limits.pids};
+		/* a failed write leaves the set for its taker to write */
+		j->limited = al_sb_cgrun_limit(j->cg, &j->set, &l) == 0 &&
+			     al_sb_cgrun_limit_sockets(j->cg, &j->set,
+						       j->limits.socket_bytes) ==
+				     0;
+	}
 }
 
 static void *helper(void *arg)
@@ -64,6 +76,9 @@ static void reap(al_sb_cg_ahead *a, bool wait)
 	if (j->made && !a->have) {
 		a->ready = j->set;
 		a->have = true;
+		a->ready_limits = j->limits;
+		/* written only in part: the taker writes all again */
+		a->ready_limits.valid = j->limited;
 	} else if (j->made) {
 		remove_set(&j->set);
 	}
@@ -85,6 +100,7 @@ static struct al_sb_cg_job *next_job(al_sb_cg_ahead *a)
 	a->behind = NULL;
 	a->n_behind = a->cap_behind = 0;
 	j->make = !a->have;
+	j->limits = a->last;
 	char tag[24];
 	snprintf(tag, sizeof(tag), "a%u", a->seq++);
 	al_sb_cgrun_name(j->name, sizeof(j->name), tag);
@@ -120,19 +136,32 @@ void al_sb_cg_ahead_init(al_sb_cg_ahead *a, const al_sb_cgroups *cg,
 	a->ready.v2_fd = -1;
 }
 
-bool al_sb_cg_ahead_take(al_sb_cg_ahead *a, al_sb_cgrun *out)
+static bool same_limits(const al_sb_cg_limits *x, const al_sb_cg_limits *y)
+{
+	return x->valid && y->valid && x->bits == y->bits &&
+	       x->memory_bytes == y->memory_bytes && x->pids == y->pids &&
+	       x->socket_bytes == y->socket_bytes;
+}
+
+al_sb_cg_taken al_sb_cg_ahead_take(al_sb_cg_ahead *a, al_sb_cgrun *out,
+				   const al_sb_cg_limits *want)
 {
 	pthread_mutex_lock(&a->lock);
 	reap(a, false);
-	bool got = a->have;
-	if (got) {
+	al_sb_cg_taken got = AL_SB_CG_NONE;
+	if (a->have) {
 		*out = a->ready;
+		got = !a->ready_limits.valid		      ? AL_SB_CG_UNLIMITED
+		      : same_limits(&a->ready_limits, want) ? AL_SB_CG_AS_WANTED
+							      : AL_SB_CG_OTHER;
 		memset(&a->ready, 0, sizeof(a->ready));
 		a->ready.v2_fd = -1;
+		a->ready_limits.valid = false;
 		a->have = false;
 	}
 	if (a->enabled) {
-		if (got)
+		a->last = *want;
+		if (got != AL_SB_CG_NONE)
 			a->taken++;
 		else
 			a->missed++;

@@ -5,9 +5,10 @@
  * and removed them afterwards on its own path, and the kernel allocates
  * and frees each controller's state there (a memory cgroup's most of
  * all).  A provider handle that serves more than one run keeps one set
- * made ahead by a helper thread instead: a cold run takes it, writes its
- * own limits into it, and is placed in it as before; after the run (its
- * usage read) the set goes back to be removed by the next helper.
+ * made ahead by a helper thread instead, written with the limits the last
+ * run asked for: a cold run takes it, writes its own limits when they
+ * differ, and is placed in it as before; after the run (its usage read)
+ * the set goes back to be removed by the next helper.
  *
  * Each set serves exactly one run.  Nothing ran in it before, so its
  * counters (peak memory, OOM kills, CPU, pids.max hits) start at zero as
@@ -27,6 +28,22 @@
 
 #include "cgroup/cgroup.h"
 
+/* The limits a set is written with: a step's memory and pids limits (as
+ * requested: al_sb_cgrun_limit adds the defaults) and its socket bound. */
+typedef struct al_sb_cg_limits {
+	bool valid;
+	unsigned bits; /* the request's set bits for memory and pids */
+	uint64_t memory_bytes, pids, socket_bytes;
+} al_sb_cg_limits;
+
+/* What a taken set holds already (al_sb_cg_ahead_take). */
+typedef enum al_sb_cg_taken {
+	AL_SB_CG_NONE = 0,  /* none was ready */
+	AL_SB_CG_UNLIMITED, /* no limit written yet */
+	AL_SB_CG_OTHER,	    /* written with other limits */
+	AL_SB_CG_AS_WANTED, /* written with exactly these */
+} al_sb_cg_taken;
+
 typedef struct al_sb_cg_ahead {
 	pthread_mutex_t lock;
 	const al_sb_cgroups *cg; /* the handle's hierarchies */
@@ -36,6 +53,10 @@ typedef struct al_sb_cg_ahead {
 	struct al_sb_cg_job *job; /* the helper's work, while making */
 	bool have;	/* ready holds a set */
 	al_sb_cgrun ready;
+	al_sb_cg_limits ready_limits; /* written into ready */
+	/* The last taker's limits: the next set is written with them, as
+	 * steps of one handle mostly ask for the same. */
+	al_sb_cg_limits last;
 	al_sb_cgrun *behind; /* used sets waiting for removal */
 	size_t n_behind, cap_behind;
 	unsigned seq;
@@ -45,10 +66,14 @@ typedef struct al_sb_cg_ahead {
 /* enabled: whether sets are made ahead at all; cg must outlive a. */
 void al_sb_cg_ahead_init(al_sb_cg_ahead *a, const al_sb_cgroups *cg,
 			 bool enabled);
-/* true with *out the set made ahead (the caller owns it and writes its
- * limits: al_sb_cgrun_limit), false when none is ready.  A helper that
- * has finished is joined first; one still running is not waited for. */
-bool al_sb_cg_ahead_take(al_sb_cg_ahead *a, al_sb_cgrun *out);
+/* The set made ahead into *out (the caller owns it), and what it holds:
+ * AL_SB_CG_AS_WANTED when it was written with exactly `want` (nothing is
+ * left to write), else the caller writes its limits (al_sb_cgrun_limit
+ * on an unlimited set, al_sb_cgrun_relimit over other ones, and the
+ * socket bound); AL_SB_CG_NONE when none is ready.  A helper that has
+ * finished is joined first; one still running is not waited for. */
+al_sb_cg_taken al_sb_cg_ahead_take(al_sb_cg_ahead *a, al_sb_cgrun *out,
+				   const al_sb_cg_limits *want);
 /* A run's cgroups once the run is over and its usage read: kept for the
  * next helper (or settle) to remove, or removed now when they cannot be
  * kept (not enabled, no memory).  Takes the set; returns 0, or what

@@ -131,18 +131,50 @@ uint64_t al_sb_socket_bytes(const al_sb_config *cfg, const al_limits *l)
 	return l->socket_bytes > 0 ? l->socket_bytes : cfg->socket_bytes;
 }
 
-/* The step's cgroups, limited: the set made ahead when one is ready,
- * else made now. */
+/* The step's cgroups, limited and their socket bound written before
+ * anything of the run exists (sockets made earlier would go uncharged):
+ * the set made ahead when one is ready, else made now. */
 static int step_cgroups(const al_sb_step *s, const al_limits *lim,
 			al_sb_cgrun *cg, al_error **err)
 {
-	if (s->cg_ahead == NULL || !al_sb_cg_ahead_take(s->cg_ahead, cg))
-		return al_sb_cgrun_create(&s->ctx->cg, s->cg_name, lim, cg,
-					  err);
-	int rc = al_sb_cgrun_limit(&s->ctx->cg, cg, lim);
+	const al_sb_cgroups *cgs = &s->ctx->cg;
+	al_sb_cg_limits want = {
+		.valid = true,
+		.bits = lim->set & (AL_LIMIT_MEMORY_BYTES | AL_LIMIT_PIDS),
+		.memory_bytes = lim->memory_bytes,
+		.pids = lim->pids,
+		.socket_bytes = al_sb_socket_bytes(&s->ctx->cfg, lim),
+	};
+	al_sb_cg_taken taken = s->cg_ahead != NULL
+				       ? al_sb_cg_ahead_take(s->cg_ahead, cg,
+							     &want)
+				       : AL_SB_CG_NONE;
+	int rc = 0;
+	switch (taken) {
+	case AL_SB_CG_NONE:
+		rc = al_sb_cgrun_create(cgs, s->cg_name, lim, cg, err);
+		if (rc < 0)
+			return rc;
+		break;
+	case AL_SB_CG_UNLIMITED:
+		rc = al_sb_cgrun_limit(cgs, cg, lim);
+		break;
+	case AL_SB_CG_OTHER:
+		/* v1 takes a memory limit only at or below the swap one:
+		 * relimit writes them in the order that keeps that */
+		rc = al_sb_cgrun_relimit(cgs, cg, lim);
+		break;
+	case AL_SB_CG_AS_WANTED:
+		return 0;
+	}
+	if (rc == 0)
+		rc = al_sb_cgrun_limit_sockets(cgs, cg, want.socket_bytes);
 	if (rc == 0)
 		return 0;
-	al_sb_cg_ahead_give(s->cg_ahead, cg);
+	if (taken == AL_SB_CG_NONE)
+		al_sb_cgrun_destroy(cg);
+	else
+		al_sb_cg_ahead_give(s->cg_ahead, cg);
 	return al_error_set(err, AL_ERR_UNAVAILABLE, -rc, "sandbox_unavailable",
 			    "limiting the run's cgroups failed");
 }
@@ -166,19 +198,11 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 
 	const al_limits *lim = step_limits(s);
 	rc = step_cgroups(s, lim, &cg, &setup_err);
-	/* before the program's first socket: sockets made earlier would go
-	 * uncharged */
-	if (rc == 0 &&
-	    al_sb_cgrun_limit_sockets(&ctx->cg, &cg,
-				      al_sb_socket_bytes(&ctx->cfg, lim)) < 0) {
-		step_cgroups_done(s, &cg);
-		rc = -EIO;
-	}
 	if (rc < 0) {
 		/* the reason stays typed; the operator's log gets why */
 		al_logf(AL_LOG_WARN, s->exec->run_id, "sandbox: %s",
 			setup_err != NULL ? al_error_get_message(setup_err)
-					  : "limiting the run's socket memory failed");
+					  : "creating the run's cgroups failed");
 		al_error_free(setup_err);
 		return al_result_set_outcome(res, AL_OUTCOME_UNAVAILABLE,
 					     "sandbox_unavailable");

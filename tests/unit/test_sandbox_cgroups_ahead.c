@@ -2,7 +2,9 @@
  * (src/sandbox/cgroups_ahead.h): each set is fresh, taken once and then
  * removed, a set given back with a process still in it is emptied and
  * removed all the same, no helper thread is left behind, and cold runs of
- * a provider handle take the sets with their own limits in force.  Where
+ * a provider handle take the sets with their own limits in force (sets
+ * are written ahead with the last taker's limits; a taker that wants
+ * others writes its own).  Where
  * no cgroup can be made here (not root, nothing delegated) it asserts
  * that nothing is made ahead instead. */
 #include <setjmp.h>
@@ -160,98 +162,136 @@ static pid_t place_sleeper(const al_sb_cgrun *run)
 	return pid;
 }
 
+/* The memory and pids limits in force in a set (0 where the controller
+ * has no cgroup here). */
+static void limits_in(const al_sb_cgrun *run, uint64_t *mem, uint64_t *pids)
+{
+	*mem = *pids = 0;
+	if (cg.ver[AL_CG_MEMORY] == AL_CG_V1)
+		assert_true(read_u64(run->v1_dir[AL_CG_MEMORY],
+				     "memory.limit_in_bytes", mem));
+	else if (cg.ver[AL_CG_MEMORY] == AL_CG_V2)
+		assert_true(read_u64(run->v2_dir, "memory.max", mem));
+	if (cg.ver[AL_CG_PIDS] != AL_CG_NONE)
+		assert_true(read_u64(cg.ver[AL_CG_PIDS] == AL_CG_V1
+					     ? run->v1_dir[AL_CG_PIDS]
+					     : run->v2_dir,
+				     "pids.max", pids));
+}
+
+/* The set a helper makes, once it is ready (bounded wait). */
+static al_sb_cg_taken take_made(al_sb_cg_ahead *a, al_sb_cgrun *run,
+				const al_sb_cg_limits *want)
+{
+	al_sb_cg_taken t = AL_SB_CG_NONE;
+	for (int i = 0; i < 5000 && t == AL_SB_CG_NONE; i++) {
+		t = al_sb_cg_ahead_take(a, run, want);
+		if (t == AL_SB_CG_NONE)
+			usleep(1000);
+	}
+	return t;
+}
+
 static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
 {
 	(void)state;
 	unsigned before = threads();
 	al_sb_cg_ahead a;
 	al_sb_cgrun run;
+	const al_sb_cg_limits want64 = {
+		.valid = true, .bits = AL_LIMIT_MEMORY_BYTES | AL_LIMIT_PIDS,
+		.memory_bytes = 64ull << 20, .pids = 16};
+	const al_sb_cg_limits want32 = {
+		.valid = true, .bits = AL_LIMIT_MEMORY_BYTES | AL_LIMIT_PIDS,
+		.memory_bytes = 32ull << 20, .pids = 8};
+	const al_limits lim64 = {.set = want64.bits,
+				 .memory_bytes = want64.memory_bytes,
+				 .pids = want64.pids};
+	const al_limits lim32 = {.set = want32.bits,
+				 .memory_bytes = want32.memory_bytes,
+				 .pids = want32.pids};
 	al_sb_cg_ahead_init(&a, &cg, any_cgroup());
 	if (!any_cgroup()) {
 		/* nothing can be made: nothing is, and nothing is left */
 		al_sb_cg_ahead_refill(&a);
-		assert_false(al_sb_cg_ahead_take(&a, &run));
+		assert_int_equal(al_sb_cg_ahead_take(&a, &run, &want64),
+				 AL_SB_CG_NONE);
 		al_sb_cg_ahead_clear(&a);
 		assert_int_equal(threads(), before);
 		return;
 	}
-	/* nothing made yet; a helper makes one (bounded wait) */
-	assert_false(al_sb_cg_ahead_take(&a, &run));
+	/* no taker yet: the first set has no limits; its taker writes its
+	 * own, and the counters start at zero, nothing having run in it */
 	al_sb_cg_ahead_refill(&a);
-	bool got = false;
-	for (int i = 0; i < 5000 && !got; i++) {
-		got = al_sb_cg_ahead_take(&a, &run);
-		if (!got)
-			usleep(1000);
-	}
-	assert_true(got);
+	assert_int_equal(take_made(&a, &run, &want64), AL_SB_CG_UNLIMITED);
 	/* taken: none until the next is made */
 	al_sb_cgrun again;
-	assert_false(al_sb_cg_ahead_take(&a, &again));
+	assert_int_equal(al_sb_cg_ahead_take(&a, &again, &want64),
+			 AL_SB_CG_NONE);
 	char *first[AL_CG__N + 2];
 	dirs_of(&run, first);
 	assert_true(all_exist(first));
-	/* the taker's limits are the ones in force; the counters start at
-	 * zero, nothing having run in it */
-	al_limits lim = {.set = AL_LIMIT_MEMORY_BYTES | AL_LIMIT_PIDS,
-			 .memory_bytes = 64ull << 20,
-			 .pids = 16};
-	assert_int_equal(al_sb_cgrun_limit(&cg, &run, &lim), 0);
-	uint64_t v = 0;
+	assert_int_equal(al_sb_cgrun_limit(&cg, &run, &lim64), 0);
+	uint64_t mem = 0, pids = 0, v = 1;
+	limits_in(&run, &mem, &pids);
+	if (cg.ver[AL_CG_MEMORY] != AL_CG_NONE)
+		assert_int_equal(mem, want64.memory_bytes);
+	if (cg.ver[AL_CG_PIDS] != AL_CG_NONE)
+		assert_int_equal(pids, want64.pids);
 	if (cg.ver[AL_CG_MEMORY] == AL_CG_V1) {
-		assert_true(read_u64(run.v1_dir[AL_CG_MEMORY],
-				     "memory.limit_in_bytes", &v));
-		assert_int_equal(v, 64ull << 20);
 		assert_true(read_u64(run.v1_dir[AL_CG_MEMORY],
 				     "memory.max_usage_in_bytes", &v));
 		assert_int_equal(v, 0);
-	} else if (cg.ver[AL_CG_MEMORY] == AL_CG_V2) {
-		assert_true(read_u64(run.v2_dir, "memory.max", &v));
-		assert_int_equal(v, 64ull << 20);
-	}
-	if (cg.ver[AL_CG_PIDS] != AL_CG_NONE) {
-		const char *d = cg.ver[AL_CG_PIDS] == AL_CG_V1
-					? run.v1_dir[AL_CG_PIDS]
-					: run.v2_dir;
-		assert_true(read_u64(d, "pids.max", &v));
-		assert_int_equal(v, 16);
 	}
 	/* given back: still there until a helper (or a settle) removes it */
 	assert_int_equal(al_sb_cg_ahead_give(&a, &run), 0);
 	assert_null(run.v2_dir);
 	assert_true(all_exist(first));
-	/* the next helper removes it (and makes the next set) */
+	/* the next helper removes it and makes the next set, written with
+	 * the last taker's limits: the same taker writes nothing */
 	al_sb_cg_ahead_refill(&a);
 	for (int i = 0; i < 5000 && !none_exists(first); i++)
 		usleep(1000);
 	assert_true(none_exists(first));
-	/* the next set is another one */
-	got = false;
-	for (int i = 0; i < 5000 && !got; i++) {
-		got = al_sb_cg_ahead_take(&a, &run);
-		if (!got)
-			usleep(1000);
-	}
-	assert_true(got);
+	assert_int_equal(take_made(&a, &run, &want64), AL_SB_CG_AS_WANTED);
 	char *second[AL_CG__N + 2];
 	dirs_of(&run, second);
 	assert_true(all_exist(second));
 	for (int i = 0; first[i] != NULL; i++)
 		for (int j = 0; second[j] != NULL; j++)
 			assert_string_not_equal(first[i], second[j]);
+	limits_in(&run, &mem, &pids);
+	if (cg.ver[AL_CG_MEMORY] != AL_CG_NONE)
+		assert_int_equal(mem, want64.memory_bytes);
+	if (cg.ver[AL_CG_PIDS] != AL_CG_NONE)
+		assert_int_equal(pids, want64.pids);
 
 	/* a set given back with a process in it: killed, emptied and
 	 * removed with the rest */
 	pid_t pid = place_sleeper(&run);
 	assert_int_equal(al_sb_cg_ahead_give(&a, &run), 0);
+	/* a taker that wants other limits is told so, and writes them */
+	al_sb_cg_ahead_refill(&a);
+	assert_int_equal(take_made(&a, &run, &want32), AL_SB_CG_OTHER);
+	assert_int_equal(al_sb_cgrun_relimit(&cg, &run, &lim32), 0);
+	limits_in(&run, &mem, &pids);
+	if (cg.ver[AL_CG_MEMORY] != AL_CG_NONE)
+		assert_int_equal(mem, want32.memory_bytes);
+	if (cg.ver[AL_CG_PIDS] != AL_CG_NONE)
+		assert_int_equal(pids, want32.pids);
+	char *third[AL_CG__N + 2];
+	dirs_of(&run, third);
+	assert_int_equal(al_sb_cg_ahead_give(&a, &run), 0);
 	al_sb_cg_ahead_clear(&a);
 	assert_true(none_exists(second));
+	assert_true(none_exists(third));
 	int status;
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	assert_int_equal(threads(), before);
 	free_dirs(first);
 	free_dirs(second);
+	free_dirs(third);
 
 	/* settled (a supervisor): what is held goes now, and nothing is
 	 * made or kept from then on */
@@ -259,7 +299,8 @@ static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
 	al_sb_cg_ahead_refill(&a);
 	al_sb_cg_ahead_settle(&a);
 	assert_int_equal(threads(), before);
-	assert_false(al_sb_cg_ahead_take(&a, &run));
+	assert_int_equal(al_sb_cg_ahead_take(&a, &run, &want64),
+			 AL_SB_CG_NONE);
 	al_sb_cg_ahead_refill(&a);
 	assert_int_equal(threads(), before);
 	al_sb_cg_ahead_clear(&a);
@@ -267,15 +308,16 @@ static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
 	/* disabled: nothing is made, and a set given back goes at once */
 	al_sb_cg_ahead_init(&a, &cg, false);
 	al_sb_cg_ahead_settle(&a);
-	assert_false(al_sb_cg_ahead_take(&a, &run));
+	assert_int_equal(al_sb_cg_ahead_take(&a, &run, &want64),
+			 AL_SB_CG_NONE);
 	char name[64];
 	al_sb_cgrun_name(name, sizeof(name), "ahead-off");
 	assert_int_equal(al_sb_cgrun_make(&cg, name, &run, NULL), 0);
-	char *third[AL_CG__N + 2];
-	dirs_of(&run, third);
+	char *fourth[AL_CG__N + 2];
+	dirs_of(&run, fourth);
 	assert_int_equal(al_sb_cg_ahead_give(&a, &run), 0);
-	assert_true(none_exists(third));
-	free_dirs(third);
+	assert_true(none_exists(fourth));
+	free_dirs(fourth);
 	al_sb_cg_ahead_clear(&a);
 }
 
@@ -347,13 +389,25 @@ static void test_cold_runs_take_them(void **state)
 			    "{\"memory_bytes\": 33554432}");
 		assert_int_equal(r3->outcome, AL_OUTCOME_KILLED);
 		assert_string_equal(r3->reason, "memory_limit");
+		/* the next set was written with 32 MiB: a run that needs
+		 * more and asks for 256 gets its limit raised over it */
+		wait_ready(h);
+		al_result *r5 = run_sh(
+			h,
+			"x=$(head -c 60000000 /dev/zero | tr '\\\\0' a); "
+			"echo ${#x}",
+			"{\"memory_bytes\": 268435456}");
+		assert_int_equal(r5->outcome, AL_OUTCOME_COMPLETED);
+		assert_string_equal((char *)r5->output[AL_STDOUT].data,
+				    "60000000\n");
+		al_result_free(r5);
 	}
 	unsigned long long taken = 0, missed = 0;
 	bool ready = false;
 	al_sb_provider_cgroups_stats(h, &taken, &missed, &ready);
 	if (any_cgroup()) {
 		assert_int_equal(missed, 1);
-		assert_int_equal(taken, memory ? 2 : 1);
+		assert_int_equal(taken, memory ? 3 : 1);
 	} else {
 		assert_int_equal(missed, 0);
 		assert_int_equal(taken, 0);
