@@ -69,6 +69,13 @@ void al_sandbox_pools_off(void)
 	atomic_store(&pools_off, true);
 }
 
+static atomic_bool cgroups_ahead_off;
+
+void al_sandbox_cgroups_ahead_off(void)
+{
+	atomic_store(&cgroups_ahead_off, true);
+}
+
 /* The host probes right before every ensure (the provider contract), and
  * the ensure needs the same facts for its handle: the last probe's are
  * kept for an ensure of the same thread and configuration that follows
@@ -181,6 +188,7 @@ static int sb_ensure(const char *config_json, al_provider_handle **out,
 						  !atomic_load(&pools_off));
 	al_sb_cg_ahead_init(&h->cgroups, &h->ctx.cg,
 			    h->facts->available && !atomic_load(&pools_off) &&
+				    !atomic_load(&cgroups_ahead_off) &&
 				    cgroups_used(&h->ctx.cg));
 	/* Members start being prepared now, in the background. */
 	if (h->facts->available && !atomic_load(&pools_off)) {

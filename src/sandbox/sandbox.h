@@ -24,6 +24,11 @@ int al_sandbox_doctor(FILE *out, bool json);
  * members only to throw them away (docs/sandbox.md, "Warm pools"). */
 void al_sandbox_pools_off(void);
 
+/* No cgroups made ahead for handles ensured afterwards in this process:
+ * a supervisor's runs' cgroups belong to the durable run's tree, which
+ * the daemon removes with the run (docs/sandbox.md, "cgroups"). */
+void al_sandbox_cgroups_ahead_off(void);
+
 /* The idle supervisors a daemon keeps ready for a candidate of provider
  * `provider` with configuration `config` (docs/durability.md, "Idle
  * supervisors"): when it is a sandbox candidate, for each language of its

@@ -1004,6 +1004,8 @@ int al_supervisor_idle_main(const char *state_dir, char *nonce, int sock)
 		rc = n == 0 ? 0 : 2;
 		goto out;
 	}
+	/* its runs' cgroups live in the durable run's tree: none ahead */
+	al_sandbox_cgroups_ahead_off();
 	bool ok = idle_ensure(buf, &ops, &handle, &runs) == 0;
 	explicit_bzero(buf, (size_t)n);
 	if (!reusable_provider(ops))
