@@ -25,9 +25,12 @@ CORE_PKGS = jansson libseccomp libcap sqlite3 nettle
 # and opens libpq itself (dlopen) only for a postgresql:// store: neither
 # `airlock run` nor a daemon without a fleet maps it.
 NET_PKGS  = jansson nettle libmicrohttpd
-REMOTE_PKGS = jansson libcrypto libcurl
+# libcurl's headers only: the HTTP clients load it when they first need
+# it (src/providers/curl_lib.h), so neither an embedder of libairlock nor
+# the remote module maps it and its ~30 dependencies for nothing.
+REMOTE_PKGS = jansson libcrypto
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(filter-out libcurl,$(PKGS)) 2>/dev/null)
 CORE_LIBS  := $(shell pkg-config --libs $(CORE_PKGS) 2>/dev/null) -lpthread -ldl
 # libwslay (WebSocket framing, /api/v2/connect and /v1/connect) ships no
 # pkg-config file.
@@ -63,8 +66,10 @@ LIB_SRC  = $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 # The network parts: in libairlock for embedders, but the CLI loads them
 # from libairlock-net.so only when a command needs them (fast start-up).
-SERVER_SRC = $(wildcard src/server/*.c) $(wildcard src/store/*.c)
-REMOTE_SRC = src/providers/remote.c src/supervisor/webhook.c src/container/docker.c
+SERVER_SRC = $(wildcard src/server/*.c) $(wildcard src/store/*.c) \
+             src/providers/curl_lib.c
+REMOTE_SRC = src/providers/remote.c src/supervisor/webhook.c src/container/docker.c \
+             src/providers/curl_lib.c
 NET_SRC  = $(SERVER_SRC) $(REMOTE_SRC)
 NET_OBJ  = $(NET_SRC:%.c=$(BUILD)/obj/%.o)
 # Each module calls the binary only through the table in

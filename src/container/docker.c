@@ -4,7 +4,7 @@
  * capabilities, no_new_privs, the run's uid), start, wait, logs, delete.
  * Built into the remote provider's module (libcurl stays out of the CLI's
  * start-up); the provider finds it with al_ct_docker_engine(). */
-#include <curl/curl.h>
+#include "providers/curl_lib.h"
 #include <errno.h>
 #include <jansson.h>
 #include <signal.h>
@@ -47,6 +47,8 @@ static long call(const char *sock, const char *method, const char *path,
 		 const char *ctype, const void *body, size_t blen, buf *out,
 		 long timeout_ms)
 {
+	if (!al_curl_loaded())
+		return -ENOSYS; /* no libcurl on this host */
 	CURL *e = curl_easy_init();
 	if (e == NULL)
 		return -ENOMEM;

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
+#include "providers/curl_lib.h"
 #include <jansson.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -471,7 +471,7 @@ static int remote_ensure(const char *config_json, al_provider_handle **out,
 	pthread_once(&curl_once, curl_init);
 	if (curl_init_rc != CURLE_OK)
 		return al_error_set(err, AL_ERR_UNAVAILABLE, EIO, "curl",
-				    "libcurl could not be initialised");
+				    "libcurl could not be loaded or initialised");
 	if ((h = calloc(1, sizeof(*h))) == NULL)
 		return -ENOMEM;
 	if ((rc = parse_cfg(config_json, &h->cfg, err)) < 0) {

@@ -10,7 +10,6 @@
  * on a daemon that never calls back, as the remote provider's module
  * does. */
 #include <ctype.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -19,10 +18,9 @@
 #include <strings.h>
 #include <time.h>
 
-#include <curl/curl.h>
-
 #include "core/log.h"
 #include "host/admission.h"
+#include "providers/curl_lib.h"
 #include "server/compat.h"
 
 bool al_compat_callback_allowed(const al_compat_api *api, const char *url,
@@ -71,46 +69,14 @@ bool al_compat_callback_allowed(const al_compat_api *api, const char *url,
 	return false;
 }
 
-/* ---- libcurl, loaded on first use -------------------------------------- */
+/* ---- libcurl, loaded on first use (providers/curl_lib.h) ---------------- */
 
-static struct {
-	pthread_once_t once;
-	void *lib;
-	CURL *(*init)(void);
-	CURLcode (*setopt)(CURL *, CURLoption, ...);
-	CURLcode (*perform)(CURL *);
-	CURLcode (*getinfo)(CURL *, CURLINFO, ...);
-	void (*cleanup)(CURL *);
-	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
-	void (*slist_free)(struct curl_slist *);
-} curl = {.once = PTHREAD_ONCE_INIT};
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static bool curl_ready;
 
-static void load_curl(void)
+static void init_curl(void)
 {
-	void *l = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-	if (l == NULL)
-		return;
-	curl.init = (CURL * (*)(void)) dlsym(l, "curl_easy_init");
-	curl.setopt = (CURLcode(*)(CURL *, CURLoption, ...))dlsym(
-		l, "curl_easy_setopt");
-	curl.perform = (CURLcode(*)(CURL *))dlsym(l, "curl_easy_perform");
-	curl.getinfo = (CURLcode(*)(CURL *, CURLINFO, ...))dlsym(
-		l, "curl_easy_getinfo");
-	curl.cleanup = (void (*)(CURL *))dlsym(l, "curl_easy_cleanup");
-	curl.slist_append = (struct curl_slist * (*)(struct curl_slist *,
-						     const char *))
-		dlsym(l, "curl_slist_append");
-	curl.slist_free = (void (*)(struct curl_slist *))dlsym(
-		l, "curl_slist_free_all");
-	CURLcode (*global)(long) = (CURLcode(*)(long))dlsym(l,
-							   "curl_global_init");
-	if (!curl.init || !curl.setopt || !curl.perform || !curl.getinfo ||
-	    !curl.cleanup || !curl.slist_append || !curl.slist_free ||
-	    !global || global(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		dlclose(l);
-		return;
-	}
-	curl.lib = l;
+	curl_ready = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
 }
 
 static size_t discard(char *p, size_t size, size_t n, void *ctx)
@@ -123,25 +89,25 @@ static size_t discard(char *p, size_t size, size_t n, void *ctx)
 /* One PUT: the HTTP status, or 0 when no answer came. */
 static long put_once(const char *url, const char *body, unsigned timeout_ms)
 {
-	CURL *c = curl.init();
+	CURL *c = curl_easy_init();
 	long status = 0;
 	if (c == NULL)
 		return 0;
 	struct curl_slist *h =
-		curl.slist_append(NULL, "Content-Type: application/json");
-	curl.setopt(c, CURLOPT_URL, url);
-	curl.setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
-	curl.setopt(c, CURLOPT_POSTFIELDS, body);
-	curl.setopt(c, CURLOPT_HTTPHEADER, h);
-	curl.setopt(c, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
-	curl.setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-	curl.setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl.setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl.setopt(c, CURLOPT_WRITEFUNCTION, discard);
-	if (curl.perform(c) == CURLE_OK)
-		curl.getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	curl.slist_free(h);
-	curl.cleanup(c);
+		curl_slist_append(NULL, "Content-Type: application/json");
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	if (curl_easy_perform(c) == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	curl_slist_free_all(h);
+	curl_easy_cleanup(c);
 	return status;
 }
 
@@ -234,14 +200,14 @@ static void *callback_main(void *arg)
 	unsigned attempts = 0;
 	long status = 0;
 	if (wait_done(cb)) {
-		pthread_once(&curl.once, load_curl);
+		pthread_once(&curl_once, init_curl);
 		json_t *body = al_compat_judge0_body(cb->svc, cb->tenant,
 						     cb->token, cb->b64);
 		char *text = body ? json_dumps(body, JSON_COMPACT |
 							     JSON_PRESERVE_ORDER)
 				  : NULL;
 		json_decref(body);
-		for (unsigned ms = 1000; text != NULL && curl.lib != NULL &&
+		for (unsigned ms = 1000; text != NULL && curl_ready &&
 					 attempts < cb->tries;
 		     ms *= 2) {
 			status = put_once(cb->url, text, cb->timeout_ms);

@@ -1,12 +1,12 @@
 /* The webhook kind of host operation (docs/toolbelt.md): one POST of the
  * call's JSON to the URL the operator configured.  Built into the remote
- * provider's module with libcurl (Makefile), so a supervisor loads libcurl
- * only when a run calls a webhook. */
+ * provider's module (Makefile), and libcurl is loaded the first time a
+ * run calls a webhook (providers/curl_lib.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
+#include "providers/curl_lib.h"
 
 #include "supervisor/toolbelt.h"
 
@@ -43,6 +43,8 @@ int al_tool_webhook_post(const char *url, const char *body,
 	int rc = 0;
 	*status = 0;
 	*out = NULL;
+	if (!al_curl_loaded())
+		return -ENOSYS; /* no libcurl on this host */
 	CURL *c = curl_easy_init();
 	if (c == NULL)
 		return -ENOMEM;
