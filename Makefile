@@ -28,9 +28,10 @@ NET_PKGS  = jansson nettle libmicrohttpd
 # libcurl's headers only: the HTTP clients load it when they first need
 # it (src/providers/curl_lib.h), so neither an embedder of libairlock nor
 # the remote module maps it and its ~30 dependencies for nothing.
-REMOTE_PKGS = jansson libcrypto
+# libcrypto is linked only into the SHA-256 test, as its reference.
+REMOTE_PKGS = jansson
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(filter-out libcurl,$(PKGS)) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(filter-out libcurl libcrypto,$(PKGS)) 2>/dev/null)
 CORE_LIBS  := $(shell pkg-config --libs $(CORE_PKGS) 2>/dev/null) -lpthread -ldl
 # libwslay (WebSocket framing, /api/v2/connect and /v1/connect) ships no
 # pkg-config file.
@@ -204,6 +205,7 @@ $(SQLITE_SQL_INC): $(SQLITE_SQL_FILES) scripts/embed-sql.sh
 	@scripts/embed-sql.sh $@ $(SQLITE_SQL_FILES)
 $(BUILD)/obj/src/store/store_sqlite.o $(BUILD)/obj-netmod/src/store/store_sqlite.o: $(SQLITE_SQL_INC)
 $(BUILD)/obj/src/store/store_sqlite.o $(BUILD)/obj-netmod/src/store/store_sqlite.o: CFLAGS += -I$(BUILD)/gen
+$(BUILD)/tests/test_sha256: LDLIBS += $(shell pkg-config --libs libcrypto 2>/dev/null)
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(KITA) $(LIBA)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"

@@ -41,7 +41,7 @@ if [ -n "$missing" ]; then
 fi
 
 # ---- the in-process helper (same flags as the Makefile) ------------------
-pkgs="jansson libseccomp libcap sqlite3 nettle libcrypto libmicrohttpd libpq"
+pkgs="jansson libseccomp libcap sqlite3 nettle libmicrohttpd"
 mkdir -p "$build/bench"
 # shellcheck disable=SC2046,SC2086 # flags and package names are words
 ${CC:-cc} -std=c17 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Wshadow \

@@ -18,15 +18,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "providers/curl_lib.h"
 #include <jansson.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
 
 #include <airlock/json.h>
 
 #include "core/run_registry.h"
 #include "core/util.h"
+#include "json/base64.h"
+#include "providers/curl_lib.h"
 #include "providers/remote.h"
 #include "supervisor/outlog.h"
 #include "tool/proto.h"
@@ -99,11 +98,11 @@ static int read_token_file(const char *path, char **out, al_error **err)
 		n--;
 	buf[n] = '\0';
 	if (n == 0 || (size_t)n > MAX_TOKEN_BYTES || strchr(buf, '\n')) {
-		OPENSSL_cleanse(buf, sizeof(buf));
+		explicit_bzero(buf, sizeof(buf));
 		return bad_cfg(err, "token_file", "does not hold one token");
 	}
 	*out = strdup(buf);
-	OPENSSL_cleanse(buf, sizeof(buf));
+	explicit_bzero(buf, sizeof(buf));
 	return *out ? 0 : -ENOMEM;
 }
 
@@ -232,7 +231,7 @@ static void slist_free_wiped(struct curl_slist *h)
 {
 	for (struct curl_slist *p = h; p != NULL; p = p->next)
 		if (p->data != NULL)
-			OPENSSL_cleanse(p->data, strlen(p->data));
+			explicit_bzero(p->data, strlen(p->data));
 	curl_slist_free_all(h);
 }
 
@@ -599,23 +598,13 @@ static void deliver(stream *s)
 				(const unsigned char *)json_string_value(t),
 				json_string_length(t));
 	} else if (json_is_string(b64)) {
-		size_t in = json_string_length(b64);
-		unsigned char *raw = malloc(in / 4 * 3 + 3);
-		int n = raw ? EVP_DecodeBlock(raw,
-					      (const unsigned char *)
-						      json_string_value(b64),
-					      (int)in)
-			    : -1;
-		if (n >= 0) {
-			/* EVP_DecodeBlock counts the padding as bytes. */
-			const char *e = json_string_value(b64);
-			if (in >= 1 && e[in - 1] == '=')
-				n--;
-			if (in >= 2 && e[in - 2] == '=')
-				n--;
-			exec->on_output(exec->on_output_ctx, which, raw,
-					(size_t)n);
-		}
+		unsigned char *raw = NULL;
+		size_t n = 0;
+		/* a chunk that is not canonical base64 is dropped, as one
+		 * that cannot be decoded always was */
+		if (al_base64_decode(json_string_value(b64),
+				     json_string_length(b64), &raw, &n) == 0)
+			exec->on_output(exec->on_output_ctx, which, raw, n);
 		free(raw);
 	}
 out:
@@ -823,13 +812,18 @@ static int forwarded_header(const al_exec *exec, char **out)
 		goto out;
 	}
 	size_t hl = strlen(FWD_HEADER);
-	if ((hdr = malloc(hl + (tl + 2) / 3 * 4 + 1)) == NULL)
+	char *b64 = al_base64_encode(text, tl);
+	if (b64 == NULL)
 		goto out;
-	memcpy(hdr, FWD_HEADER, hl);
-	EVP_EncodeBlock((unsigned char *)hdr + hl, (const unsigned char *)text,
-			(int)tl);
-	*out = hdr;
-	rc = 0;
+	size_t bl = strlen(b64);
+	if ((hdr = malloc(hl + bl + 1)) != NULL) {
+		memcpy(hdr, FWD_HEADER, hl);
+		memcpy(hdr + hl, b64, bl + 1);
+		*out = hdr;
+		rc = 0;
+	}
+	/* the environment's values, encoded: wiped before they go */
+	al_explicit_free_str(b64);
 out:
 	if (text != NULL)
 		al_explicit_free_str(text);
@@ -838,8 +832,8 @@ out:
 	json_t *v;
 	json_object_foreach(o, k, v)
 	{
-		OPENSSL_cleanse((char *)json_string_value(v),
-				json_string_length(v));
+		explicit_bzero((char *)json_string_value(v),
+			       json_string_length(v));
 	}
 	json_decref(o);
 	return rc;

@@ -2,6 +2,7 @@
 airlockd (running the local provider).  Every outcome the back end can
 produce comes back through the front unchanged; transport failures are
 typed."""
+import base64
 import socket
 import threading
 import time
@@ -161,6 +162,23 @@ def test_live_output_streams_through_both_services(pair):
     events = front.events(acc["run_id"])
     out = "".join(d["data"] for e, d in events if e == "stdout")
     assert out == "one\ntwo\n"
+    assert events[-1][0] == "result"
+    assert events[-1][1]["outcome"] == "completed"
+
+
+def test_binary_live_output_streams_through_both_services(pair):
+    """Bytes that are not UTF-8 cross the back end's stream as base64
+    (`data_b64`), are decoded by the front's remote provider and sent on
+    unchanged."""
+    front, _ = pair
+    st, _, acc = front.run(sh("printf 'a\\377\\376b\\n'; sleep 0.2; "
+                              "printf 'ok\\n'", streaming=True),
+                           wait=False)
+    events = front.events(acc["run_id"])
+    out = b"".join(base64.b64decode(d["data_b64"]) if "data_b64" in d
+                   else d["data"].encode() for e, d in events
+                   if e == "stdout")
+    assert out == b"a\xff\xfeb\nok\n"
     assert events[-1][0] == "result"
     assert events[-1][1]["outcome"] == "completed"
 
