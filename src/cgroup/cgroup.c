@@ -308,6 +308,17 @@ void al_sb_cgrun_name(char *buf, size_t size, const char *tag)
 	snprintf(buf, size, "airlock-%d-%08x-%s", (int)getpid(), r, tag);
 }
 
+/* A run's cgroups once made (rc 0), or removed again when a step of
+ * making them failed: never a partial set. */
+static int made_or_removed(al_sb_cgrun *run, int rc, al_error **err)
+{
+	if (rc == 0)
+		return 0;
+	al_sb_cgrun_destroy(run);
+	return al_error_set(err, AL_ERR_UNAVAILABLE, -rc, "sandbox_unavailable",
+			    "creating the run's cgroups failed");
+}
+
 int al_sb_cgrun_make(const al_sb_cgroups *cg, const char *name,
 		     al_sb_cgrun *run, al_error **err)
 {
@@ -338,13 +349,7 @@ int al_sb_cgrun_make(const al_sb_cgroups *cg, const char *name,
 		if (!dup)
 			rc = make_dir(cg->v1_base[i], name, &run->v1_dir[i]);
 	}
-	if (rc < 0) {
-		al_sb_cgrun_destroy(run);
-		return al_error_set(err, AL_ERR_UNAVAILABLE, -rc,
-				    "sandbox_unavailable",
-				    "creating the run's cgroups failed");
-	}
-	return 0;
+	return made_or_removed(run, rc, err);
 }
 
 int al_sb_cgrun_limit(const al_sb_cgroups *cg, const al_sb_cgrun *run,
@@ -360,14 +365,7 @@ int al_sb_cgrun_create(const al_sb_cgroups *cg, const char *name,
 	int rc = al_sb_cgrun_make(cg, name, run, err);
 	if (rc < 0)
 		return rc;
-	rc = al_sb_cgrun_limit(cg, run, limits);
-	if (rc < 0) {
-		al_sb_cgrun_destroy(run);
-		return al_error_set(err, AL_ERR_UNAVAILABLE, -rc,
-				    "sandbox_unavailable",
-				    "creating the run's cgroups failed");
-	}
-	return 0;
+	return made_or_removed(run, al_sb_cgrun_limit(cg, run, limits), err);
 }
 
 int al_sb_cgrun_open_tasks(const al_sb_cgrun *run, int fds[AL_CG__N])

@@ -21,22 +21,13 @@
 #include <unistd.h>
 
 #include "cgroup/cgroup.h"
+#include "unit_support.h"
 
 /* Children forked by the process placed in the run's cgroups: a tree to
  * kill, not a single process. */
 #define TREE 40
 
 static al_sb_cgroups cg;
-
-static bool any_cgroup(void)
-{
-	if (cg.v2_base != NULL)
-		return true;
-	for (int i = 0; i < AL_CG__N; i++)
-		if (cg.ver[i] == AL_CG_V1)
-			return true;
-	return false;
-}
 
 static int setup(void **state)
 {
@@ -52,22 +43,6 @@ static int teardown(void **state)
 	(void)state;
 	al_sb_cgroups_clear(&cg);
 	return 0;
-}
-
-static bool exists(const char *dir)
-{
-	struct stat st;
-	return dir != NULL && stat(dir, &st) == 0;
-}
-
-static void write_pid(const char *dir, pid_t pid)
-{
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	FILE *f = fopen(path, "we");
-	assert_non_null(f);
-	fprintf(f, "%d\n", (int)pid);
-	assert_int_equal(fclose(f), 0);
 }
 
 /* A process in every cgroup of the run that forks TREE children, each
@@ -101,10 +76,10 @@ static pid_t start_tree(const al_sb_cgrun *run)
 	close(ready[0]);
 	/* placed before it forks: its whole tree is in the cgroups */
 	if (run->v2_dir != NULL)
-		write_pid(run->v2_dir, pid);
+		ut_cgroup_add(run->v2_dir, pid);
 	for (int i = 0; i < AL_CG__N; i++)
 		if (run->v1_dir[i] != NULL)
-			write_pid(run->v1_dir[i], pid);
+			ut_cgroup_add(run->v1_dir[i], pid);
 	assert_int_equal(write(ready[1], "g", 1), 1);
 	close(ready[1]);
 	return pid;
@@ -132,7 +107,7 @@ static int count_procs(const al_sb_cgrun *run)
 static void test_destroy_kills_and_removes_a_live_tree(void **state)
 {
 	(void)state;
-	if (geteuid() != 0 || !any_cgroup()) {
+	if (geteuid() != 0 || !ut_any_cgroup(&cg)) {
 		print_message("skip: no cgroup can be made here\n");
 		skip();
 	}
@@ -157,7 +132,7 @@ static void test_destroy_kills_and_removes_a_live_tree(void **state)
 
 	assert_int_equal(al_sb_cgrun_destroy(&run), 0);
 	for (int i = 0; i < n; i++) {
-		assert_false(exists(dirs[i]));
+		assert_false(ut_exists(dirs[i]));
 		free(dirs[i]);
 	}
 	int status;
@@ -169,7 +144,7 @@ static void test_destroy_kills_and_removes_a_live_tree(void **state)
 static void test_destroy_empty(void **state)
 {
 	(void)state;
-	if (geteuid() != 0 || !any_cgroup()) {
+	if (geteuid() != 0 || !ut_any_cgroup(&cg)) {
 		print_message("skip: no cgroup can be made here\n");
 		skip();
 	}
@@ -180,7 +155,7 @@ static void test_destroy_empty(void **state)
 	assert_int_equal(al_sb_cgrun_create(&cg, name, &none, &run, NULL), 0);
 	char *v2 = run.v2_dir != NULL ? strdup(run.v2_dir) : NULL;
 	assert_int_equal(al_sb_cgrun_destroy(&run), 0);
-	assert_false(exists(v2));
+	assert_false(ut_exists(v2));
 	free(v2);
 	/* a second destroy of the cleared run is harmless */
 	assert_int_equal(al_sb_cgrun_destroy(&run), 0);

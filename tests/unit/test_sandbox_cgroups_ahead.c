@@ -30,20 +30,11 @@
 #include "cgroup/cgroup.h"
 #include "sandbox/cgroups_ahead.h"
 #include "sandbox/sandbox.h"
+#include "unit_support.h"
 
 static al_sb_cgroups cg;
 static const al_provider_ops *ops;
 static al_facts *facts;
-
-static bool any_cgroup(void)
-{
-	if (cg.v2_base != NULL)
-		return true;
-	for (int i = 0; i < AL_CG__N; i++)
-		if (cg.ver[i] != AL_CG_NONE)
-			return true;
-	return false;
-}
 
 static int setup(void **state)
 {
@@ -61,24 +52,6 @@ static int teardown(void **state)
 	al_facts_free(facts);
 	al_sb_cgroups_clear(&cg);
 	return 0;
-}
-
-static bool exists(const char *dir)
-{
-	struct stat st;
-	return dir != NULL && stat(dir, &st) == 0;
-}
-
-static unsigned threads(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	assert_non_null(d);
-	unsigned n = 0;
-	const struct dirent *e;
-	while ((e = readdir(d)) != NULL)
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
 }
 
 /* Every directory of a set, copied (NULL-terminated). */
@@ -102,14 +75,14 @@ static bool all_exist(char *const dirs[])
 {
 	bool all = dirs[0] != NULL;
 	for (int i = 0; dirs[i] != NULL; i++)
-		all = all && exists(dirs[i]);
+		all = all && ut_exists(dirs[i]);
 	return all;
 }
 
 static bool none_exists(char *const dirs[])
 {
 	for (int i = 0; dirs[i] != NULL; i++)
-		if (exists(dirs[i]))
+		if (ut_exists(dirs[i]))
 			return false;
 	return true;
 }
@@ -134,16 +107,6 @@ static bool read_u64(const char *dir, const char *file, uint64_t *v)
 	return ok;
 }
 
-static void write_pid(const char *dir, pid_t pid)
-{
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	FILE *f = fopen(path, "we");
-	assert_non_null(f);
-	fprintf(f, "%d\n", (int)pid);
-	assert_int_equal(fclose(f), 0);
-}
-
 /* A sleeping child placed in every cgroup of the set. */
 static pid_t place_sleeper(const al_sb_cgrun *run)
 {
@@ -155,10 +118,10 @@ static pid_t place_sleeper(const al_sb_cgrun *run)
 		_exit(0);
 	}
 	if (run->v2_dir != NULL)
-		write_pid(run->v2_dir, pid);
+		ut_cgroup_add(run->v2_dir, pid);
 	for (int i = 0; i < AL_CG__N; i++)
 		if (run->v1_dir[i] != NULL)
-			write_pid(run->v1_dir[i], pid);
+			ut_cgroup_add(run->v1_dir[i], pid);
 	return pid;
 }
 
@@ -195,7 +158,7 @@ static al_sb_cg_taken take_made(al_sb_cg_ahead *a, al_sb_cgrun *run,
 static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
 {
 	(void)state;
-	unsigned before = threads();
+	unsigned before = ut_threads();
 	al_sb_cg_ahead a;
 	al_sb_cgrun run;
 	const al_sb_cg_limits want64 = {
@@ -210,14 +173,14 @@ static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
 	const al_limits lim32 = {.set = want32.bits,
 				 .memory_bytes = want32.memory_bytes,
 				 .pids = want32.pids};
-	al_sb_cg_ahead_init(&a, &cg, any_cgroup());
-	if (!any_cgroup()) {
+	al_sb_cg_ahead_init(&a, &cg, ut_any_cgroup(&cg));
+	if (!ut_any_cgroup(&cg)) {
 		/* nothing can be made: nothing is, and nothing is left */
 		al_sb_cg_ahead_refill(&a);
 		assert_int_equal(al_sb_cg_ahead_take(&a, &run, &want64),
 				 AL_SB_CG_NONE);
 		al_sb_cg_ahead_clear(&a);
-		assert_int_equal(threads(), before);
+		assert_int_equal(ut_threads(), before);
 		return;
 	}
 	/* no taker yet: the first set has no limits; its taker writes its
@@ -288,7 +251,7 @@ static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
 	int status;
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	assert_int_equal(threads(), before);
+	assert_int_equal(ut_threads(), before);
 	free_dirs(first);
 	free_dirs(second);
 	free_dirs(third);
@@ -298,11 +261,11 @@ static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
 	al_sb_cg_ahead_init(&a, &cg, true);
 	al_sb_cg_ahead_refill(&a);
 	al_sb_cg_ahead_settle(&a);
-	assert_int_equal(threads(), before);
+	assert_int_equal(ut_threads(), before);
 	assert_int_equal(al_sb_cg_ahead_take(&a, &run, &want64),
 			 AL_SB_CG_NONE);
 	al_sb_cg_ahead_refill(&a);
-	assert_int_equal(threads(), before);
+	assert_int_equal(ut_threads(), before);
 	al_sb_cg_ahead_clear(&a);
 
 	/* disabled: nothing is made, and a set given back goes at once */
@@ -345,7 +308,7 @@ static al_result *run_sh(al_provider_handle *h, const char *code,
  * (where none can be made: returns at once). */
 static void wait_ready(al_provider_handle *h)
 {
-	if (!any_cgroup())
+	if (!ut_any_cgroup(&cg))
 		return;
 	unsigned long long taken, missed;
 	bool ready = false;
@@ -405,7 +368,7 @@ static void test_cold_runs_take_them(void **state)
 	unsigned long long taken = 0, missed = 0;
 	bool ready = false;
 	al_sb_provider_cgroups_stats(h, &taken, &missed, &ready);
-	if (any_cgroup()) {
+	if (ut_any_cgroup(&cg)) {
 		assert_int_equal(missed, 1);
 		assert_int_equal(taken, memory ? 3 : 1);
 	} else {

@@ -27,6 +27,7 @@
 
 #include "sandbox/netns_ahead.h"
 #include "sandbox/sandbox.h"
+#include "unit_support.h"
 
 static const al_provider_ops *ops;
 static al_facts *facts;
@@ -80,23 +81,11 @@ static ino_t own_ns(void)
 	return i;
 }
 
-static unsigned threads(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	assert_non_null(d);
-	unsigned n = 0;
-	const struct dirent *e;
-	while ((e = readdir(d)) != NULL)
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 static void test_each_is_fresh_and_ours_untouched(void **state)
 {
 	(void)state;
 	ino_t mine = own_ns();
-	unsigned before = threads();
+	unsigned before = ut_threads();
 	al_sb_netns_ahead a;
 	al_sb_netns_ahead_init(&a, true);
 	if (geteuid() != 0) {
@@ -105,7 +94,7 @@ static void test_each_is_fresh_and_ours_untouched(void **state)
 		al_sb_netns_ahead_settle(&a);
 		assert_int_equal(al_sb_netns_ahead_take(&a), -1);
 		al_sb_netns_ahead_clear(&a);
-		assert_int_equal(threads(), before);
+		assert_int_equal(ut_threads(), before);
 		assert_int_equal(own_ns(), mine);
 		return;
 	}
@@ -114,7 +103,7 @@ static void test_each_is_fresh_and_ours_untouched(void **state)
 	ino_t seen[3];
 	for (int i = 0; i < 3; i++) {
 		al_sb_netns_ahead_settle(&a);
-		assert_int_equal(threads(), before);
+		assert_int_equal(ut_threads(), before);
 		int fd = al_sb_netns_ahead_take(&a);
 		assert_true(fd >= 0);
 		assert_int_equal(ioctl(fd, NS_GET_NSTYPE), CLONE_NEWNET);
@@ -128,7 +117,7 @@ static void test_each_is_fresh_and_ours_untouched(void **state)
 	}
 	al_sb_netns_ahead_refill(&a);
 	al_sb_netns_ahead_clear(&a);
-	assert_int_equal(threads(), before);
+	assert_int_equal(ut_threads(), before);
 	assert_int_equal(own_ns(), mine);
 
 	/* disabled: nothing is ever made */

@@ -1,0 +1,57 @@
+/* Helpers several unit tests share (header only: include after
+ * <cmocka.h>; each is static inline, so a test that uses only some
+ * compiles without warnings). */
+#ifndef AL_TESTS_UNIT_SUPPORT_H
+#define AL_TESTS_UNIT_SUPPORT_H
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "cgroup/cgroup.h"
+
+/* How many threads this process has now. */
+static inline unsigned ut_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	assert_non_null(d);
+	unsigned n = 0;
+	const struct dirent *e;
+	while ((e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static inline bool ut_exists(const char *path)
+{
+	struct stat st;
+	return path != NULL && stat(path, &st) == 0;
+}
+
+/* Whether discovery found any hierarchy a run's cgroup can be made in. */
+static inline bool ut_any_cgroup(const al_sb_cgroups *cg)
+{
+	if (cg->v2_base != NULL)
+		return true;
+	for (int i = 0; i < AL_CG__N; i++)
+		if (cg->ver[i] != AL_CG_NONE)
+			return true;
+	return false;
+}
+
+/* Moves pid into the cgroup dir (its cgroup.procs). */
+static inline void ut_cgroup_add(const char *dir, pid_t pid)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	FILE *f = fopen(path, "we");
+	assert_non_null(f);
+	fprintf(f, "%d\n", (int)pid);
+	assert_int_equal(fclose(f), 0);
+}
+
+#endif
