@@ -94,7 +94,7 @@ static void test_each_is_fresh_and_ours_untouched(void **state)
 		al_sb_netns_ahead_settle(&a);
 		assert_int_equal(al_sb_netns_ahead_take(&a), -1);
 		al_sb_netns_ahead_clear(&a);
-		assert_int_equal(ut_threads(), before);
+		assert_int_equal(ut_threads_back_to(before), before);
 		assert_int_equal(own_ns(), mine);
 		return;
 	}
@@ -103,7 +103,7 @@ static void test_each_is_fresh_and_ours_untouched(void **state)
 	ino_t seen[3];
 	for (int i = 0; i < 3; i++) {
 		al_sb_netns_ahead_settle(&a);
-		assert_int_equal(ut_threads(), before);
+		assert_int_equal(ut_threads_back_to(before), before);
 		int fd = al_sb_netns_ahead_take(&a);
 		assert_true(fd >= 0);
 		assert_int_equal(ioctl(fd, NS_GET_NSTYPE), CLONE_NEWNET);
@@ -117,7 +117,7 @@ static void test_each_is_fresh_and_ours_untouched(void **state)
 	}
 	al_sb_netns_ahead_refill(&a);
 	al_sb_netns_ahead_clear(&a);
-	assert_int_equal(ut_threads(), before);
+	assert_int_equal(ut_threads_back_to(before), before);
 	assert_int_equal(own_ns(), mine);
 
 	/* disabled: nothing is ever made */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "cgroup/cgroup.h"
 
@@ -23,6 +24,20 @@ static inline unsigned ut_threads(void)
 	while ((e = readdir(d)) != NULL)
 		n += e->d_name[0] != '.';
 	closedir(d);
+	return n;
+}
+
+/* The thread count once it is back to `want`, or after a second what it
+ * is then: a joined thread is gone for pthread_join before the kernel has
+ * taken its task out of /proc/self/task. */
+static inline unsigned ut_threads_back_to(unsigned want)
+{
+	unsigned n = ut_threads();
+	for (int i = 0; i < 1000 && n != want; i++) {
+		struct timespec ts = {0, 1000 * 1000};
+		nanosleep(&ts, NULL);
+		n = ut_threads();
+	}
 	return n;
 }
 
