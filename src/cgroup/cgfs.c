@@ -89,15 +89,12 @@ bool al_cgfs_exists(const char *dir, const char *file)
 	return path_of(path, dir, file) == 0 && access(path, F_OK) == 0;
 }
 
-bool al_cgfs_read_key(const char *dir, const char *file, const char *key,
-		      uint64_t *out)
+/* The value of key's line in buf ("key value" lines). */
+static bool find_key(const char *buf, const char *key, uint64_t *out)
 {
-	char buf[4096];
-	if (al_cgfs_read(dir, file, buf, sizeof(buf)) < 0)
-		return false;
 	size_t kl = strlen(key);
-	for (char *line = buf; line && *line;) {
-		char *nl = strchr(line, '\n');
+	for (const char *line = buf; line && *line;) {
+		const char *nl = strchr(line, '\n');
 		if (strncmp(line, key, kl) == 0 && line[kl] == ' ') {
 			*out = strtoull(line + kl + 1, NULL, 10);
 			return true;
@@ -105,6 +102,24 @@ bool al_cgfs_read_key(const char *dir, const char *file, const char *key,
 		line = nl ? nl + 1 : NULL;
 	}
 	return false;
+}
+
+bool al_cgfs_read_key(const char *dir, const char *file, const char *key,
+		      uint64_t *out)
+{
+	char buf[4096];
+	if (al_cgfs_read(dir, file, buf, sizeof(buf)) < 0)
+		return false;
+	return find_key(buf, key, out);
+}
+
+bool al_cgfs_read_key2(const char *dir, const char *file, const char *key1,
+		       uint64_t *out1, const char *key2, uint64_t *out2)
+{
+	char buf[4096];
+	if (al_cgfs_read(dir, file, buf, sizeof(buf)) < 0)
+		return false;
+	return find_key(buf, key1, out1) && find_key(buf, key2, out2);
 }
 
 bool al_cgfs_read_u64(const char *dir, const char *file, uint64_t *out)

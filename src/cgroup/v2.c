@@ -15,23 +15,30 @@ static int limit_pids(const char *dir, uint64_t pids)
 	return al_cgfs_write_u64(dir, "pids.max", pids);
 }
 
-/* cpu.stat exists in every unified cgroup, controllers or not. */
+/* cpu.stat exists in every unified cgroup, controllers or not; the
+ * memory and pids files only where that controller is on v2 (a
+ * controller bound to a v1 hierarchy is not, and opening files that
+ * cannot exist costs a run a path walk each). */
 static void usage(const al_sb_cgrun *run, al_sb_cgusage *u)
 {
 	uint64_t v;
 	const char *d = run->v2_dir;
 	if (d == NULL)
 		return;
-	if (al_cgfs_read_key(d, "cpu.stat", "user_usec", &u->cpu_user_us) &&
-	    al_cgfs_read_key(d, "cpu.stat", "system_usec", &u->cpu_sys_us))
+	if (al_cgfs_read_key2(d, "cpu.stat", "user_usec", &u->cpu_user_us,
+			      "system_usec", &u->cpu_sys_us))
 		u->have_cpu = true;
-	if (al_cgfs_read_u64(d, "memory.peak", &v)) {
-		u->have_peak = true;
-		u->peak_memory_bytes = v;
+	if (run->v1_dir[AL_CG_MEMORY] == NULL) {
+		if (al_cgfs_read_u64(d, "memory.peak", &v)) {
+			u->have_peak = true;
+			u->peak_memory_bytes = v;
+		}
+		if (al_cgfs_read_key(d, "memory.events", "oom_kill", &v) &&
+		    v > 0)
+			u->oom_killed = true;
 	}
-	if (al_cgfs_read_key(d, "memory.events", "oom_kill", &v) && v > 0)
-		u->oom_killed = true;
-	if (al_cgfs_read_key(d, "pids.events", "max", &v) && v > 0)
+	if (run->v1_dir[AL_CG_PIDS] == NULL &&
+	    al_cgfs_read_key(d, "pids.events", "max", &v) && v > 0)
 		u->pids_max_hit = true;
 }
 
