@@ -439,23 +439,35 @@ void al_sb_cgrun_kill(const al_sb_cgrun *run)
 
 /* Empty only when the kernel says so (or the cgroup is gone): a read that
  * fails for another reason must not let a caller believe the run ended. */
-static bool dir_empty(const char *dir)
+
+/* Empty, or holding `but` alone (pid > 0). */
+static bool dir_empty_but(const char *dir, pid_t but)
 {
-	char buf[64];
+	char buf[64], only[24];
 	int rc = al_cgfs_read(dir, "cgroup.procs", buf, sizeof(buf));
 	if (rc < 0)
 		return rc == -ENOENT;
-	return buf[0] == '\0';
+	if (buf[0] == '\0')
+		return true;
+	if (but <= 0)
+		return false;
+	snprintf(only, sizeof(only), "%d\n", (int)but);
+	return strcmp(buf, only) == 0;
+}
+
+bool al_sb_cgrun_empty_but(const al_sb_cgrun *run, pid_t pid)
+{
+	if (run->v2_dir && !dir_empty_but(run->v2_dir, pid))
+		return false;
+	for (int i = 0; i < AL_CG__N; i++)
+		if (run->v1_dir[i] && !dir_empty_but(run->v1_dir[i], pid))
+			return false;
+	return true;
 }
 
 bool al_sb_cgrun_empty(const al_sb_cgrun *run)
 {
-	if (run->v2_dir && !dir_empty(run->v2_dir))
-		return false;
-	for (int i = 0; i < AL_CG__N; i++)
-		if (run->v1_dir[i] && !dir_empty(run->v1_dir[i]))
-			return false;
-	return true;
+	return al_sb_cgrun_empty_but(run, 0);
 }
 
 void al_sb_cgrun_usage(const al_sb_cgrun *run, al_sb_cgusage *u)

@@ -130,6 +130,9 @@ int al_sb_cgrun_attach_v2(const al_sb_cgrun *run, pid_t pid);
 void al_sb_cgrun_kill(const al_sb_cgrun *run);
 /* true when no process is left in any of the run's cgroups. */
 bool al_sb_cgrun_empty(const al_sb_cgrun *run);
+/* The same, but pid (as this process sees it) may still be there: an
+ * init that reported its tree gone and is exiting. */
+bool al_sb_cgrun_empty_but(const al_sb_cgrun *run, pid_t pid);
 
 typedef struct al_sb_cgusage {
 	bool have_cpu;

@@ -104,6 +104,7 @@ typedef struct sup_state {
 	unsigned char report_buf[sizeof(al_exit_report)];
 	size_t report_len;
 	bool exited;
+	bool reported; /* end_at_report: a valid report is in */
 	bool stopping;
 	al_end end;
 	uint64_t start, deadline;
@@ -185,7 +186,7 @@ static void sup_poll_fill(const sup_state *s, sup_poll *p)
 			p->i_out[i] = sup_poll_add(p, *s->pipes[i], POLLIN);
 	if (child->status_fd >= 0)
 		p->i_st = sup_poll_add(p, child->status_fd, POLLIN);
-	if (!s->exited && child->pidfd >= 0)
+	if (!s->exited && !s->reported && child->pidfd >= 0)
 		p->i_pid = sup_poll_add(p, child->pidfd, POLLIN);
 	/* only wakes the loop: the state is re-read at the top */
 	if (!s->stopping && s->cancel_fd >= 0)
@@ -230,12 +231,27 @@ static void sup_write_stdin(sup_state *s, short revents)
 		close_fd(&child->stdin_fd);
 }
 
+static bool report_valid(const sup_state *s)
+{
+	al_exit_report rep;
+	if (s->report_len != sizeof(rep))
+		return false;
+	memcpy(&rep, s->report_buf, sizeof(rep));
+	return rep.magic == AL_EXIT_REPORT_MAGIC;
+}
+
 static void sup_read_status(sup_state *s)
 {
 	ssize_t r = read(s->child->status_fd, s->report_buf + s->report_len,
 			 sizeof(s->report_buf) - s->report_len);
 	if (r > 0) {
 		s->report_len += (size_t)r;
+		if (s->opts->end_at_report && report_valid(s)) {
+			close_fd(&s->child->status_fd);
+			s->reported = true;
+			if (!s->exited)
+				sup_mark_exited(s);
+		}
 	} else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
 		/* Only the shepherd/init holds the write end: EOF means it is
 		 * gone. */
@@ -299,19 +315,22 @@ static int sup_loop(sup_state *s, al_error **err)
 	}
 }
 
-/* Whatever happened in the loop, nothing may outlive the run. */
+/* Whatever happened in the loop, nothing may outlive the run: the
+ * shepherd/init is reaped, or, having reported, left to the caller. */
 static void sup_reap(sup_state *s)
 {
 	al_child *child = s->child;
-	if (!s->exited)
-		kill(child->pid, SIGKILL);
-	waitpid(child->pid, NULL, __WALL);
-	child->pid = -1;
+	if (!s->reported) {
+		if (!s->exited)
+			kill(child->pid, SIGKILL);
+		waitpid(child->pid, NULL, __WALL);
+		child->pid = -1;
+		close_fd(&child->pidfd);
+	}
 	close_fd(&child->stdin_fd);
 	close_fd(&child->stdout_fd);
 	close_fd(&child->stderr_fd);
 	close_fd(&child->status_fd);
-	close_fd(&child->pidfd);
 }
 
 /* The report, the end and the captured output into out; rc is the
@@ -319,6 +338,7 @@ static void sup_reap(sup_state *s)
 static int sup_fill_result(sup_state *s, al_supervise_result *out, int rc)
 {
 	out->end = s->end;
+	out->init_exiting = s->reported;
 	out->wall_ms = (uint64_t)al_mono_ms() - s->start;
 	if (s->report_len == sizeof(al_exit_report)) {
 		memcpy(&out->report, s->report_buf, sizeof(out->report));
@@ -374,6 +394,17 @@ int al_supervise(al_child *child, const al_supervise_opts *opts,
 	sup_reap(&s);
 	pthread_sigmask(SIG_SETMASK, &old_set, NULL);
 	return sup_fill_result(&s, out, rc);
+}
+
+void al_child_reap(int pidfd)
+{
+	if (pidfd < 0)
+		return;
+	siginfo_t info;
+	while (waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED | __WALL) < 0 &&
+	       errno == EINTR)
+		;
+	close(pidfd);
 }
 
 void al_supervise_result_clear(al_supervise_result *r)

@@ -58,6 +58,13 @@ typedef struct al_supervise_opts {
 	void (*later)(void *ctx);
 	void *later_ctx;
 	uint64_t later_ms;
+	/* End once the report is in and the output pipes are closed, not
+	 * when the shepherd/init has finished exiting: the report is written
+	 * after the tree is gone, and what the init does after it is its
+	 * own exit (tearing down its namespaces and its copy of the
+	 * caller's memory).  The init is then left to the caller to reap
+	 * (al_supervise_result.init_exiting). */
+	bool end_at_report;
 } al_supervise_opts;
 
 typedef enum al_end {
@@ -76,14 +83,22 @@ typedef struct al_supervise_result {
 	bool truncated[2];
 	uint64_t output_seen[2];
 	uint64_t wall_ms;
+	/* end_at_report only: the loop ended on a valid report, and
+	 * child->pid and child->pidfd were left as they were for the
+	 * caller, who must reap the shepherd/init (al_child_reap). */
+	bool init_exiting;
 } al_supervise_result;
 
 /* Runs the loop to the end: on return the tree is gone, the shepherd/init
- * is reaped and every fd in child is closed.  signal_ctx is left to the
+ * is reaped and every fd in child is closed (but see end_at_report).  signal_ctx is left to the
  * provider that made it. */
 int al_supervise(al_child *child, const al_supervise_opts *opts,
 		 al_supervise_result *out, al_error **err);
 void al_supervise_result_clear(al_supervise_result *r);
+/* Waits for the shepherd/init behind pidfd to finish exiting, reaps it
+ * through the pidfd (never by pid, which the embedder may have reaped
+ * and reused) and closes pidfd.  For init_exiting. */
+void al_child_reap(int pidfd);
 
 /* Maps a supervise result onto a contract result: outcome, exit code or
  * signal, reason (cpu_limit for SIGXCPU, file_size_limit for SIGXFSZ),

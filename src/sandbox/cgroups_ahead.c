@@ -8,12 +8,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "child/supervise.h"
 #include "core/log.h"
 
-/* One helper's work: the sets to remove, and whether to make the next. */
+/* One helper's work: the sets to remove, and whether to make the next.
+ * The set made is offered (mu, offered) before the removals start, which
+ * wait for the inits still exiting: a step may take it from a helper
+ * that is still removing. */
 struct al_sb_cg_job {
 	const al_sb_cgroups *cg;
-	al_sb_cgrun *behind;
+	al_sb_cg_behind *behind;
 	size_t n_behind;
 	bool make;
 	char name[64];
@@ -21,6 +25,9 @@ struct al_sb_cg_job {
 	bool made;
 	al_sb_cgrun set;
 	bool limited; /* limits written */
+	pthread_mutex_t mu;
+	bool offered; /* set is made and may be taken */
+	bool claimed; /* a step took it */
 };
 
 static void remove_set(al_sb_cgrun *run)
@@ -34,13 +41,17 @@ static void remove_set(al_sb_cgrun *run)
 			"the sweep retries them");
 }
 
+/* A used set, once the init that was in it (if any) is reaped. */
+static void remove_behind(al_sb_cg_behind *b)
+{
+	al_child_reap(b->init_pidfd);
+	b->init_pidfd = -1;
+	remove_set(&b->set);
+	al_sb_uid_give(&b->uid);
+}
+
 static void run_job(struct al_sb_cg_job *j)
 {
-	for (size_t i = 0; i < j->n_behind; i++)
-		remove_set(&j->behind[i]);
-	free(j->behind);
-	j->behind = NULL;
-	j->n_behind = 0;
 	if (j->make)
 		j->made = al_sb_cgrun_make(j->cg, j->name, &j->set, NULL) == 0;
 	if (j->made && j->limits.valid) {
@@ -53,6 +64,20 @@ static void run_job(struct al_sb_cg_job *j)
 						       j->limits.socket_bytes) ==
 				     0;
 	}
+	pthread_mutex_lock(&j->mu);
+	j->offered = j->made;
+	pthread_mutex_unlock(&j->mu);
+	for (size_t i = 0; i < j->n_behind; i++)
+		remove_behind(&j->behind[i]);
+	free(j->behind);
+	j->behind = NULL;
+	j->n_behind = 0;
+}
+
+static void job_free(struct al_sb_cg_job *j)
+{
+	pthread_mutex_destroy(&j->mu);
+	free(j);
 }
 
 static void *helper(void *arg)
@@ -73,16 +98,37 @@ static void reap(al_sb_cg_ahead *a, bool wait)
 	a->making = false;
 	struct al_sb_cg_job *j = a->job;
 	a->job = NULL;
-	if (j->made && !a->have) {
+	if (j->made && !j->claimed && !a->have) {
 		a->ready = j->set;
 		a->have = true;
 		a->ready_limits = j->limits;
 		/* written only in part: the taker writes all again */
 		a->ready_limits.valid = j->limited;
-	} else if (j->made) {
+	} else if (j->made && !j->claimed) {
 		remove_set(&j->set);
 	}
-	free(j);
+	job_free(j);
+}
+
+/* Under the lock, none ready: the set of a helper still removing, when
+ * it has offered one (the helper no longer touches it). */
+static bool claim_offered(al_sb_cg_ahead *a)
+{
+	struct al_sb_cg_job *j = a->making ? a->job : NULL;
+	if (j == NULL)
+		return false;
+	bool got = false;
+	pthread_mutex_lock(&j->mu);
+	if (j->offered && !j->claimed) {
+		j->claimed = true;
+		a->ready = j->set;
+		a->have = true;
+		a->ready_limits = j->limits;
+		a->ready_limits.valid = j->limited;
+		got = true;
+	}
+	pthread_mutex_unlock(&j->mu);
+	return got;
 }
 
 /* Under the lock: the work for the next helper, or NULL when there is
@@ -94,6 +140,7 @@ static struct al_sb_cg_job *next_job(al_sb_cg_ahead *a)
 	struct al_sb_cg_job *j = calloc(1, sizeof(*j));
 	if (j == NULL)
 		return NULL;
+	pthread_mutex_init(&j->mu, NULL);
 	j->cg = a->cg;
 	j->behind = a->behind;
 	j->n_behind = a->n_behind;
@@ -123,7 +170,7 @@ static void start(al_sb_cg_ahead *a)
 	/* no thread: the removals are done now, nothing is made */
 	j->make = false;
 	run_job(j);
-	free(j);
+	job_free(j);
 }
 
 void al_sb_cg_ahead_init(al_sb_cg_ahead *a, const al_sb_cgroups *cg,
@@ -149,7 +196,7 @@ al_sb_cg_taken al_sb_cg_ahead_take(al_sb_cg_ahead *a, al_sb_cgrun *out,
 	pthread_mutex_lock(&a->lock);
 	reap(a, false);
 	al_sb_cg_taken got = AL_SB_CG_NONE;
-	if (a->have) {
+	if (a->have || claim_offered(a)) {
 		*out = a->ready;
 		got = !a->ready_limits.valid		      ? AL_SB_CG_UNLIMITED
 		      : same_limits(&a->ready_limits, want) ? AL_SB_CG_AS_WANTED
@@ -170,14 +217,15 @@ al_sb_cg_taken al_sb_cg_ahead_take(al_sb_cg_ahead *a, al_sb_cgrun *out,
 	return got;
 }
 
-int al_sb_cg_ahead_give(al_sb_cg_ahead *a, al_sb_cgrun *run)
+int al_sb_cg_ahead_give(al_sb_cg_ahead *a, al_sb_cgrun *run, int init_pidfd,
+			al_sb_uid *uid)
 {
 	pthread_mutex_lock(&a->lock);
 	bool kept = false;
 	if (a->enabled) {
 		if (a->n_behind == a->cap_behind) {
 			size_t cap = a->cap_behind ? a->cap_behind * 2 : 4;
-			al_sb_cgrun *grown =
+			al_sb_cg_behind *grown =
 				realloc(a->behind, cap * sizeof(*grown));
 			if (grown != NULL) {
 				a->behind = grown;
@@ -185,7 +233,13 @@ int al_sb_cg_ahead_give(al_sb_cg_ahead *a, al_sb_cgrun *run)
 			}
 		}
 		if (a->n_behind < a->cap_behind) {
-			a->behind[a->n_behind++] = *run;
+			a->behind[a->n_behind++] = (al_sb_cg_behind){
+				.set = *run,
+				.init_pidfd = init_pidfd,
+				.uid = uid != NULL ? *uid
+						   : (al_sb_uid){.fd = -1}};
+			if (uid != NULL)
+				uid->fd = -1;
 			kept = true;
 		}
 	}
@@ -195,6 +249,7 @@ int al_sb_cg_ahead_give(al_sb_cg_ahead *a, al_sb_cgrun *run)
 		run->v2_fd = -1;
 		return 0;
 	}
+	al_child_reap(init_pidfd);
 	return al_sb_cgrun_destroy(run);
 }
 
@@ -211,7 +266,7 @@ static void drop_all(al_sb_cg_ahead *a)
 {
 	reap(a, true);
 	for (size_t i = 0; i < a->n_behind; i++)
-		remove_set(&a->behind[i]);
+		remove_behind(&a->behind[i]);
 	free(a->behind);
 	a->behind = NULL;
 	a->n_behind = a->cap_behind = 0;
@@ -243,6 +298,6 @@ void al_sb_cg_ahead_counts(al_sb_cg_ahead *a, unsigned long long *taken,
 	reap(a, false);
 	*taken = a->taken;
 	*missed = a->missed;
-	*ready = a->have;
+	*ready = a->have || claim_offered(a);
 	pthread_mutex_unlock(&a->lock);
 }

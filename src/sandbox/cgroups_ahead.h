@@ -27,6 +27,7 @@
 #include <stddef.h>
 
 #include "cgroup/cgroup.h"
+#include "sandbox/userns.h"
 
 /* The limits a set is written with: a step's memory and pids limits (as
  * requested: al_sb_cgrun_limit adds the defaults) and its socket bound. */
@@ -35,6 +36,15 @@ typedef struct al_sb_cg_limits {
 	unsigned bits; /* the request's set bits for memory and pids */
 	uint64_t memory_bytes, pids, socket_bytes;
 } al_sb_cg_limits;
+
+/* A used set waiting for removal, and what the init that was in it holds
+ * while it finishes exiting: its pidfd (-1: none) and the run's uid lock
+ * (fd -1: none), given back once the init is reaped. */
+typedef struct al_sb_cg_behind {
+	al_sb_cgrun set;
+	int init_pidfd;
+	al_sb_uid uid;
+} al_sb_cg_behind;
 
 /* What a taken set holds already (al_sb_cg_ahead_take). */
 typedef enum al_sb_cg_taken {
@@ -57,7 +67,7 @@ typedef struct al_sb_cg_ahead {
 	/* The last taker's limits: the next set is written with them, as
 	 * steps of one handle mostly ask for the same. */
 	al_sb_cg_limits last;
-	al_sb_cgrun *behind; /* used sets waiting for removal */
+	al_sb_cg_behind *behind; /* used sets waiting for removal */
 	size_t n_behind, cap_behind;
 	unsigned seq;
 	unsigned long long taken, missed;
@@ -76,11 +86,16 @@ al_sb_cg_taken al_sb_cg_ahead_take(al_sb_cg_ahead *a, al_sb_cgrun *out,
 				   const al_sb_cg_limits *want);
 /* A run's cgroups once the run is over and its usage read: kept for the
  * next helper (or settle) to remove, or removed now when they cannot be
- * kept (not enabled, no memory).  Takes the set; returns 0, or what
+ * kept (not enabled, no memory).  init_pidfd (taken; -1: none): an init
+ * that reported and is still exiting, reaped before the set is removed.
+ * uid (NULL: none): the run's uid lock, taken along with a kept set and
+ * given back once that init is reaped (left with the caller otherwise,
+ * the init being reaped by then).  Takes the set; returns 0, or what
  * al_sb_cgrun_destroy returned when they were removed now. */
-int al_sb_cg_ahead_give(al_sb_cg_ahead *a, al_sb_cgrun *run);
-/* Starts a helper that removes the sets given back and makes the next,
- * unless one runs already (after a run). */
+int al_sb_cg_ahead_give(al_sb_cg_ahead *a, al_sb_cgrun *run, int init_pidfd,
+			al_sb_uid *uid);
+/* Starts a helper that makes the next set and then removes the sets
+ * given back, unless one runs already (after a run). */
 void al_sb_cg_ahead_refill(al_sb_cg_ahead *a);
 /* A supervisor between runs: waits for a helper still running, removes
  * every set held now, and makes none from here on (see above). */

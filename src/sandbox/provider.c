@@ -663,6 +663,7 @@ static int sb_run_steps(sb_run *r, al_error **err)
 		.on_output_ctx = r->exec->on_output_ctx,
 		.netns_ahead = &r->h->netns,
 		.cg_ahead = &r->h->cgroups,
+		.uid_slot = &r->slot,
 	};
 	int rc = sb_run_build(r, &step, err);
 	if (rc != SB_GO)

@@ -69,8 +69,8 @@ static const al_limits *step_limits(const al_sb_step *s)
 
 int al_sb_step_supervise(const al_sb_step *s, al_child *child,
 			 al_sb_cgrun *cg, const al_sb_cgusage *base,
-			 struct al_sb_inbox_fwd *fwd, al_result *res,
-			 al_error **err)
+			 struct al_sb_inbox_fwd *fwd, int *init_pidfd,
+			 al_result *res, al_error **err)
 {
 	const al_request *req = s->exec->request;
 	bool stdin_pipe = al_sb_step_stdin(s);
@@ -87,16 +87,25 @@ int al_sb_step_supervise(const al_sb_step *s, al_child *child,
 		.later = fwd != NULL ? al_sb_inbox_fwd_begin : NULL,
 		.later_ctx = fwd,
 		.later_ms = AL_SB_INBOX_TICK_MS,
+		.end_at_report = init_pidfd != NULL,
 	};
 	al_supervise_result sr;
 	void *sigctx = child->signal_ctx;
 	int rc = al_supervise(child, &opts, &sr, err);
 	if (rc == 0)
 		rc = al_supervise_to_result(&sr, res);
+	/* An init that reported is left exiting; it may still be listed. */
+	pid_t exiting = 0;
+	if (init_pidfd != NULL) {
+		*init_pidfd = sr.init_exiting ? child->pidfd : -1;
+		exiting = sr.init_exiting ? child->pid : 0;
+		child->pidfd = -1;
+		child->pid = -1;
+	}
 	al_supervise_result_clear(&sr);
-	/* The init is reaped; anything still in the cgroups is killed and
-	 * waited for before they are removed. */
-	for (int i = 0; i < 500 && !al_sb_cgrun_empty(cg); i++) {
+	/* Anything else still in the cgroups is killed and waited for
+	 * before the usage is read and they are removed. */
+	for (int i = 0; i < 500 && !al_sb_cgrun_empty_but(cg, exiting); i++) {
 		al_sb_cgrun_kill(cg);
 		struct timespec ts = {0, 2 * 1000 * 1000};
 		nanosleep(&ts, NULL);
@@ -174,17 +183,31 @@ static int step_cgroups(const al_sb_step *s, const al_limits *lim,
 	if (taken == AL_SB_CG_NONE)
 		al_sb_cgrun_destroy(cg);
 	else
-		al_sb_cg_ahead_give(s->cg_ahead, cg);
+		al_sb_cg_ahead_give(s->cg_ahead, cg, -1, NULL);
 	return al_error_set(err, AL_ERR_UNAVAILABLE, -rc, "sandbox_unavailable",
 			    "limiting the run's cgroups failed");
 }
 
-/* The step's cgroups once it is over: back to be removed behind, or
+/* The step's cgroups once it is over: back to be removed behind (after
+ * init_pidfd's init, when >= 0, is reaped; the uid lock goes with it), or
  * removed now. */
-static int step_cgroups_done(const al_sb_step *s, al_sb_cgrun *cg)
+static int step_cgroups_done(const al_sb_step *s, al_sb_cgrun *cg,
+			     int init_pidfd)
 {
-	return s->cg_ahead != NULL ? al_sb_cg_ahead_give(s->cg_ahead, cg)
-				   : al_sb_cgrun_destroy(cg);
+	if (s->cg_ahead != NULL)
+		return al_sb_cg_ahead_give(s->cg_ahead, cg, init_pidfd,
+					   init_pidfd >= 0 ? s->uid_slot
+							   : NULL);
+	al_child_reap(init_pidfd);
+	return al_sb_cgrun_destroy(cg);
+}
+
+/* The program's step of a handle that makes cgroups ahead ends on its
+ * init's report; a build step waits for its init's exit, as the run's
+ * uid stays in use for the program after it. */
+static bool step_ends_on_report(const al_sb_step *s)
+{
+	return s->cg_ahead != NULL && !s->build;
 }
 
 int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
@@ -217,6 +240,7 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 	bool inbox = !s->build && s->exec->inbox_dir != NULL &&
 		     s->exec->inbox_acks_dir != NULL;
 	int acks_fd = -1;
+	int init_pidfd = -1; /* an init still exiting */
 	al_sb_inbox_fwd *fwd = NULL;
 	/* The toolbelt is the program's too. */
 	bool tool = !s->build && s->exec->tool_dir != NULL &&
@@ -288,6 +312,7 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 		.ws_check_ctx = (void *)s->manifest,
 		.ws_fd_out = s->ws_fd,
 		.acks_fd_out = inbox ? &acks_fd : NULL,
+		.exit_unwaited = step_ends_on_report(s),
 	};
 	al_child child;
 	rc = al_sb_launch_start(&l, &child, &setup_err);
@@ -310,6 +335,7 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 						acks_fd, &fwd)
 			: 0;
 	rc = al_sb_step_supervise(s, &child, &cg, NULL, frc == 0 ? fwd : NULL,
+				  step_ends_on_report(s) ? &init_pidfd : NULL,
 				  res, err);
 	if (frc == 0)
 		frc = al_sb_inbox_fwd_stop(fwd);
@@ -320,7 +346,7 @@ out:
 	if (acks_fd >= 0)
 		close(acks_fd);
 	al_sb_mount_plan_clear(&plan);
-	if (step_cgroups_done(s, &cg) < 0 && rc == 0)
+	if (step_cgroups_done(s, &cg, init_pidfd) < 0 && rc == 0)
 		rc = al_error_set(err, AL_ERR_INTERNAL, EBUSY, NULL,
 				  "a run cgroup could not be removed");
 	return rc;

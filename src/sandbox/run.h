@@ -46,6 +46,10 @@ typedef struct al_sb_step {
 	/* The handle's cgroups made ahead, and where the step's go back to
 	 * be removed (NULL: the step makes and removes its own). */
 	struct al_sb_cg_ahead *cg_ahead;
+	/* The run's uid lock (NULL: none).  The program's step, with
+	 * cg_ahead, ends on its init's report; the lock then goes with the
+	 * set, given back once the helper has reaped the exiting init. */
+	struct al_sb_uid *uid_slot;
 } al_sb_step;
 
 /* The size of the tmpfs that is the run's /workspace (nothing of it on
@@ -73,11 +77,15 @@ bool al_sb_step_stdin(const al_sb_step *s);
  * cancel), the cgroups emptied, usage (minus base, when not NULL) and the
  * limit a kill came from.  fwd (NULL: none): the run's inbox forwarder,
  * begun once the program has run a tick.  The caller removes the
- * cgroups. */
+ * cgroups.  init_pidfd NULL: the init is reaped before this returns.
+ * Else the step ends on the init's report (al_supervise_opts
+ * end_at_report) and *init_pidfd gets the pidfd of an init still
+ * exiting, for the caller to reap (al_child_reap) before it removes the
+ * cgroups, or -1 when it was reaped here. */
 struct al_sb_inbox_fwd;
 int al_sb_step_supervise(const al_sb_step *s, al_child *child,
 			 al_sb_cgrun *cg, const al_sb_cgusage *base,
-			 struct al_sb_inbox_fwd *fwd, al_result *res,
-			 al_error **err);
+			 struct al_sb_inbox_fwd *fwd, int *init_pidfd,
+			 al_result *res, al_error **err);
 
 #endif

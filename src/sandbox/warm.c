@@ -555,7 +555,7 @@ int al_sb_member_run(const al_sb_context *ctx, al_sb_member *m,
 		al_sb_member_destroy(m);
 		return 1;
 	}
-	rc = al_sb_step_supervise(s, &m->child, &m->cg, &m->base, fwd, res,
+	rc = al_sb_step_supervise(s, &m->child, &m->cg, &m->base, fwd, NULL, res,
 				  err);
 	/* the program is over: its last acknowledgements, before the
 	 * supervisor reads them */

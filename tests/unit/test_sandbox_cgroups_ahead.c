@@ -4,7 +4,9 @@
  * removed all the same, no helper thread is left behind, and cold runs of
  * a provider handle take the sets with their own limits in force (sets
  * are written ahead with the last taker's limits; a taker that wants
- * others writes its own).  Where
+ * others writes its own).  A set given back with an init still exiting
+ * is removed once the helper has reaped it (and the run's uid given back
+ * then), and the next set is offered before that.  Where
  * no cgroup can be made here (not root, nothing delegated) it asserts
  * that nothing is made ahead instead. */
 #include <setjmp.h>
@@ -21,7 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -125,6 +130,32 @@ static pid_t place_sleeper(const al_sb_cgrun *run)
 	return pid;
 }
 
+/* A child placed in every cgroup of the set that exits once *release
+ * is closed: an init that reported and is still exiting. */
+static pid_t place_exiting(const al_sb_cgrun *run, int *release)
+{
+	int p[2];
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(p[1]);
+		char c;
+		while (read(p[0], &c, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(p[0]);
+	*release = p[1];
+	if (run->v2_dir != NULL)
+		ut_cgroup_add(run->v2_dir, pid);
+	for (int i = 0; i < AL_CG__N; i++)
+		if (run->v1_dir[i] != NULL)
+			ut_cgroup_add(run->v1_dir[i], pid);
+	return pid;
+}
+
 /* The memory and pids limits in force in a set (0 where the controller
  * has no cgroup here). */
 static void limits_in(const al_sb_cgrun *run, uint64_t *mem, uint64_t *pids)
@@ -207,7 +238,7 @@ static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
 		assert_int_equal(v, 0);
 	}
 	/* given back: still there until a helper (or a settle) removes it */
-	assert_int_equal(al_sb_cg_ahead_give(&a, &run), 0);
+	assert_int_equal(al_sb_cg_ahead_give(&a, &run, -1, NULL), 0);
 	assert_null(run.v2_dir);
 	assert_true(all_exist(first));
 	/* the next helper removes it and makes the next set, written with
@@ -232,7 +263,7 @@ static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
 	/* a set given back with a process in it: killed, emptied and
 	 * removed with the rest */
 	pid_t pid = place_sleeper(&run);
-	assert_int_equal(al_sb_cg_ahead_give(&a, &run), 0);
+	assert_int_equal(al_sb_cg_ahead_give(&a, &run, -1, NULL), 0);
 	/* a taker that wants other limits is told so, and writes them */
 	al_sb_cg_ahead_refill(&a);
 	assert_int_equal(take_made(&a, &run, &want32), AL_SB_CG_OTHER);
@@ -244,17 +275,52 @@ static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
 		assert_int_equal(pids, want32.pids);
 	char *third[AL_CG__N + 2];
 	dirs_of(&run, third);
-	assert_int_equal(al_sb_cg_ahead_give(&a, &run), 0);
-	al_sb_cg_ahead_clear(&a);
-	assert_true(none_exists(second));
-	assert_true(none_exists(third));
 	int status;
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	for (int i = 0; i < 5000 && !none_exists(second); i++)
+		usleep(1000);
+	assert_true(none_exists(second));
+
+	/* given back with an init still exiting: the next set is offered
+	 * while the helper waits for it, and the used one goes once the
+	 * helper has reaped it (through its pidfd) */
+	int release = -1;
+	pid = place_exiting(&run, &release);
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	assert_true(pidfd >= 0);
+	/* the run's uid lock goes with it: a pipe's write end stands in,
+	 * so its reader sees when it is given back */
+	int lock[2];
+	assert_int_equal(pipe2(lock, O_CLOEXEC), 0);
+	al_sb_uid slot = {.uid = 1, .fd = lock[1]};
+	assert_int_equal(al_sb_cg_ahead_give(&a, &run, pidfd, &slot), 0);
+	assert_int_equal(slot.fd, -1);
+	al_sb_cg_ahead_refill(&a);
+	assert_int_equal(take_made(&a, &run, &want32), AL_SB_CG_AS_WANTED);
+	assert_int_equal(kill(pid, 0), 0);
+	assert_true(all_exist(third));
+	struct pollfd held = {lock[0], POLLIN, 0};
+	assert_int_equal(poll(&held, 1, 0), 0);
+	close(release);
+	for (int i = 0; i < 5000 && !none_exists(third); i++)
+		usleep(1000);
+	assert_true(none_exists(third));
+	assert_int_equal(poll(&held, 1, 5000), 1);
+	assert_true(held.revents & POLLHUP);
+	close(lock[0]);
+	assert_int_equal(waitpid(pid, &status, WNOHANG), -1);
+	assert_int_equal(errno, ECHILD);
+	char *fifth[AL_CG__N + 2];
+	dirs_of(&run, fifth);
+	assert_int_equal(al_sb_cg_ahead_give(&a, &run, -1, NULL), 0);
+	al_sb_cg_ahead_clear(&a);
+	assert_true(none_exists(fifth));
 	assert_int_equal(ut_threads_back_to(before), before);
 	free_dirs(first);
 	free_dirs(second);
 	free_dirs(third);
+	free_dirs(fifth);
 
 	/* settled (a supervisor): what is held goes now, and nothing is
 	 * made or kept from then on */
@@ -278,7 +344,7 @@ static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
 	assert_int_equal(al_sb_cgrun_make(&cg, name, &run, NULL), 0);
 	char *fourth[AL_CG__N + 2];
 	dirs_of(&run, fourth);
-	assert_int_equal(al_sb_cg_ahead_give(&a, &run), 0);
+	assert_int_equal(al_sb_cg_ahead_give(&a, &run, -1, NULL), 0);
 	assert_true(none_exists(fourth));
 	free_dirs(fourth);
 	al_sb_cg_ahead_clear(&a);
