@@ -89,8 +89,7 @@ bool al_cgfs_exists(const char *dir, const char *file)
 	return path_of(path, dir, file) == 0 && access(path, F_OK) == 0;
 }
 
-/* The value of key's line in buf ("key value" lines). */
-static bool find_key(const char *buf, const char *key, uint64_t *out)
+bool al_cgfs_find_key(const char *buf, const char *key, uint64_t *out)
 {
 	size_t kl = strlen(key);
 	for (const char *line = buf; line && *line;) {
@@ -110,23 +109,11 @@ bool al_cgfs_read_key(const char *dir, const char *file, const char *key,
 	char buf[4096];
 	if (al_cgfs_read(dir, file, buf, sizeof(buf)) < 0)
 		return false;
-	return find_key(buf, key, out);
+	return al_cgfs_find_key(buf, key, out);
 }
 
-bool al_cgfs_read_key2(const char *dir, const char *file, const char *key1,
-		       uint64_t *out1, const char *key2, uint64_t *out2)
+bool al_cgfs_parse_u64(const char *buf, uint64_t *out)
 {
-	char buf[4096];
-	if (al_cgfs_read(dir, file, buf, sizeof(buf)) < 0)
-		return false;
-	return find_key(buf, key1, out1) && find_key(buf, key2, out2);
-}
-
-bool al_cgfs_read_u64(const char *dir, const char *file, uint64_t *out)
-{
-	char buf[64];
-	if (al_cgfs_read(dir, file, buf, sizeof(buf)) < 0)
-		return false;
 	char *end;
 	errno = 0;
 	unsigned long long v = strtoull(buf, &end, 10);
@@ -134,6 +121,14 @@ bool al_cgfs_read_u64(const char *dir, const char *file, uint64_t *out)
 		return false;
 	*out = v;
 	return true;
+}
+
+bool al_cgfs_read_u64(const char *dir, const char *file, uint64_t *out)
+{
+	char buf[64];
+	if (al_cgfs_read(dir, file, buf, sizeof(buf)) < 0)
+		return false;
+	return al_cgfs_parse_u64(buf, out);
 }
 
 bool al_cgfs_list_has(const char *list, const char *word, const char *seps)

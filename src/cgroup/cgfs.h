@@ -20,10 +20,10 @@ bool al_cgfs_exists(const char *dir, const char *file);
 /* The value of a "key value" line (memory.events, cpu.stat, ...). */
 bool al_cgfs_read_key(const char *dir, const char *file, const char *key,
 		      uint64_t *out);
-/* Two keys of one file, read once: true when both were found. */
-bool al_cgfs_read_key2(const char *dir, const char *file, const char *key1,
-		       uint64_t *out1, const char *key2, uint64_t *out2);
 bool al_cgfs_read_u64(const char *dir, const char *file, uint64_t *out);
+/* The parsing halves of the two above, on a file's text. */
+bool al_cgfs_find_key(const char *text, const char *key, uint64_t *out);
+bool al_cgfs_parse_u64(const char *text, uint64_t *out);
 /* true when word is one of list's items, separated by any of seps. */
 bool al_cgfs_list_has(const char *list, const char *word, const char *seps);
 /* rmdir, retried briefly while the kernel lets the last tasks go.  0,

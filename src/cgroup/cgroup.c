@@ -441,10 +441,10 @@ void al_sb_cgrun_kill(const al_sb_cgrun *run)
  * fails for another reason must not let a caller believe the run ended. */
 
 /* Empty, or holding `but` alone (pid > 0). */
-static bool dir_empty_but(const char *dir, pid_t but)
+static bool dir_empty_but(const al_sb_cgrun *run, const char *dir, pid_t but)
 {
 	char buf[64], only[24];
-	int rc = al_cgfs_read(dir, "cgroup.procs", buf, sizeof(buf));
+	int rc = al_cg_read(run, dir, "cgroup.procs", buf, sizeof(buf));
 	if (rc < 0)
 		return rc == -ENOENT;
 	if (buf[0] == '\0')
@@ -457,10 +457,11 @@ static bool dir_empty_but(const char *dir, pid_t but)
 
 bool al_sb_cgrun_empty_but(const al_sb_cgrun *run, pid_t pid)
 {
-	if (run->v2_dir && !dir_empty_but(run->v2_dir, pid))
+	if (run->v2_dir && !dir_empty_but(run, run->v2_dir, pid))
 		return false;
 	for (int i = 0; i < AL_CG__N; i++)
-		if (run->v1_dir[i] && !dir_empty_but(run->v1_dir[i], pid))
+		if (run->v1_dir[i] &&
+		    !dir_empty_but(run, run->v1_dir[i], pid))
 			return false;
 	return true;
 }
@@ -497,6 +498,7 @@ int al_sb_cgrun_destroy(al_sb_cgrun *run)
 	int rc = 0;
 	bool settled = false;
 	bool made = run->v2_dir != NULL;
+	al_cg_reads_drop(run);
 	if (run->v2_fd >= 0)
 		close(run->v2_fd);
 	run->v2_fd = -1;

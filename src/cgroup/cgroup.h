@@ -73,10 +73,15 @@ const char *al_sb_cgver_name(al_sb_cgver v);
 #define AL_SB_DEFAULT_MEMORY_BYTES (512ull * 1024 * 1024)
 #define AL_SB_DEFAULT_PIDS 256u
 
+struct al_sb_cgreads;
+
 typedef struct al_sb_cgrun {
 	char *v2_dir;		/* created unified cgroup, or NULL */
 	int v2_fd;		/* O_DIRECTORY fd of v2_dir for CLONE_INTO_CGROUP */
 	char *v1_dir[AL_CG__N]; /* created v1 cgroups (NULL when none) */
+	/* The files read after a run, kept open (al_sb_cgrun_keep_reads);
+	 * NULL: read by path. */
+	struct al_sb_cgreads *reads;
 } al_sb_cgrun;
 
 /* A run's cgroup name, "airlock-PID-RANDOM-tag": unique on the host.  A
@@ -91,6 +96,13 @@ int al_sb_cgrun_make(const al_sb_cgroups *cg, const char *name,
 		     al_sb_cgrun *run, al_error **err);
 int al_sb_cgrun_limit(const al_sb_cgroups *cg, const al_sb_cgrun *run,
 		      const al_limits *limits);
+/* Opens the files read once a run is over (each cgroup.procs, the usage
+ * files) and keeps them with the set, so that reading one then is a
+ * pread at offset 0 (which the kernel answers afresh) instead of a path
+ * walk and an open: for sets made ahead of a run.  A file that does not
+ * exist is remembered as absent.  0, or a negative errno with nothing
+ * kept (the files are then read by path). */
+int al_sb_cgrun_keep_reads(al_sb_cgrun *run);
 /* Creates the run's cgroups named `name` and writes the limits that are
  * set (memory_bytes with swap off, pids).  Never leaves a partial set. */
 int al_sb_cgrun_create(const al_sb_cgroups *cg, const char *name,

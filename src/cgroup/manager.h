@@ -5,6 +5,10 @@
 #ifndef AL_CGROUP_MANAGER_H
 #define AL_CGROUP_MANAGER_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
 #include "cgroup/cgroup.h"
 
 typedef struct al_cg_manager {
@@ -20,7 +24,28 @@ typedef struct al_cg_manager {
 	/* Adds what the version's files of the run's cgroups report; v2 goes
 	 * first, v1 only fills what is still missing or knows better. */
 	void (*usage)(const al_sb_cgrun *run, al_sb_cgusage *u);
+	/* The files usage reads, as (dir, file) pairs into dirs and files
+	 * (room for cap); returns how many. */
+	size_t (*usage_files)(const al_sb_cgrun *run, const char **dirs,
+			      const char **files, size_t cap);
 } al_cg_manager;
+
+/* Closes what al_sb_cgrun_keep_reads kept (reads.c). */
+void al_cg_reads_drop(al_sb_cgrun *run);
+/* dir/file of one of the run's cgroups, from the descriptor kept open
+ * (al_sb_cgrun_keep_reads) when there is one, else by path; as
+ * al_cgfs_read (-ENOENT for a file kept as absent). */
+int al_cg_read(const al_sb_cgrun *run, const char *dir, const char *file,
+	       char *buf, size_t len);
+/* The same, parsed: a "key value" line's value, or the whole file as a
+ * number. */
+bool al_cg_read_key(const al_sb_cgrun *run, const char *dir,
+		    const char *file, const char *key, uint64_t *out);
+bool al_cg_read_key2(const al_sb_cgrun *run, const char *dir,
+		     const char *file, const char *key1, uint64_t *out1,
+		     const char *key2, uint64_t *out2);
+bool al_cg_read_u64(const al_sb_cgrun *run, const char *dir,
+		    const char *file, uint64_t *out);
 
 extern const al_cg_manager al_cg_v1;
 extern const al_cg_manager al_cg_v2;

@@ -19,26 +19,48 @@ static int limit_pids(const char *dir, uint64_t pids)
  * memory and pids files only where that controller is on v2 (a
  * controller bound to a v1 hierarchy is not, and opening files that
  * cannot exist costs a run a path walk each). */
+static size_t usage_files(const al_sb_cgrun *run, const char **dirs,
+			  const char **files, size_t cap)
+{
+	const char *d = run->v2_dir;
+	const char *want[4];
+	size_t n = 0, k = 0;
+	if (d == NULL)
+		return 0;
+	want[k++] = "cpu.stat";
+	if (run->v1_dir[AL_CG_MEMORY] == NULL) {
+		want[k++] = "memory.peak";
+		want[k++] = "memory.events";
+	}
+	if (run->v1_dir[AL_CG_PIDS] == NULL)
+		want[k++] = "pids.events";
+	for (size_t i = 0; i < k && n < cap; i++, n++) {
+		dirs[n] = d;
+		files[n] = want[i];
+	}
+	return n;
+}
+
 static void usage(const al_sb_cgrun *run, al_sb_cgusage *u)
 {
 	uint64_t v;
 	const char *d = run->v2_dir;
 	if (d == NULL)
 		return;
-	if (al_cgfs_read_key2(d, "cpu.stat", "user_usec", &u->cpu_user_us,
-			      "system_usec", &u->cpu_sys_us))
+	if (al_cg_read_key2(run, d, "cpu.stat", "user_usec", &u->cpu_user_us,
+			    "system_usec", &u->cpu_sys_us))
 		u->have_cpu = true;
 	if (run->v1_dir[AL_CG_MEMORY] == NULL) {
-		if (al_cgfs_read_u64(d, "memory.peak", &v)) {
+		if (al_cg_read_u64(run, d, "memory.peak", &v)) {
 			u->have_peak = true;
 			u->peak_memory_bytes = v;
 		}
-		if (al_cgfs_read_key(d, "memory.events", "oom_kill", &v) &&
+		if (al_cg_read_key(run, d, "memory.events", "oom_kill", &v) &&
 		    v > 0)
 			u->oom_killed = true;
 	}
 	if (run->v1_dir[AL_CG_PIDS] == NULL &&
-	    al_cgfs_read_key(d, "pids.events", "max", &v) && v > 0)
+	    al_cg_read_key(run, d, "pids.events", "max", &v) && v > 0)
 		u->pids_max_hit = true;
 }
 
@@ -50,4 +72,5 @@ const al_cg_manager al_cg_v2 = {
 	.relimit_memory = limit_memory,
 	.limit_pids = limit_pids,
 	.usage = usage,
+	.usage_files = usage_files,
 };

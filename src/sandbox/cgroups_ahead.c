@@ -64,6 +64,10 @@ static void run_job(struct al_sb_cg_job *j)
 						       j->limits.socket_bytes) ==
 				     0;
 	}
+	/* the files its taker reads after the run, opened here, off the
+	 * run's path (a failure leaves them to be read by path) */
+	if (j->made)
+		(void)al_sb_cgrun_keep_reads(&j->set);
 	pthread_mutex_lock(&j->mu);
 	j->offered = j->made;
 	pthread_mutex_unlock(&j->mu);
