@@ -415,6 +415,32 @@ int al_dir_names_at(int dir_fd, bool (*keep)(const char *name),
 	return 0;
 }
 
+int al_rundir_set_aside(al_rundir *rd)
+{
+	const char *slash = rd->root != NULL ? strrchr(rd->root, '/') : NULL;
+	char gone[64];
+	if (slash == NULL || al_rundir_gone_name(gone, sizeof(gone)) < 0)
+		return -EINVAL;
+	char *to = NULL;
+	if (asprintf(&to, "%.*s/%s", (int)(slash - rd->root), rd->root,
+		     gone) < 0)
+		return -ENOMEM;
+	if (renameat2(AT_FDCWD, rd->root, AT_FDCWD, to, RENAME_NOREPLACE) <
+	    0) {
+		int e = errno;
+		free(to);
+		return -e;
+	}
+	free(rd->root);
+	free(rd->code_dir);
+	free(rd->workspace);
+	free(rd->tmp);
+	free(rd->script_path);
+	rd->root = to;
+	rd->code_dir = rd->workspace = rd->tmp = rd->script_path = NULL;
+	return 0;
+}
+
 int al_rundir_remove(al_rundir *rd)
 {
 	int rc = 0;

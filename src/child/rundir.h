@@ -59,6 +59,12 @@ const char *al_rundir_tmpfs_base(void);
 int al_rundir_remove_leftover(const char *base, const char *run_id);
 /* Removes the tree (without following links) and frees the paths. */
 int al_rundir_remove(al_rundir *rd);
+/* Moves RUN out of its run id's sight, under a hidden name in the same
+ * base (still holding its owner mark, so no sweep takes it), for
+ * al_rundir_remove to remove later: the run id can name a new run
+ * directory at once.  Afterwards only root is set.  0 or -errno (rd
+ * unchanged). */
+int al_rundir_set_aside(al_rundir *rd);
 /* Removes parent_fd/name and everything beneath it, never following a
  * link and holding a bounded number of descriptors whatever the tree's
  * depth (deep subtrees are moved up and removed in later passes). */

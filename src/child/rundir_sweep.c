@@ -34,6 +34,11 @@ static int hidden_name(char *buf, size_t size, const char *prefix)
 	return n > 0 && (size_t)n < size ? 0 : -ENAMETOOLONG;
 }
 
+int al_rundir_gone_name(char *buf, size_t size)
+{
+	return hidden_name(buf, size, AL_RUNDIR_GONE_PREFIX);
+}
+
 static bool is_hidden(const char *name)
 {
 	return strncmp(name, AL_RUNDIR_NEW_PREFIX,

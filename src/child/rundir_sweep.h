@@ -17,6 +17,8 @@
 #ifndef AL_CHILD_RUNDIR_SWEEP_H
 #define AL_CHILD_RUNDIR_SWEEP_H
 
+#include <stddef.h>
+
 /* The owner mark, inside the run directory (never bound into a run). */
 #define AL_RUNDIR_OWNER ".airlock-rundir"
 /* Its content, written under the lock: a directory whose mark lacks it
@@ -33,6 +35,10 @@
  * holds the lock; closing it after the directory is removed releases it.
  * 0 or -errno (-EEXIST when run_id exists). */
 int al_rundir_owned_mkdir(int base_fd, const char *run_id, int *owner_fd);
+
+/* A fresh hidden name for a run directory being removed (pid and a
+ * sequence): 0, or -ENAMETOOLONG when it does not fit in size. */
+int al_rundir_gone_name(char *buf, size_t size);
 
 /* Sweeps base_fd (a private base directory of ours) now: removes every
  * run directory whose mark is locked by nobody, and the hidden

@@ -1,5 +1,5 @@
-/* A cold run's cgroups made ahead, and removed behind (see
- * cgroups_ahead.h). */
+/* A cold run's cgroups made ahead, and what it leaves removed behind
+ * (see cgroups_ahead.h). */
 #include "sandbox/cgroups_ahead.h"
 
 #include <errno.h>
@@ -10,25 +10,6 @@
 
 #include "child/supervise.h"
 #include "core/log.h"
-
-/* One helper's work: the sets to remove, and whether to make the next.
- * The set made is offered (mu, offered) before the removals start, which
- * wait for the inits still exiting: a step may take it from a helper
- * that is still removing. */
-struct al_sb_cg_job {
-	const al_sb_cgroups *cg;
-	al_sb_cg_behind *behind;
-	size_t n_behind;
-	bool make;
-	char name[64];
-	al_sb_cg_limits limits; /* to write into the set made */
-	bool made;
-	al_sb_cgrun set;
-	bool limited; /* limits written */
-	pthread_mutex_t mu;
-	bool offered; /* set is made and may be taken */
-	bool claimed; /* a step took it */
-};
 
 static void remove_set(al_sb_cgrun *run)
 {
@@ -41,7 +22,8 @@ static void remove_set(al_sb_cgrun *run)
 			"the sweep retries them");
 }
 
-/* A used set, once the init that was in it (if any) is reaped. */
+/* A used set, once the init that was in it (if any) is reaped; then
+ * the uid that init ran as is free again. */
 static void remove_behind(al_sb_cg_behind *b)
 {
 	al_child_reap(b->init_pidfd);
@@ -50,131 +32,164 @@ static void remove_behind(al_sb_cg_behind *b)
 	al_sb_uid_give(&b->uid);
 }
 
-static void run_job(struct al_sb_cg_job *j)
+static void remove_dir(al_rundir *rd)
 {
-	if (j->make)
-		j->made = al_sb_cgrun_make(j->cg, j->name, &j->set, NULL) == 0;
-	if (j->made && j->limits.valid) {
-		al_limits l = {.set = j->limits.bits,
-			       .memory_bytes = j->limits.memory_bytes,
-			       .pids = j->limits.pids};
+	/* what stays is its creator's no more: the sweep removes it */
+	if (al_rundir_remove(rd) < 0)
+		al_logf(AL_LOG_WARN, NULL,
+			"sandbox: a run directory could not be removed; "
+			"the sweep retries it");
+}
+
+static bool set_empty(const al_sb_cgrun *run)
+{
+	if (run->v2_dir != NULL)
+		return false;
+	for (int i = 0; i < AL_CG__N; i++)
+		if (run->v1_dir[i] != NULL)
+			return false;
+	return true;
+}
+
+/* Appends one item to a growable array; false without memory. */
+static bool grow(void **items, size_t *n, size_t *cap, size_t size)
+{
+	if (*n < *cap)
+		return true;
+	size_t want = *cap ? *cap * 2 : 4;
+	void *grown = realloc(*items, want * size);
+	if (grown == NULL)
+		return false;
+	*items = grown;
+	*cap = want;
+	return true;
+}
+
+/* The next set, made and limited without the lock (the helper's own
+ * name and the last taker's limits, copied under it). */
+static bool make_set(const al_sb_cgroups *cg, const char *name,
+		     const al_sb_cg_limits *limits, al_sb_cgrun *set,
+		     bool *limited)
+{
+	*limited = false;
+	if (al_sb_cgrun_make(cg, name, set, NULL) < 0)
+		return false;
+	if (limits->valid) {
+		al_limits l = {.set = limits->bits,
+			       .memory_bytes = limits->memory_bytes,
+			       .pids = limits->pids};
 		/* a failed write leaves the set for its taker to write */
-		j->limited = al_sb_cgrun_limit(j->cg, &j->set, &l) == 0 &&
-			     al_sb_cgrun_limit_sockets(j->cg, &j->set,
-						       j->limits.socket_bytes) ==
-				     0;
+		*limited = al_sb_cgrun_limit(cg, set, &l) == 0 &&
+			   al_sb_cgrun_limit_sockets(cg, set,
+						     limits->socket_bytes) == 0;
 	}
 	/* the files its taker reads after the run, opened here, off the
 	 * run's path (a failure leaves them to be read by path) */
-	if (j->made)
-		(void)al_sb_cgrun_keep_reads(&j->set);
-	pthread_mutex_lock(&j->mu);
-	j->offered = j->made;
-	pthread_mutex_unlock(&j->mu);
-	for (size_t i = 0; i < j->n_behind; i++)
-		remove_behind(&j->behind[i]);
-	free(j->behind);
-	j->behind = NULL;
-	j->n_behind = 0;
+	(void)al_sb_cgrun_keep_reads(set);
+	return true;
 }
 
-static void job_free(struct al_sb_cg_job *j)
+/* Under the lock: makes the next set when none is ready, publishing it
+ * under the lock again.  false when making failed (not tried again by
+ * this helper: a hierarchy that refuses now would refuse in a loop). */
+static bool helper_make(al_sb_cg_ahead *a)
 {
-	pthread_mutex_destroy(&j->mu);
-	free(j);
+	char tag[24], name[64];
+	snprintf(tag, sizeof(tag), "a%u", a->seq++);
+	al_sb_cgrun_name(name, sizeof(name), tag);
+	al_sb_cg_limits limits = a->last;
+	pthread_mutex_unlock(&a->lock);
+	al_sb_cgrun set;
+	bool limited = false;
+	bool made = make_set(a->cg, name, &limits, &set, &limited);
+	pthread_mutex_lock(&a->lock);
+	if (!made)
+		return false;
+	if (a->have || !a->enabled) {
+		/* a settle came meanwhile: not wanted any more */
+		pthread_mutex_unlock(&a->lock);
+		remove_set(&set);
+		pthread_mutex_lock(&a->lock);
+		return true;
+	}
+	a->ready = set;
+	a->have = true;
+	a->ready_limits = limits;
+	/* written only in part: the taker writes all again */
+	a->ready_limits.valid = limited;
+	return true;
 }
 
+/* Under the lock: removes what was given back, without the lock. */
+static void helper_remove(al_sb_cg_ahead *a)
+{
+	al_sb_cg_behind *behind = a->behind;
+	size_t nb = a->n_behind;
+	al_rundir *dirs = a->dirs;
+	size_t nd = a->n_dirs;
+	a->behind = NULL;
+	a->n_behind = a->cap_behind = 0;
+	a->dirs = NULL;
+	a->n_dirs = a->cap_dirs = 0;
+	pthread_mutex_unlock(&a->lock);
+	/* the directories first: nothing waits on them, while a set waits
+	 * for its init to finish exiting */
+	for (size_t i = 0; i < nd; i++)
+		remove_dir(&dirs[i]);
+	free(dirs);
+	for (size_t i = 0; i < nb; i++)
+		remove_behind(&behind[i]);
+	free(behind);
+	pthread_mutex_lock(&a->lock);
+}
+
+/* Makes the next set, removes what is given back, and stays (waiting)
+ * while steps that took a set are running, so that what they give back
+ * is removed without a thread started on their path; leaves once none
+ * is and nothing is left to do. */
 static void *helper(void *arg)
 {
-	run_job(arg);
+	al_sb_cg_ahead *a = arg;
+	bool can_make = true;
+	pthread_mutex_lock(&a->lock);
+	for (;;) {
+		if (a->enabled && !a->have && can_make)
+			can_make = helper_make(a);
+		else if (a->n_behind > 0 || a->n_dirs > 0)
+			helper_remove(a);
+		else if (a->in_flight > 0 && a->enabled)
+			pthread_cond_wait(&a->wake, &a->lock);
+		else
+			break;
+	}
+	a->making = false;
+	pthread_mutex_unlock(&a->lock);
 	return NULL;
 }
 
-/* Under the lock: takes a finished helper's set (or waits for it). */
-static void reap(al_sb_cg_ahead *a, bool wait)
-{
-	if (!a->making)
-		return;
-	int rc = wait ? pthread_join(a->maker, NULL)
-		      : pthread_tryjoin_np(a->maker, NULL);
-	if (rc != 0)
-		return; /* still running */
-	a->making = false;
-	struct al_sb_cg_job *j = a->job;
-	a->job = NULL;
-	if (j->made && !j->claimed && !a->have) {
-		a->ready = j->set;
-		a->have = true;
-		a->ready_limits = j->limits;
-		/* written only in part: the taker writes all again */
-		a->ready_limits.valid = j->limited;
-	} else if (j->made && !j->claimed) {
-		remove_set(&j->set);
-	}
-	job_free(j);
-}
-
-/* Under the lock, none ready: the set of a helper still removing, when
- * it has offered one (the helper no longer touches it). */
-static bool claim_offered(al_sb_cg_ahead *a)
-{
-	struct al_sb_cg_job *j = a->making ? a->job : NULL;
-	if (j == NULL)
-		return false;
-	bool got = false;
-	pthread_mutex_lock(&j->mu);
-	if (j->offered && !j->claimed) {
-		j->claimed = true;
-		a->ready = j->set;
-		a->have = true;
-		a->ready_limits = j->limits;
-		a->ready_limits.valid = j->limited;
-		got = true;
-	}
-	pthread_mutex_unlock(&j->mu);
-	return got;
-}
-
-/* Under the lock: the work for the next helper, or NULL when there is
- * none (or no memory: the sets stay queued). */
-static struct al_sb_cg_job *next_job(al_sb_cg_ahead *a)
-{
-	if (!a->enabled || (a->have && a->n_behind == 0))
-		return NULL;
-	struct al_sb_cg_job *j = calloc(1, sizeof(*j));
-	if (j == NULL)
-		return NULL;
-	pthread_mutex_init(&j->mu, NULL);
-	j->cg = a->cg;
-	j->behind = a->behind;
-	j->n_behind = a->n_behind;
-	a->behind = NULL;
-	a->n_behind = a->cap_behind = 0;
-	j->make = !a->have;
-	j->limits = a->last;
-	char tag[24];
-	snprintf(tag, sizeof(tag), "a%u", a->seq++);
-	al_sb_cgrun_name(j->name, sizeof(j->name), tag);
-	return j;
-}
-
-/* Under the lock: a helper for the sets given back and the next one. */
+/* Under the lock: a helper unless one is there (woken then), a finished
+ * one joined first (it only returns once it has let go of the lock).
+ * Without a thread, what was given back is removed now. */
 static void start(al_sb_cg_ahead *a)
 {
-	if (a->making)
-		return;
-	struct al_sb_cg_job *j = next_job(a);
-	if (j == NULL)
-		return;
-	if (pthread_create(&a->maker, NULL, helper, j) == 0) {
-		a->job = j;
-		a->making = true;
+	if (a->making) {
+		pthread_cond_signal(&a->wake);
 		return;
 	}
-	/* no thread: the removals are done now, nothing is made */
-	j->make = false;
-	run_job(j);
-	job_free(j);
+	if (a->joinable) {
+		pthread_join(a->maker, NULL);
+		a->joinable = false;
+	}
+	if (!a->enabled || (a->have && a->n_behind == 0 && a->n_dirs == 0 &&
+			    a->in_flight == 0))
+		return;
+	if (pthread_create(&a->maker, NULL, helper, a) == 0) {
+		a->making = true;
+		a->joinable = true;
+		return;
+	}
+	while (a->n_behind > 0 || a->n_dirs > 0)
+		helper_remove(a);
 }
 
 void al_sb_cg_ahead_init(al_sb_cg_ahead *a, const al_sb_cgroups *cg,
@@ -182,6 +197,7 @@ void al_sb_cg_ahead_init(al_sb_cg_ahead *a, const al_sb_cgroups *cg,
 {
 	memset(a, 0, sizeof(*a));
 	pthread_mutex_init(&a->lock, NULL);
+	pthread_cond_init(&a->wake, NULL);
 	a->cg = cg;
 	a->enabled = enabled;
 	a->ready.v2_fd = -1;
@@ -198,9 +214,8 @@ al_sb_cg_taken al_sb_cg_ahead_take(al_sb_cg_ahead *a, al_sb_cgrun *out,
 				   const al_sb_cg_limits *want)
 {
 	pthread_mutex_lock(&a->lock);
-	reap(a, false);
 	al_sb_cg_taken got = AL_SB_CG_NONE;
-	if (a->have || claim_offered(a)) {
+	if (a->have) {
 		*out = a->ready;
 		got = !a->ready_limits.valid		      ? AL_SB_CG_UNLIMITED
 		      : same_limits(&a->ready_limits, want) ? AL_SB_CG_AS_WANTED
@@ -212,10 +227,14 @@ al_sb_cg_taken al_sb_cg_ahead_take(al_sb_cg_ahead *a, al_sb_cgrun *out,
 	}
 	if (a->enabled) {
 		a->last = *want;
+		a->in_flight++;
 		if (got != AL_SB_CG_NONE)
 			a->taken++;
 		else
 			a->missed++;
+		/* a helper still there makes the next one now */
+		if (a->making)
+			pthread_cond_signal(&a->wake);
 	}
 	pthread_mutex_unlock(&a->lock);
 	return got;
@@ -227,16 +246,12 @@ int al_sb_cg_ahead_give(al_sb_cg_ahead *a, al_sb_cgrun *run, int init_pidfd,
 	pthread_mutex_lock(&a->lock);
 	bool kept = false;
 	if (a->enabled) {
-		if (a->n_behind == a->cap_behind) {
-			size_t cap = a->cap_behind ? a->cap_behind * 2 : 4;
-			al_sb_cg_behind *grown =
-				realloc(a->behind, cap * sizeof(*grown));
-			if (grown != NULL) {
-				a->behind = grown;
-				a->cap_behind = cap;
-			}
-		}
-		if (a->n_behind < a->cap_behind) {
+		if (a->in_flight > 0)
+			a->in_flight--;
+		if (set_empty(run) && init_pidfd < 0) {
+			kept = true; /* nothing to remove */
+		} else if (grow((void **)&a->behind, &a->n_behind,
+				&a->cap_behind, sizeof(*a->behind))) {
 			a->behind[a->n_behind++] = (al_sb_cg_behind){
 				.set = *run,
 				.init_pidfd = init_pidfd,
@@ -245,6 +260,7 @@ int al_sb_cg_ahead_give(al_sb_cg_ahead *a, al_sb_cgrun *run, int init_pidfd,
 			if (uid != NULL)
 				uid->fd = -1;
 			kept = true;
+			start(a);
 		}
 	}
 	pthread_mutex_unlock(&a->lock);
@@ -257,41 +273,72 @@ int al_sb_cg_ahead_give(al_sb_cg_ahead *a, al_sb_cgrun *run, int init_pidfd,
 	return al_sb_cgrun_destroy(run);
 }
 
+int al_sb_cg_ahead_give_dir(al_sb_cg_ahead *a, al_rundir *rd)
+{
+	pthread_mutex_lock(&a->lock);
+	/* out of the run id's sight first: the id may name a run again at
+	 * once (a directory still there would refuse it) */
+	bool kept = a->enabled && grow((void **)&a->dirs, &a->n_dirs,
+				       &a->cap_dirs, sizeof(*a->dirs)) &&
+		    al_rundir_set_aside(rd) == 0;
+	if (kept) {
+		a->dirs[a->n_dirs++] = *rd;
+		start(a);
+	}
+	pthread_mutex_unlock(&a->lock);
+	if (!kept)
+		return al_rundir_remove(rd);
+	memset(rd, 0, sizeof(*rd));
+	rd->owner_fd = -1;
+	return 0;
+}
+
 void al_sb_cg_ahead_refill(al_sb_cg_ahead *a)
 {
 	pthread_mutex_lock(&a->lock);
-	reap(a, false);
 	start(a);
 	pthread_mutex_unlock(&a->lock);
 }
 
-/* Under the lock: every set held is removed now, and none is made. */
+/* Every set and directory held is removed now, and nothing is made or
+ * kept from here on; a helper still there is told and joined first
+ * (without the lock, which it needs to leave). */
 static void drop_all(al_sb_cg_ahead *a)
 {
-	reap(a, true);
-	for (size_t i = 0; i < a->n_behind; i++)
-		remove_behind(&a->behind[i]);
-	free(a->behind);
-	a->behind = NULL;
-	a->n_behind = a->cap_behind = 0;
-	if (a->have)
-		remove_set(&a->ready);
-	a->have = false;
+	pthread_mutex_lock(&a->lock);
 	a->enabled = false;
+	pthread_cond_broadcast(&a->wake);
+	bool join = a->joinable;
+	a->joinable = false;
+	pthread_mutex_unlock(&a->lock);
+	if (join)
+		pthread_join(a->maker, NULL);
+	pthread_mutex_lock(&a->lock);
+	while (a->n_behind > 0 || a->n_dirs > 0)
+		helper_remove(a);
+	free(a->behind);
+	free(a->dirs);
+	a->behind = NULL;
+	a->dirs = NULL;
+	a->cap_behind = a->cap_dirs = 0;
+	bool have = a->have;
+	al_sb_cgrun ready = a->ready;
+	a->have = false;
+	a->in_flight = 0;
+	pthread_mutex_unlock(&a->lock);
+	if (have)
+		remove_set(&ready);
 }
 
 void al_sb_cg_ahead_settle(al_sb_cg_ahead *a)
 {
-	pthread_mutex_lock(&a->lock);
 	drop_all(a);
-	pthread_mutex_unlock(&a->lock);
 }
 
 void al_sb_cg_ahead_clear(al_sb_cg_ahead *a)
 {
-	pthread_mutex_lock(&a->lock);
 	drop_all(a);
-	pthread_mutex_unlock(&a->lock);
+	pthread_cond_destroy(&a->wake);
 	pthread_mutex_destroy(&a->lock);
 }
 
@@ -299,9 +346,8 @@ void al_sb_cg_ahead_counts(al_sb_cg_ahead *a, unsigned long long *taken,
 			   unsigned long long *missed, bool *ready)
 {
 	pthread_mutex_lock(&a->lock);
-	reap(a, false);
 	*taken = a->taken;
 	*missed = a->missed;
-	*ready = a->have || claim_offered(a);
+	*ready = a->have;
 	pthread_mutex_unlock(&a->lock);
 }

@@ -1,4 +1,5 @@
-/* Internal: a cold run's cgroups made ahead, and removed behind.
+/* Internal: a cold run's cgroups made ahead, and what it leaves
+ * removed behind.
  *
  * A cold run made its cgroups (a directory in each hierarchy it uses: on
  * a hybrid machine the unified one, and memory, pids and cpuacct on v1)
@@ -8,7 +9,15 @@
  * made ahead by a helper thread instead, written with the limits the last
  * run asked for: a cold run takes it, writes its own limits when they
  * differ, and is placed in it as before; after the run (its usage read)
- * the set goes back to be removed by the next helper.
+ * the set goes back to be removed by the helper, with the init still
+ * exiting in it (reaped first) and the run's uid lock, and so does the
+ * run's directory.
+ *
+ * One helper thread per handle does all of it: started once a step's
+ * sandbox is started (while the program runs, off the step's path), it
+ * makes the next set, then stays, waiting, while steps that took a set
+ * are running, removes what they give back as they give it, and leaves
+ * when none is running and nothing is left to do.
  *
  * Each set serves exactly one run.  Nothing ran in it before, so its
  * counters (peak memory, OOM kills, CPU, pids.max hits) start at zero as
@@ -27,6 +36,7 @@
 #include <stddef.h>
 
 #include "cgroup/cgroup.h"
+#include "child/rundir.h"
 #include "sandbox/userns.h"
 
 /* The limits a set is written with: a step's memory and pids limits (as
@@ -56,19 +66,23 @@ typedef enum al_sb_cg_taken {
 
 typedef struct al_sb_cg_ahead {
 	pthread_mutex_t lock;
+	pthread_cond_t wake; /* the helper, waiting for what steps give back */
 	const al_sb_cgroups *cg; /* the handle's hierarchies */
 	bool enabled;
-	bool making;	/* the helper thread runs (maker is joinable) */
+	bool making;	/* the helper thread is in its loop */
+	bool joinable;	/* maker is to be joined */
 	pthread_t maker;
-	struct al_sb_cg_job *job; /* the helper's work, while making */
 	bool have;	/* ready holds a set */
 	al_sb_cgrun ready;
 	al_sb_cg_limits ready_limits; /* written into ready */
 	/* The last taker's limits: the next set is written with them, as
 	 * steps of one handle mostly ask for the same. */
 	al_sb_cg_limits last;
+	unsigned in_flight; /* steps between take and give */
 	al_sb_cg_behind *behind; /* used sets waiting for removal */
 	size_t n_behind, cap_behind;
+	al_rundir *dirs; /* run directories waiting for removal */
+	size_t n_dirs, cap_dirs;
 	unsigned seq;
 	unsigned long long taken, missed;
 } al_sb_cg_ahead;
@@ -80,8 +94,9 @@ void al_sb_cg_ahead_init(al_sb_cg_ahead *a, const al_sb_cgroups *cg,
  * AL_SB_CG_AS_WANTED when it was written with exactly `want` (nothing is
  * left to write), else the caller writes its limits (al_sb_cgrun_limit
  * on an unlimited set, al_sb_cgrun_relimit over other ones, and the
- * socket bound); AL_SB_CG_NONE when none is ready.  A helper that has
- * finished is joined first; one still running is not waited for. */
+ * socket bound); AL_SB_CG_NONE when none is ready.  Either way the step
+ * is counted as running until it gives its set back (al_sb_cg_ahead_give,
+ * also with an empty set when it made none): a helper stays for it. */
 al_sb_cg_taken al_sb_cg_ahead_take(al_sb_cg_ahead *a, al_sb_cgrun *out,
 				   const al_sb_cg_limits *want);
 /* A run's cgroups once the run is over and its usage read: kept for the
@@ -94,8 +109,14 @@ al_sb_cg_taken al_sb_cg_ahead_take(al_sb_cg_ahead *a, al_sb_cgrun *out,
  * al_sb_cgrun_destroy returned when they were removed now. */
 int al_sb_cg_ahead_give(al_sb_cg_ahead *a, al_sb_cgrun *run, int init_pidfd,
 			al_sb_uid *uid);
-/* Starts a helper that makes the next set and then removes the sets
- * given back, unless one runs already (after a run). */
+/* A run's directory once the run is over: removed by the helper, or now
+ * when it cannot be kept.  Takes rd; 0, or what al_rundir_remove
+ * returned when removed now (a failure behind is logged). */
+int al_sb_cg_ahead_give_dir(al_sb_cg_ahead *a, al_rundir *rd);
+/* Starts a helper unless one is there: it makes the next set, removes
+ * what was given back, and stays while steps are running (so a step's
+ * give only wakes it); called once a step's sandbox is started, and
+ * after a run. */
 void al_sb_cg_ahead_refill(al_sb_cg_ahead *a);
 /* A supervisor between runs: waits for a helper still running, removes
  * every set held now, and makes none from here on (see above). */

@@ -689,7 +689,9 @@ static int sb_run_end(sb_run *r, int rc, al_error **err)
 	    strcmp(res->reason, "sandbox_unavailable") == 0)
 		mechanism_missing(h);
 	al_run_registry_remove(&h->runs, &r->entry);
-	if (r->rd.root != NULL && al_rundir_remove(&r->rd) < 0 && rc == 0)
+	/* removed by the helper (or now, where none is kept) */
+	if (r->rd.root != NULL &&
+	    al_sb_cg_ahead_give_dir(&h->cgroups, &r->rd) < 0 && rc == 0)
 		rc = al_error_set(err, AL_ERR_IO, EIO, NULL,
 				  "cannot remove the run directory");
 	al_sb_uid_give(&r->slot);

@@ -1,14 +1,15 @@
-/* A cold run's cgroups made ahead and removed behind
- * (src/sandbox/cgroups_ahead.h): each set is fresh, taken once and then
- * removed, a set given back with a process still in it is emptied and
- * removed all the same, no helper thread is left behind, and cold runs of
- * a provider handle take the sets with their own limits in force (sets
- * are written ahead with the last taker's limits; a taker that wants
- * others writes its own).  A set given back with an init still exiting
- * is removed once the helper has reaped it (and the run's uid given back
- * then), and the next set is offered before that.  Where
- * no cgroup can be made here (not root, nothing delegated) it asserts
- * that nothing is made ahead instead. */
+/* A cold run's cgroups made ahead and what it leaves removed behind
+ * (src/sandbox/cgroups_ahead.h): each set is fresh (its files opened
+ * ahead), taken once and then removed; a set given back with a process
+ * still in it is emptied and removed all the same; one given back with an
+ * init still exiting is removed once the helper has reaped it (and the
+ * run's uid given back then), while the next set can be taken; a run
+ * directory given back leaves its run id free at once and is removed;
+ * no helper thread is left behind; and cold runs of a provider handle
+ * take the sets with their own limits in force (sets are written ahead
+ * with the last taker's limits; a taker that wants others writes its
+ * own).  Where no cgroup can be made here (not root, nothing delegated)
+ * it asserts that nothing is made ahead instead. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,6 +34,7 @@
 #include <airlock/airlock.h>
 
 #include "cgroup/cgroup.h"
+#include "child/rundir.h"
 #include "sandbox/cgroups_ahead.h"
 #include "sandbox/sandbox.h"
 #include "unit_support.h"
@@ -173,17 +175,60 @@ static void limits_in(const al_sb_cgrun *run, uint64_t *mem, uint64_t *pids)
 				     "pids.max", pids));
 }
 
-/* The set a helper makes, once it is ready (bounded wait). */
+/* The set a helper makes, taken once it is ready (bounded wait: a take
+ * counts a step, so it is not polled). */
 static al_sb_cg_taken take_made(al_sb_cg_ahead *a, al_sb_cgrun *run,
 				const al_sb_cg_limits *want)
 {
-	al_sb_cg_taken t = AL_SB_CG_NONE;
-	for (int i = 0; i < 5000 && t == AL_SB_CG_NONE; i++) {
-		t = al_sb_cg_ahead_take(a, run, want);
-		if (t == AL_SB_CG_NONE)
+	unsigned long long taken, missed;
+	bool ready = false;
+	for (int i = 0; i < 5000 && !ready; i++) {
+		al_sb_cg_ahead_counts(a, &taken, &missed, &ready);
+		if (!ready)
 			usleep(1000);
 	}
-	return t;
+	return al_sb_cg_ahead_take(a, run, want);
+}
+
+static void wait_gone(char *const dirs[])
+{
+	for (int i = 0; i < 5000 && !none_exists(dirs); i++)
+		usleep(1000);
+	assert_true(none_exists(dirs));
+}
+
+/* Names in dir other than "." and "..". */
+static unsigned entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	unsigned n = 0;
+	const struct dirent *e;
+	while ((e = readdir(d)) != NULL)
+		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+	closedir(d);
+	return n;
+}
+
+/* A run directory given back is out of its run id's sight at once (the
+ * id can name a new one) and removed by the helper. */
+static void check_dirs_given_back(al_sb_cg_ahead *a)
+{
+	char base[] = "/tmp/airlock-ahead-XXXXXX";
+	assert_non_null(mkdtemp(base));
+	al_rundir rd, again;
+	assert_int_equal(al_rundir_create(base, "ahead-dir", &rd, NULL), 0);
+	char root[4096];
+	snprintf(root, sizeof(root), "%s", rd.root);
+	assert_int_equal(al_sb_cg_ahead_give_dir(a, &rd), 0);
+	assert_null(rd.root);
+	assert_int_equal(al_rundir_create(base, "ahead-dir", &again, NULL), 0);
+	assert_string_equal(again.root, root);
+	for (int i = 0; i < 5000 && entries(base) != 1; i++)
+		usleep(1000);
+	assert_int_equal(entries(base), 1);
+	assert_int_equal(al_rundir_remove(&again), 0);
+	assert_int_equal(rmdir(base), 0);
 }
 
 static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
@@ -206,10 +251,12 @@ static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
 				 .pids = want32.pids};
 	al_sb_cg_ahead_init(&a, &cg, ut_any_cgroup(&cg));
 	if (!ut_any_cgroup(&cg)) {
-		/* nothing can be made: nothing is, and nothing is left */
+		/* nothing can be made: nothing is, nothing is left, and a
+		 * run directory given back is removed at once */
 		al_sb_cg_ahead_refill(&a);
 		assert_int_equal(al_sb_cg_ahead_take(&a, &run, &want64),
 				 AL_SB_CG_NONE);
+		check_dirs_given_back(&a);
 		al_sb_cg_ahead_clear(&a);
 		assert_int_equal(ut_threads_back_to(before), before);
 		return;
@@ -218,13 +265,10 @@ static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
 	 * own, and the counters start at zero, nothing having run in it */
 	al_sb_cg_ahead_refill(&a);
 	assert_int_equal(take_made(&a, &run, &want64), AL_SB_CG_UNLIMITED);
-	/* taken: none until the next is made */
-	al_sb_cgrun again;
-	assert_int_equal(al_sb_cg_ahead_take(&a, &again, &want64),
-			 AL_SB_CG_NONE);
 	char *first[AL_CG__N + 2];
 	dirs_of(&run, first);
 	assert_true(all_exist(first));
+	assert_non_null(run.reads); /* its files were opened ahead */
 	assert_int_equal(al_sb_cgrun_limit(&cg, &run, &lim64), 0);
 	uint64_t mem = 0, pids = 0, v = 1;
 	limits_in(&run, &mem, &pids);
@@ -237,16 +281,13 @@ static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
 				     "memory.max_usage_in_bytes", &v));
 		assert_int_equal(v, 0);
 	}
-	/* given back: still there until a helper (or a settle) removes it */
+	/* the step's sandbox started: a helper makes the next set (written
+	 * with the last taker's limits) while the step runs, and removes
+	 * the step's set once it is given back */
+	al_sb_cg_ahead_refill(&a);
 	assert_int_equal(al_sb_cg_ahead_give(&a, &run, -1, NULL), 0);
 	assert_null(run.v2_dir);
-	assert_true(all_exist(first));
-	/* the next helper removes it and makes the next set, written with
-	 * the last taker's limits: the same taker writes nothing */
-	al_sb_cg_ahead_refill(&a);
-	for (int i = 0; i < 5000 && !none_exists(first); i++)
-		usleep(1000);
-	assert_true(none_exists(first));
+	wait_gone(first);
 	assert_int_equal(take_made(&a, &run, &want64), AL_SB_CG_AS_WANTED);
 	char *second[AL_CG__N + 2];
 	dirs_of(&run, second);
@@ -264,8 +305,11 @@ static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
 	 * removed with the rest */
 	pid_t pid = place_sleeper(&run);
 	assert_int_equal(al_sb_cg_ahead_give(&a, &run, -1, NULL), 0);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	wait_gone(second);
 	/* a taker that wants other limits is told so, and writes them */
-	al_sb_cg_ahead_refill(&a);
 	assert_int_equal(take_made(&a, &run, &want32), AL_SB_CG_OTHER);
 	assert_int_equal(al_sb_cgrun_relimit(&cg, &run, &lim32), 0);
 	limits_in(&run, &mem, &pids);
@@ -275,16 +319,10 @@ static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
 		assert_int_equal(pids, want32.pids);
 	char *third[AL_CG__N + 2];
 	dirs_of(&run, third);
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	for (int i = 0; i < 5000 && !none_exists(second); i++)
-		usleep(1000);
-	assert_true(none_exists(second));
 
-	/* given back with an init still exiting: the next set is offered
-	 * while the helper waits for it, and the used one goes once the
-	 * helper has reaped it (through its pidfd) */
+	/* given back with an init still exiting: the next set is made and
+	 * can be taken while the helper waits for it, and the used one goes
+	 * once the helper has reaped it (through its pidfd) */
 	int release = -1;
 	pid = place_exiting(&run, &release);
 	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -296,31 +334,30 @@ static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
 	al_sb_uid slot = {.uid = 1, .fd = lock[1]};
 	assert_int_equal(al_sb_cg_ahead_give(&a, &run, pidfd, &slot), 0);
 	assert_int_equal(slot.fd, -1);
-	al_sb_cg_ahead_refill(&a);
 	assert_int_equal(take_made(&a, &run, &want32), AL_SB_CG_AS_WANTED);
 	assert_int_equal(kill(pid, 0), 0);
 	assert_true(all_exist(third));
 	struct pollfd held = {lock[0], POLLIN, 0};
 	assert_int_equal(poll(&held, 1, 0), 0);
 	close(release);
-	for (int i = 0; i < 5000 && !none_exists(third); i++)
-		usleep(1000);
-	assert_true(none_exists(third));
+	wait_gone(third);
 	assert_int_equal(poll(&held, 1, 5000), 1);
 	assert_true(held.revents & POLLHUP);
 	close(lock[0]);
 	assert_int_equal(waitpid(pid, &status, WNOHANG), -1);
 	assert_int_equal(errno, ECHILD);
-	char *fifth[AL_CG__N + 2];
-	dirs_of(&run, fifth);
+
+	check_dirs_given_back(&a);
+	char *fourth[AL_CG__N + 2];
+	dirs_of(&run, fourth);
 	assert_int_equal(al_sb_cg_ahead_give(&a, &run, -1, NULL), 0);
 	al_sb_cg_ahead_clear(&a);
-	assert_true(none_exists(fifth));
+	assert_true(none_exists(fourth));
 	assert_int_equal(ut_threads_back_to(before), before);
 	free_dirs(first);
 	free_dirs(second);
 	free_dirs(third);
-	free_dirs(fifth);
+	free_dirs(fourth);
 
 	/* settled (a supervisor): what is held goes now, and nothing is
 	 * made or kept from then on */
@@ -334,7 +371,8 @@ static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
 	assert_int_equal(ut_threads_back_to(before), before);
 	al_sb_cg_ahead_clear(&a);
 
-	/* disabled: nothing is made, and a set given back goes at once */
+	/* disabled: nothing is made, and a set or a run directory given
+	 * back goes at once */
 	al_sb_cg_ahead_init(&a, &cg, false);
 	al_sb_cg_ahead_settle(&a);
 	assert_int_equal(al_sb_cg_ahead_take(&a, &run, &want64),
@@ -342,11 +380,13 @@ static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
 	char name[64];
 	al_sb_cgrun_name(name, sizeof(name), "ahead-off");
 	assert_int_equal(al_sb_cgrun_make(&cg, name, &run, NULL), 0);
-	char *fourth[AL_CG__N + 2];
-	dirs_of(&run, fourth);
+	char *fifth[AL_CG__N + 2];
+	dirs_of(&run, fifth);
 	assert_int_equal(al_sb_cg_ahead_give(&a, &run, -1, NULL), 0);
-	assert_true(none_exists(fourth));
-	free_dirs(fourth);
+	assert_true(none_exists(fifth));
+	free_dirs(fifth);
+	check_dirs_given_back(&a);
+	assert_int_equal(ut_threads_back_to(before), before);
 	al_sb_cg_ahead_clear(&a);
 }
 
