@@ -559,13 +559,7 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 	close(ff);
 	close_range_except(3, f->status[1]);
 	drop_caps(l->cap_last, false);
-	int end = al_shepherd_loop(prog, f->status[1], true);
-	if (l->exit_unwaited) {
-		/* lowering one's own policy needs no privilege */
-		struct sched_param idle = {0};
-		sched_setscheduler(0, SCHED_IDLE, &idle);
-	}
-	_exit(end);
+	_exit(al_shepherd_loop(prog, f->status[1], true));
 }
 
 /* ---- parent ---------------------------------------------------------- */

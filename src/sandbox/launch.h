@@ -87,12 +87,6 @@ typedef struct al_sb_launch {
 	char **go_ptrs;
 	size_t go_nptrs;
 	int *go_fail_fd;
-	/* The caller ends the step on the init's report and does not wait
-	 * for its exit (al_supervise_opts end_at_report): after the report
-	 * the init drops to SCHED_IDLE, so that tearing down its namespaces
-	 * and its copy of the caller's memory takes no CPU the caller is
-	 * waiting for. */
-	bool exit_unwaited;
 } al_sb_launch;
 
 /* The header a waiting member reads from fd 0: 10 decimal digits (the

@@ -316,7 +316,6 @@ int al_sb_run_step(const al_sb_step *s, al_result *res, al_error **err)
 		.ws_check_ctx = (void *)s->manifest,
 		.ws_fd_out = s->ws_fd,
 		.acks_fd_out = inbox ? &acks_fd : NULL,
-		.exit_unwaited = step_ends_on_report(s),
 	};
 	al_child child;
 	rc = al_sb_launch_start(&l, &child, &setup_err);
