@@ -383,6 +383,18 @@ int al_sb_cgrun_open_tasks(const al_sb_cgrun *run, int fds[AL_CG__N])
 				dup = true;
 		if (dup)
 			continue;
+		/* kept open with a set made ahead: a copy, not a path walk */
+		int kept = al_cg_kept_fd(run, run->v1_dir[i], "tasks");
+		if (kept >= 0) {
+			fds[i] = fcntl(kept, F_DUPFD_CLOEXEC, 3);
+			if (fds[i] < 0) {
+				int rc = al_cgfs_neg_errno();
+				al_sb_cgrun_close_tasks(fds);
+				return rc;
+			}
+			n++;
+			continue;
+		}
 		char path[4096];
 		if (snprintf(path, sizeof(path), "%s/tasks", run->v1_dir[i]) >=
 		    (int)sizeof(path)) {

@@ -96,8 +96,9 @@ int al_sb_cgrun_make(const al_sb_cgroups *cg, const char *name,
 		     al_sb_cgrun *run, al_error **err);
 int al_sb_cgrun_limit(const al_sb_cgroups *cg, const al_sb_cgrun *run,
 		      const al_limits *limits);
-/* Opens the files read once a run is over (each cgroup.procs, the usage
- * files) and keeps them with the set, so that reading one then is a
+/* Opens the files read once a run is over (the unified cgroup.procs,
+ * the usage files) and the v1 `tasks` files (al_sb_cgrun_open_tasks then copies
+ * those) and keeps them with the set, so that reading one then is a
  * pread at offset 0 (which the kernel answers afresh) instead of a path
  * walk and an open: for sets made ahead of a run.  A file that does not
  * exist is remembered as absent.  0, or a negative errno with nothing

@@ -32,6 +32,8 @@ typedef struct al_cg_manager {
 
 /* Closes what al_sb_cgrun_keep_reads kept (reads.c). */
 void al_cg_reads_drop(al_sb_cgrun *run);
+/* The descriptor kept open for dir/file, or -1 (not kept, or absent). */
+int al_cg_kept_fd(const al_sb_cgrun *run, const char *dir, const char *file);
 /* dir/file of one of the run's cgroups, from the descriptor kept open
  * (al_sb_cgrun_keep_reads) when there is one, else by path; as
  * al_cgfs_read (-ENOENT for a file kept as absent). */

@@ -1,5 +1,6 @@
-/* The files of a run's cgroups kept open for the reads after the run
- * (al_sb_cgrun_keep_reads in cgroup.h). */
+/* The files of a run's cgroups kept open for the reads after the run,
+ * and the v1 `tasks` files its init joins by (al_sb_cgrun_keep_reads in
+ * cgroup.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,8 +11,9 @@
 #include "cgroup/cgfs.h"
 #include "cgroup/manager.h"
 
-/* Each hierarchy's cgroup.procs and the usage files of both managers. */
-#define READS_MAX 16
+/* Each hierarchy's cgroup.procs and tasks, and the usage files of both
+ * managers. */
+#define READS_MAX 20
 #define FD_ABSENT (-2)
 
 typedef struct kept_file {
@@ -41,9 +43,10 @@ void al_cg_reads_drop(al_sb_cgrun *run)
 	run->reads = NULL;
 }
 
-/* Opens dir/file into the next slot; a file that is not there is kept
- * as absent. */
-static int keep(struct al_sb_cgreads *r, const char *dir, const char *file)
+/* Opens dir/file (with flags) into the next slot; a file that is not
+ * there is kept as absent. */
+static int keep(struct al_sb_cgreads *r, const char *dir, const char *file,
+		int flags)
 {
 	if (dir == NULL)
 		return 0;
@@ -56,7 +59,7 @@ static int keep(struct al_sb_cgreads *r, const char *dir, const char *file)
 	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >=
 	    (int)sizeof(path))
 		return -ENAMETOOLONG;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, flags | O_CLOEXEC);
 	if (fd < 0 && errno != ENOENT)
 		return al_cgfs_neg_errno();
 	r->f[r->n++] = (kept_file){dir, file, fd < 0 ? FD_ABSENT : fd};
@@ -70,15 +73,19 @@ int al_sb_cgrun_keep_reads(al_sb_cgrun *run)
 	struct al_sb_cgreads *r = calloc(1, sizeof(*r));
 	if (r == NULL)
 		return -ENOMEM;
-	int rc = keep(r, run->v2_dir, "cgroup.procs");
+	/* Not v1's cgroup.procs: v1 answers it from a pid list cached with
+	 * the open file for a second after each read, so a second read
+	 * through one descriptor can say what was there before. */
+	int rc = keep(r, run->v2_dir, "cgroup.procs", O_RDONLY);
+	/* the init writes itself into these (al_sb_cgrun_open_tasks) */
 	for (int i = 0; rc == 0 && i < AL_CG__N; i++)
-		rc = keep(r, run->v1_dir[i], "cgroup.procs");
+		rc = keep(r, run->v1_dir[i], "tasks", O_WRONLY);
 	const al_cg_manager *m[] = {&al_cg_v2, &al_cg_v1};
 	for (size_t k = 0; rc == 0 && k < sizeof(m) / sizeof(m[0]); k++) {
 		const char *dirs[READS_MAX], *files[READS_MAX];
 		size_t n = m[k]->usage_files(run, dirs, files, READS_MAX);
 		for (size_t i = 0; rc == 0 && i < n; i++)
-			rc = keep(r, dirs[i], files[i]);
+			rc = keep(r, dirs[i], files[i], O_RDONLY);
 	}
 	if (rc < 0) {
 		reads_free(r);
@@ -86,6 +93,15 @@ int al_sb_cgrun_keep_reads(al_sb_cgrun *run)
 	}
 	run->reads = r;
 	return 0;
+}
+
+int al_cg_kept_fd(const al_sb_cgrun *run, const char *dir, const char *file)
+{
+	const struct al_sb_cgreads *r = run->reads;
+	for (size_t i = 0; r != NULL && i < r->n; i++)
+		if (r->f[i].dir == dir && strcmp(r->f[i].file, file) == 0)
+			return r->f[i].fd >= 0 ? r->f[i].fd : -1;
+	return -1;
 }
 
 int al_cg_read(const al_sb_cgrun *run, const char *dir, const char *file,

@@ -2,7 +2,8 @@
  * (al_sb_cgrun_keep_reads, src/cgroup/reads.c): the emptiness check and
  * the usage read through the kept descriptors answer what the kernel
  * says at the time of the read (not at the time of the open), the same
- * as a set read by path, and removal closes them.  Where no cgroup can
+ * as a set read by path; the v1 `tasks` files a child joins the set by
+ * are handed out as copies of those kept; and removal closes them.  Where no cgroup can
  * be made here (not root, nothing delegated) it says so and passes. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -148,6 +149,39 @@ static void test_kept_reads_answer_at_read_time(void **state)
 	al_sb_cgrun_usage(&kept, &again);
 	assert_int_equal(again.have_peak, uk.have_peak);
 	assert_int_equal(again.peak_memory_bytes, uk.peak_memory_bytes);
+
+	/* the v1 tasks files, kept too, are handed out as copies a child
+	 * joins the set by */
+	int tasks[AL_CG__N];
+	int n = al_sb_cgrun_open_tasks(&kept, tasks);
+	assert_true(n >= 0);
+	if (n > 0) {
+		int fds_open = (int)open_fds();
+		pid_t c = fork();
+		assert_true(c >= 0);
+		if (c == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (al_sb_cgrun_join_self(tasks) < 0)
+				_exit(1);
+			pause();
+			_exit(0);
+		}
+		al_sb_cgrun_close_tasks(tasks);
+		assert_true((int)open_fds() <= fds_open - n);
+		/* within 200 ms: v1's cgroup.procs re-read through one
+		 * descriptor would say "empty" for a second */
+		bool in = false;
+		for (int i = 0; i < 200 && !in; i++) {
+			in = !al_sb_cgrun_empty(&kept);
+			if (!in)
+				usleep(1000);
+		}
+		assert_true(in);
+		kill(c, SIGKILL);
+		assert_int_equal(waitpid(c, NULL, 0), c);
+		for (int i = 0; i < 1000 && !al_sb_cgrun_empty(&kept); i++)
+			usleep(1000);
+	}
 
 	assert_int_equal(al_sb_cgrun_destroy(&kept), 0);
 	assert_int_equal(al_sb_cgrun_destroy(&by_path), 0);
