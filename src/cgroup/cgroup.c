@@ -478,6 +478,13 @@ bool al_sb_cgrun_empty_but(const al_sb_cgrun *run, pid_t pid)
 	return true;
 }
 
+bool al_sb_cgrun_run_gone_but(const al_sb_cgrun *run, pid_t pid)
+{
+	if (run->v2_dir != NULL)
+		return dir_empty_but(run, run->v2_dir, pid);
+	return al_sb_cgrun_empty_but(run, pid);
+}
+
 bool al_sb_cgrun_empty(const al_sb_cgrun *run)
 {
 	return al_sb_cgrun_empty_but(run, 0);

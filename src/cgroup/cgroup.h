@@ -146,6 +146,12 @@ bool al_sb_cgrun_empty(const al_sb_cgrun *run);
 /* The same, but pid (as this process sees it) may still be there: an
  * init that reported its tree gone and is exiting. */
 bool al_sb_cgrun_empty_but(const al_sb_cgrun *run, pid_t pid);
+/* Whether no process of a run started in these cgroups is left but pid:
+ * where there is a unified cgroup, what it holds (a run's init is cloned
+ * into it or the launch fails, and nothing of the run can move itself
+ * out, so it holds every process of the run), else what each v1 one
+ * holds.  For a run's end; removal waits for every hierarchy. */
+bool al_sb_cgrun_run_gone_but(const al_sb_cgrun *run, pid_t pid);
 
 typedef struct al_sb_cgusage {
 	bool have_cpu;

@@ -153,7 +153,13 @@ static void *helper(void *arg)
 	bool can_make = true;
 	pthread_mutex_lock(&a->lock);
 	for (;;) {
-		if (a->enabled && !a->have && can_make)
+		if (a->stepped && a->enabled && a->after_step != NULL) {
+			/* first: the next run may come at once */
+			a->stepped = false;
+			pthread_mutex_unlock(&a->lock);
+			a->after_step(a->after_ctx);
+			pthread_mutex_lock(&a->lock);
+		} else if (a->enabled && !a->have && can_make)
 			can_make = helper_make(a);
 		else if (a->n_behind > 0 || a->n_dirs > 0)
 			helper_remove(a);
@@ -248,6 +254,7 @@ int al_sb_cg_ahead_give(al_sb_cg_ahead *a, al_sb_cgrun *run, int init_pidfd,
 	if (a->enabled) {
 		if (a->in_flight > 0)
 			a->in_flight--;
+		a->stepped = true;
 		if (set_empty(run) && init_pidfd < 0) {
 			kept = true; /* nothing to remove */
 		} else if (grow((void **)&a->behind, &a->n_behind,
@@ -260,8 +267,8 @@ int al_sb_cg_ahead_give(al_sb_cg_ahead *a, al_sb_cgrun *run, int init_pidfd,
 			if (uid != NULL)
 				uid->fd = -1;
 			kept = true;
-			start(a);
 		}
+		start(a);
 	}
 	pthread_mutex_unlock(&a->lock);
 	if (kept) {
@@ -271,6 +278,23 @@ int al_sb_cg_ahead_give(al_sb_cg_ahead *a, al_sb_cgrun *run, int init_pidfd,
 	}
 	al_child_reap(init_pidfd);
 	return al_sb_cgrun_destroy(run);
+}
+
+void al_sb_cg_ahead_after_step(al_sb_cg_ahead *a, void (*fn)(void *ctx),
+			       void *ctx)
+{
+	pthread_mutex_lock(&a->lock);
+	a->after_step = fn;
+	a->after_ctx = ctx;
+	pthread_mutex_unlock(&a->lock);
+}
+
+bool al_sb_cg_ahead_enabled(al_sb_cg_ahead *a)
+{
+	pthread_mutex_lock(&a->lock);
+	bool enabled = a->enabled;
+	pthread_mutex_unlock(&a->lock);
+	return enabled;
 }
 
 int al_sb_cg_ahead_give_dir(al_sb_cg_ahead *a, al_rundir *rd)

@@ -85,6 +85,11 @@ typedef struct al_sb_cg_ahead {
 	size_t n_dirs, cap_dirs;
 	unsigned seq;
 	unsigned long long taken, missed;
+	/* Called by the helper, without the lock, once after each step that
+	 * gave its set back (al_sb_cg_ahead_after_step). */
+	void (*after_step)(void *ctx);
+	void *after_ctx;
+	bool stepped; /* a step gave its set back since the last call */
 } al_sb_cg_ahead;
 
 /* enabled: whether sets are made ahead at all; cg must outlive a. */
@@ -109,6 +114,14 @@ al_sb_cg_taken al_sb_cg_ahead_take(al_sb_cg_ahead *a, al_sb_cgrun *out,
  * al_sb_cgrun_destroy returned when they were removed now. */
 int al_sb_cg_ahead_give(al_sb_cg_ahead *a, al_sb_cgrun *run, int init_pidfd,
 			al_sb_uid *uid);
+/* Work the handle starts after each run (the next network namespace):
+ * done by the helper once a step has given its set back, off the run's
+ * path, while sets are made ahead (al_sb_cg_ahead_enabled); the caller
+ * does it itself otherwise.  Set before the first step. */
+void al_sb_cg_ahead_after_step(al_sb_cg_ahead *a, void (*fn)(void *ctx),
+			       void *ctx);
+/* Whether sets are made ahead (not disabled, not settled). */
+bool al_sb_cg_ahead_enabled(al_sb_cg_ahead *a);
 /* A run's directory once the run is over: removed by the helper, or now
  * when it cannot be kept.  Takes rd; 0, or what al_rundir_remove
  * returned when removed now (a failure behind is logged). */

@@ -156,6 +156,12 @@ static int sb_probe(const char *config_json, al_facts **out, al_error **err)
 
 /* Whether a run gets any cgroup here (none delegated: nothing to make
  * ahead). */
+/* After a step, from the cgroup helper (al_sb_cg_ahead_after_step). */
+static void refill_netns(void *ctx)
+{
+	al_sb_netns_ahead_refill(ctx);
+}
+
 static bool cgroups_used(const al_sb_cgroups *cg)
 {
 	bool any = cg->v2_base != NULL;
@@ -190,6 +196,7 @@ static int sb_ensure(const char *config_json, al_provider_handle **out,
 			    h->facts->available && !atomic_load(&pools_off) &&
 				    !atomic_load(&cgroups_ahead_off) &&
 				    cgroups_used(&h->ctx.cg));
+	al_sb_cg_ahead_after_step(&h->cgroups, refill_netns, &h->netns);
 	/* Members start being prepared now, in the background. */
 	if (h->facts->available && !atomic_load(&pools_off)) {
 		rc = al_sb_pool_start(&h->ctx, &h->pool, err);
@@ -737,8 +744,10 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 		rc = sb_run_steps(&r, err);
 	rc = sb_run_end(&r, rc, err);
 	/* the next cold run's network namespace, made while none runs here
-	 * (the run's descriptors are closed by now) */
-	al_sb_netns_ahead_refill(&h->netns);
+	 * (the run's descriptors are closed by now); the cgroup helper
+	 * starts it, off the run's path, where there is one */
+	if (!al_sb_cg_ahead_enabled(&h->cgroups))
+		al_sb_netns_ahead_refill(&h->netns);
 	/* the run's cgroups removed and the next made, off its path */
 	al_sb_cg_ahead_refill(&h->cgroups);
 	return rc;

@@ -105,7 +105,8 @@ int al_sb_step_supervise(const al_sb_step *s, al_child *child,
 	al_supervise_result_clear(&sr);
 	/* Anything else still in the cgroups is killed and waited for
 	 * before the usage is read and they are removed. */
-	for (int i = 0; i < 500 && !al_sb_cgrun_empty_but(cg, exiting); i++) {
+	for (int i = 0; i < 500 && !al_sb_cgrun_run_gone_but(cg, exiting);
+	     i++) {
 		al_sb_cgrun_kill(cg);
 		struct timespec ts = {0, 2 * 1000 * 1000};
 		nanosleep(&ts, NULL);

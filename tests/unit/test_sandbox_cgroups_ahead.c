@@ -5,6 +5,8 @@
  * init still exiting is removed once the helper has reaped it (and the
  * run's uid given back then), while the next set can be taken; a run
  * directory given back leaves its run id free at once and is removed;
+ * the handle's work after a step (the next network namespace) is done
+ * by the helper once the step gives its set back;
  * no helper thread is left behind; and cold runs of a provider handle
  * take the sets with their own limits in force (sets are written ahead
  * with the last taker's limits; a taker that wants others writes its
@@ -19,6 +21,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,6 +234,13 @@ static void check_dirs_given_back(al_sb_cg_ahead *a)
 	assert_int_equal(rmdir(base), 0);
 }
 
+static atomic_int after_steps;
+
+static void count_step(void *ctx)
+{
+	atomic_fetch_add((atomic_int *)ctx, 1);
+}
+
 static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
 {
 	(void)state;
@@ -261,6 +271,9 @@ static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
 		assert_int_equal(ut_threads_back_to(before), before);
 		return;
 	}
+	/* the handle's work after each step goes to the helper */
+	al_sb_cg_ahead_after_step(&a, count_step, &after_steps);
+	assert_true(al_sb_cg_ahead_enabled(&a));
 	/* no taker yet: the first set has no limits; its taker writes its
 	 * own, and the counters start at zero, nothing having run in it */
 	al_sb_cg_ahead_refill(&a);
@@ -288,6 +301,9 @@ static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
 	assert_int_equal(al_sb_cg_ahead_give(&a, &run, -1, NULL), 0);
 	assert_null(run.v2_dir);
 	wait_gone(first);
+	for (int i = 0; i < 5000 && atomic_load(&after_steps) == 0; i++)
+		usleep(1000);
+	assert_int_equal(atomic_load(&after_steps), 1);
 	assert_int_equal(take_made(&a, &run, &want64), AL_SB_CG_AS_WANTED);
 	char *second[AL_CG__N + 2];
 	dirs_of(&run, second);
@@ -374,6 +390,7 @@ static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
 	/* disabled: nothing is made, and a set or a run directory given
 	 * back goes at once */
 	al_sb_cg_ahead_init(&a, &cg, false);
+	assert_false(al_sb_cg_ahead_enabled(&a));
 	al_sb_cg_ahead_settle(&a);
 	assert_int_equal(al_sb_cg_ahead_take(&a, &run, &want64),
 			 AL_SB_CG_NONE);
