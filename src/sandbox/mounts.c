@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,23 +61,73 @@ const char *const *al_sb_system_dirs(size_t *n)
 	return system_dirs;
 }
 
-/* A directory is bound as is; a symlink (merged /usr) is recreated. */
-static int add_system_dir(al_sb_mount_plan *p, const char *dir)
+#define N_SYSTEM_DIRS (sizeof(system_dirs) / sizeof(system_dirs[0]))
+
+/* What each system directory is on the host: absent (or neither), a
+ * directory, or a symlink (merged /usr) and its target. */
+typedef struct system_dir_kind {
+	enum { SYS_ABSENT, SYS_DIR, SYS_LINK } kind;
+	char target[PATH_MAX];
+} system_dir_kind;
+
+/* The last layout read, and the identity of / it was read under: the
+ * entries of / change only with its mtime and ctime, so a run re-reads
+ * the seven entries (seven lstat and up to five readlink calls) only
+ * when / says it changed. */
+static pthread_mutex_t layout_mu = PTHREAD_MUTEX_INITIALIZER;
+static bool layout_valid;
+static struct stat layout_root;
+static system_dir_kind layout[N_SYSTEM_DIRS];
+
+static bool same_root(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
+	       a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+static void read_system_dir(const char *dir, system_dir_kind *k)
 {
 	struct stat st;
+	k->kind = SYS_ABSENT;
 	if (lstat(dir, &st) < 0)
-		return 0;
+		return;
 	if (S_ISLNK(st.st_mode)) {
-		char target[PATH_MAX];
-		ssize_t n = readlink(dir, target, sizeof(target) - 1);
+		ssize_t n = readlink(dir, k->target, sizeof(k->target) - 1);
 		if (n <= 0)
-			return 0;
-		target[n] = '\0';
-		return add(p, AL_MOP_SYMLINK, target, dir, false, false, false);
+			return;
+		k->target[n] = '\0';
+		k->kind = SYS_LINK;
+	} else if (S_ISDIR(st.st_mode)) {
+		k->kind = SYS_DIR;
 	}
-	if (!S_ISDIR(st.st_mode))
-		return 0;
-	return add(p, AL_MOP_BIND, dir, dir, false, false, false);
+}
+
+/* A directory is bound as is; a symlink (merged /usr) is recreated. */
+static int add_system_dirs(al_sb_mount_plan *p)
+{
+	struct stat root;
+	bool known = stat("/", &root) == 0;
+	pthread_mutex_lock(&layout_mu);
+	if (!known || !layout_valid || !same_root(&root, &layout_root)) {
+		for (size_t i = 0; i < N_SYSTEM_DIRS; i++)
+			read_system_dir(system_dirs[i], &layout[i]);
+		layout_valid = known;
+		layout_root = root;
+	}
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < N_SYSTEM_DIRS; i++) {
+		const char *dir = system_dirs[i];
+		if (layout[i].kind == SYS_LINK)
+			rc = add(p, AL_MOP_SYMLINK, layout[i].target, dir, false,
+				 false, false);
+		else if (layout[i].kind == SYS_DIR)
+			rc = add(p, AL_MOP_BIND, dir, dir, false, false, false);
+	}
+	pthread_mutex_unlock(&layout_mu);
+	return rc;
 }
 
 static bool under(const char *path, const char *dir)
@@ -235,9 +287,7 @@ int al_sb_mount_plan_build(const al_sb_mount_params *prm,
 {
 	memset(p, 0, sizeof(*p));
 	int rc = 0;
-	for (size_t i = 0;
-	     rc == 0 && i < sizeof(system_dirs) / sizeof(system_dirs[0]); i++)
-		rc = add_system_dir(p, system_dirs[i]);
+	rc = add_system_dirs(p);
 	for (size_t i = 0; rc == 0 && prm->extra_roots && prm->extra_roots[i];
 	     i++)
 		rc = add_extra_root(p, prm->extra_roots[i]);
