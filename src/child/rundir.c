@@ -84,18 +84,29 @@ static int open_private_dir(const char *path, al_error **err)
 	return fd;
 }
 
-int al_rundir_create(const char *base, const char *run_id, al_rundir *out,
-		     al_error **err)
+/* root and its three paths, from a malloc'd root (taken). */
+static int set_paths(al_rundir *rd, char *root)
+{
+	free(rd->root);
+	free(rd->code_dir);
+	free(rd->workspace);
+	free(rd->tmp);
+	rd->root = root;
+	rd->code_dir = root ? al_strdup_printf("%s/code", root) : NULL;
+	rd->workspace = root ? al_strdup_printf("%s/workspace", root) : NULL;
+	rd->tmp = root ? al_strdup_printf("%s/tmp", root) : NULL;
+	return rd->root && rd->code_dir && rd->workspace && rd->tmp ? 0
+								    : -ENOMEM;
+}
+
+int al_rundir_make(const char *base, al_rundir *out, al_error **err)
 {
 	char *owned_base = NULL;
+	char name[64];
 	int rc = 0, base_fd = -1;
 
 	memset(out, 0, sizeof(*out));
 	out->owner_fd = -1;
-	if (!al_run_id_safe(run_id))
-		return al_error_set(err, AL_ERR_UNAVAILABLE, EINVAL,
-				    "workspace_setup_failed",
-				    "the run id cannot name a directory");
 	if (base == NULL)
 		base = getenv("AIRLOCK_RUN_BASE");
 	if (base == NULL) {
@@ -112,44 +123,74 @@ int al_rundir_create(const char *base, const char *run_id, al_rundir *out,
 		rc = base_fd;
 		goto out;
 	}
-	out->root = al_strdup_printf("%s/%s", base, run_id);
-	out->code_dir = al_strdup_printf("%s/code", out->root ? out->root : "");
-	out->workspace =
-		al_strdup_printf("%s/workspace", out->root ? out->root : "");
-	out->tmp = al_strdup_printf("%s/tmp", out->root ? out->root : "");
-	if (!out->root || !out->code_dir || !out->workspace || !out->tmp) {
-		rc = -ENOMEM;
-		goto fail;
-	}
 	/* Leftovers of killed processes in this base (rundir_sweep.h). */
 	al_rundir_sweep_maybe(base_fd);
-	rc = al_rundir_owned_mkdir(base_fd, run_id, &out->owner_fd);
+	rc = al_rundir_owned_mkdir_hidden(base_fd, name, sizeof(name),
+					  &out->owner_fd);
 	if (rc < 0) {
 		rc = al_error_set(err, AL_ERR_UNAVAILABLE, -rc,
 				  "workspace_setup_failed",
 				  "cannot create the run directory");
-		goto fail;
+		goto out;
 	}
+	if (set_paths(out, al_strdup_printf("%s/%s", base, name)) < 0) {
+		rc = -ENOMEM;
+		al_rundir_remove(out);
+		goto out;
+	}
+	/* laid out while hidden: no run id ever names a part of one */
 	if (mkdir(out->code_dir, 0700) < 0 || mkdir(out->workspace, 0700) < 0 ||
 	    mkdir(out->tmp, 0700) < 0) {
 		rc = al_error_set(err, AL_ERR_UNAVAILABLE, errno,
 				  "workspace_setup_failed",
 				  "cannot lay out the run directory");
 		al_rundir_remove(out);
-		goto out;
 	}
-	goto out;
-fail:
-	free(out->root);
-	free(out->code_dir);
-	free(out->workspace);
-	free(out->tmp);
-	memset(out, 0, sizeof(*out));
-	out->owner_fd = -1;
 out:
 	if (base_fd >= 0)
 		close(base_fd);
 	free(owned_base);
+	return rc;
+}
+
+int al_rundir_claim(al_rundir *rd, const char *run_id, al_error **err)
+{
+	if (!al_run_id_safe(run_id))
+		return al_error_set(err, AL_ERR_UNAVAILABLE, EINVAL,
+				    "workspace_setup_failed",
+				    "the run id cannot name a directory");
+	const char *slash = rd->root != NULL ? strrchr(rd->root, '/') : NULL;
+	if (slash == NULL)
+		return al_error_set(err, AL_ERR_UNAVAILABLE, EINVAL,
+				    "workspace_setup_failed",
+				    "no run directory to name");
+	char *to = al_strdup_printf("%.*s/%s", (int)(slash - rd->root),
+				    rd->root, run_id);
+	if (to == NULL)
+		return -ENOMEM;
+	if (renameat2(AT_FDCWD, rd->root, AT_FDCWD, to, RENAME_NOREPLACE) <
+	    0) {
+		int e = errno;
+		free(to);
+		return al_error_set(err, AL_ERR_UNAVAILABLE, e,
+				    "workspace_setup_failed",
+				    "cannot create the run directory");
+	}
+	return set_paths(rd, to);
+}
+
+int al_rundir_create(const char *base, const char *run_id, al_rundir *out,
+		     al_error **err)
+{
+	memset(out, 0, sizeof(*out));
+	out->owner_fd = -1;
+	if (!al_run_id_safe(run_id))
+		return al_error_set(err, AL_ERR_UNAVAILABLE, EINVAL,
+				    "workspace_setup_failed",
+				    "the run id cannot name a directory");
+	int rc = al_rundir_make(base, out, err);
+	if (rc == 0 && (rc = al_rundir_claim(out, run_id, err)) < 0)
+		al_rundir_remove(out);
 	return rc;
 }
 

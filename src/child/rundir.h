@@ -36,6 +36,13 @@ bool al_run_id_safe(const char *run_id);
  * base: leftovers of creators that are gone are removed. */
 int al_rundir_create(const char *base, const char *run_id, al_rundir *out,
 		     al_error **err);
+/* The two halves of al_rundir_create: a run directory laid out under a
+ * hidden name in base (its owner mark held, so no sweep takes it; made
+ * ahead of a run, sandbox/cgroups_ahead.h), and its rename to run_id
+ * (never over an existing one).  0 or a negative errno with *err set;
+ * a failed claim leaves rd as it was. */
+int al_rundir_make(const char *base, al_rundir *out, al_error **err);
+int al_rundir_claim(al_rundir *rd, const char *run_id, al_error **err);
 int al_rundir_write_code(al_rundir *rd, const char *script_name,
 			 const al_bytes *code, al_error **err);
 /* Writes the bundle (bundle.h): its code into RUN/code and, when inputs,

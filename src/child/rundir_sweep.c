@@ -65,10 +65,25 @@ static int rename_noreplace(int base_fd, const char *from, const char *to)
 int al_rundir_owned_mkdir(int base_fd, const char *run_id, int *owner_fd)
 {
 	char tmp[64];
+	int rc = al_rundir_owned_mkdir_hidden(base_fd, tmp, sizeof(tmp),
+					      owner_fd);
+	if (rc < 0)
+		return rc;
+	if ((rc = rename_noreplace(base_fd, tmp, run_id)) < 0) {
+		close(*owner_fd);
+		*owner_fd = -1;
+		(void)al_remove_tree_at(base_fd, tmp);
+	}
+	return rc;
+}
+
+int al_rundir_owned_mkdir_hidden(int base_fd, char *tmp, size_t size,
+				 int *owner_fd)
+{
 	int rc = -EEXIST, dfd = -1, fd = -1;
 	*owner_fd = -1;
 	for (int tries = 0; tries < 64 && rc == -EEXIST; tries++) {
-		if ((rc = hidden_name(tmp, sizeof(tmp), AL_RUNDIR_NEW_PREFIX)) < 0)
+		if ((rc = hidden_name(tmp, size, AL_RUNDIR_NEW_PREFIX)) < 0)
 			return rc;
 		if (mkdirat(base_fd, tmp, 0700) < 0)
 			rc = -errno;
@@ -95,8 +110,7 @@ int al_rundir_owned_mkdir(int base_fd, const char *run_id, int *owner_fd)
 	/* Written only while locked: a sweep that gets the lock and reads
 	 * the whole mark knows its holder had it and is gone. */
 	if ((rc = al_write_all(fd, AL_RUNDIR_OWNER_MARK,
-			    strlen(AL_RUNDIR_OWNER_MARK))) < 0 ||
-	    (rc = rename_noreplace(base_fd, tmp, run_id)) < 0)
+			    strlen(AL_RUNDIR_OWNER_MARK))) < 0)
 		goto fail;
 	close(dfd);
 	*owner_fd = fd;

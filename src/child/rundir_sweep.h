@@ -35,6 +35,11 @@
  * holds the lock; closing it after the directory is removed releases it.
  * 0 or -errno (-EEXIST when run_id exists). */
 int al_rundir_owned_mkdir(int base_fd, const char *run_id, int *owner_fd);
+/* Its first half: the marked, locked directory under a fresh hidden name
+ * (written into name, room for size), where it stays for its caller to
+ * lay out and rename (al_rundir_claim).  0 or -errno. */
+int al_rundir_owned_mkdir_hidden(int base_fd, char *name, size_t size,
+				 int *owner_fd);
 
 /* A fresh hidden name for a run directory being removed (pid and a
  * sequence): 0, or -ENAMETOOLONG when it does not fit in size. */

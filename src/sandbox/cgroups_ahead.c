@@ -120,6 +120,36 @@ static bool helper_make(al_sb_cg_ahead *a)
 	return true;
 }
 
+/* Under the lock: lays out the next run directory in the last base,
+ * publishing it under the lock again.  false when that failed (not
+ * tried again by this helper). */
+static bool helper_make_dir(al_sb_cg_ahead *a)
+{
+	char *base = strdup(a->dir_base);
+	if (base == NULL)
+		return false;
+	pthread_mutex_unlock(&a->lock);
+	al_rundir rd;
+	bool made = al_rundir_make(base, &rd, NULL) == 0;
+	pthread_mutex_lock(&a->lock);
+	if (!made) {
+		free(base);
+		return false;
+	}
+	if (!a->have_dir && a->enabled && a->dir_base != NULL &&
+	    strcmp(a->dir_base, base) == 0) {
+		a->ready_dir = rd;
+		a->have_dir = true;
+	} else {
+		/* the base changed, or a settle came meanwhile */
+		pthread_mutex_unlock(&a->lock);
+		remove_dir(&rd);
+		pthread_mutex_lock(&a->lock);
+	}
+	free(base);
+	return true;
+}
+
 /* Under the lock: removes what was given back, without the lock. */
 static void helper_remove(al_sb_cg_ahead *a)
 {
@@ -150,7 +180,7 @@ static void helper_remove(al_sb_cg_ahead *a)
 static void *helper(void *arg)
 {
 	al_sb_cg_ahead *a = arg;
-	bool can_make = true;
+	bool can_make = true, can_make_dir = true;
 	pthread_mutex_lock(&a->lock);
 	for (;;) {
 		if (a->stepped && a->enabled && a->after_step != NULL) {
@@ -161,6 +191,9 @@ static void *helper(void *arg)
 			pthread_mutex_lock(&a->lock);
 		} else if (a->enabled && !a->have && can_make)
 			can_make = helper_make(a);
+		else if (a->enabled && a->dir_base != NULL && !a->have_dir &&
+			 can_make_dir)
+			can_make_dir = helper_make_dir(a);
 		else if (a->n_behind > 0 || a->n_dirs > 0)
 			helper_remove(a);
 		else if (a->in_flight > 0 && a->enabled)
@@ -186,8 +219,9 @@ static void start(al_sb_cg_ahead *a)
 		pthread_join(a->maker, NULL);
 		a->joinable = false;
 	}
-	if (!a->enabled || (a->have && a->n_behind == 0 && a->n_dirs == 0 &&
-			    a->in_flight == 0))
+	if (!a->enabled ||
+	    (a->have && (a->dir_base == NULL || a->have_dir) &&
+	     a->n_behind == 0 && a->n_dirs == 0 && a->in_flight == 0))
 		return;
 	if (pthread_create(&a->maker, NULL, helper, a) == 0) {
 		a->making = true;
@@ -207,6 +241,7 @@ void al_sb_cg_ahead_init(al_sb_cg_ahead *a, const al_sb_cgroups *cg,
 	a->cg = cg;
 	a->enabled = enabled;
 	a->ready.v2_fd = -1;
+	a->ready_dir.owner_fd = -1;
 }
 
 static bool same_limits(const al_sb_cg_limits *x, const al_sb_cg_limits *y)
@@ -289,6 +324,39 @@ void al_sb_cg_ahead_after_step(al_sb_cg_ahead *a, void (*fn)(void *ctx),
 	pthread_mutex_unlock(&a->lock);
 }
 
+bool al_sb_cg_ahead_take_dir(al_sb_cg_ahead *a, const char *base,
+			     al_rundir *out)
+{
+	if (base == NULL)
+		return false;
+	pthread_mutex_lock(&a->lock);
+	bool got = false;
+	if (a->enabled) {
+		if (a->dir_base == NULL || strcmp(a->dir_base, base) != 0) {
+			char *b = strdup(base);
+			if (b != NULL) {
+				free(a->dir_base);
+				a->dir_base = b;
+			}
+			/* made in the old base: removed behind */
+			if (a->have_dir &&
+			    grow((void **)&a->dirs, &a->n_dirs, &a->cap_dirs,
+				 sizeof(*a->dirs))) {
+				a->dirs[a->n_dirs++] = a->ready_dir;
+				a->have_dir = false;
+			}
+		} else if (a->have_dir) {
+			*out = a->ready_dir;
+			a->have_dir = false;
+			got = true;
+		}
+		/* the next one is made with the next cgroup set, started as
+		 * this run's sandbox starts (al_sb_cg_ahead_refill) */
+	}
+	pthread_mutex_unlock(&a->lock);
+	return got;
+}
+
 bool al_sb_cg_ahead_enabled(al_sb_cg_ahead *a)
 {
 	pthread_mutex_lock(&a->lock);
@@ -345,13 +413,18 @@ static void drop_all(al_sb_cg_ahead *a)
 	a->behind = NULL;
 	a->dirs = NULL;
 	a->cap_behind = a->cap_dirs = 0;
-	bool have = a->have;
+	bool have = a->have, have_dir = a->have_dir;
 	al_sb_cgrun ready = a->ready;
-	a->have = false;
+	al_rundir ready_dir = a->ready_dir;
+	a->have = a->have_dir = false;
 	a->in_flight = 0;
+	free(a->dir_base);
+	a->dir_base = NULL;
 	pthread_mutex_unlock(&a->lock);
 	if (have)
 		remove_set(&ready);
+	if (have_dir)
+		remove_dir(&ready_dir);
 }
 
 void al_sb_cg_ahead_settle(al_sb_cg_ahead *a)

@@ -11,7 +11,7 @@
  * differ, and is placed in it as before; after the run (its usage read)
  * the set goes back to be removed by the helper, with the init still
  * exiting in it (reaped first) and the run's uid lock, and so does the
- * run's directory.
+ * run's directory; the next run's directory is laid out ahead too.
  *
  * One helper thread per handle does all of it: started once a step's
  * sandbox is started (while the program runs, off the step's path), it
@@ -83,6 +83,11 @@ typedef struct al_sb_cg_ahead {
 	size_t n_behind, cap_behind;
 	al_rundir *dirs; /* run directories waiting for removal */
 	size_t n_dirs, cap_dirs;
+	/* The base the last cold run's directory was made in (NULL: none
+	 * yet), and one laid out there ahead (al_sb_cg_ahead_take_dir). */
+	char *dir_base;
+	bool have_dir;
+	al_rundir ready_dir;
 	unsigned seq;
 	unsigned long long taken, missed;
 	/* Called by the helper, without the lock, once after each step that
@@ -122,6 +127,12 @@ void al_sb_cg_ahead_after_step(al_sb_cg_ahead *a, void (*fn)(void *ctx),
 			       void *ctx);
 /* Whether sets are made ahead (not disabled, not settled). */
 bool al_sb_cg_ahead_enabled(al_sb_cg_ahead *a);
+/* A run directory laid out ahead in base (under a hidden name, for
+ * al_rundir_claim) into *out: true when one was ready.  Either way the
+ * helper makes the next one there (a new base drops the one made in the
+ * old).  base NULL: none is made or taken. */
+bool al_sb_cg_ahead_take_dir(al_sb_cg_ahead *a, const char *base,
+			     al_rundir *out);
 /* A run's directory once the run is over: removed by the helper, or now
  * when it cannot be kept.  Takes rd; 0, or what al_rundir_remove
  * returned when removed now (a failure behind is logged). */

@@ -437,15 +437,25 @@ static int sb_fill_member_workspace(sb_run *r, uid_t own, gid_t gown,
 
 /* The run directory with the code and the inputs: 0, or a negative errno
  * with *setup_err set. */
+/* A cold run's directory: the one laid out ahead in its base when there
+ * is one (named for the run now), else made now. */
+static int sb_cold_rundir(sb_run *r, al_error **setup_err)
+{
+	al_provider_handle *h = r->h;
+	const char *base = h->ctx.cfg.run_dir ? h->ctx.cfg.run_dir
+					      : al_sb_run_base(r->req);
+	if (al_sb_cg_ahead_take_dir(&h->cgroups, base, &r->rd)) {
+		if (al_rundir_claim(&r->rd, r->exec->run_id, NULL) == 0)
+			return 0;
+		(void)al_sb_cg_ahead_give_dir(&h->cgroups, &r->rd);
+	}
+	return al_rundir_create(base, r->exec->run_id, &r->rd, setup_err);
+}
+
 static int sb_prepare_rundir(sb_run *r, al_error **setup_err)
 {
 	al_provider_handle *h = r->h;
-	int rc = r->member != NULL
-			 ? 0
-			 : al_rundir_create(h->ctx.cfg.run_dir
-						    ? h->ctx.cfg.run_dir
-						    : al_sb_run_base(r->req),
-					    r->exec->run_id, &r->rd, setup_err);
+	int rc = r->member != NULL ? 0 : sb_cold_rundir(r, setup_err);
 	/* Fresh directories no program has seen yet: handed to the run's
 	 * uid before anything is written into them (a member's were at its
 	 * start; its program has not run yet). */

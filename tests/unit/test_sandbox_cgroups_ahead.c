@@ -4,7 +4,8 @@
  * still in it is emptied and removed all the same; one given back with an
  * init still exiting is removed once the helper has reaped it (and the
  * run's uid given back then), while the next set can be taken; a run
- * directory given back leaves its run id free at once and is removed;
+ * directory given back leaves its run id free at once and is removed,
+ * and the next run's directory is laid out ahead in its base;
  * the handle's work after a step (the next network namespace) is done
  * by the helper once the step gives its set back;
  * no helper thread is left behind; and cold runs of a provider handle
@@ -234,6 +235,56 @@ static void check_dirs_given_back(al_sb_cg_ahead *a)
 	assert_int_equal(rmdir(base), 0);
 }
 
+/* A run directory laid out ahead in the base the last run asked for:
+ * taken once ready, named for its run by al_rundir_claim; asking for
+ * another base drops the one made in the old. */
+static void check_dirs_made_ahead(al_sb_cg_ahead *a)
+{
+	char base[] = "/tmp/airlock-ahead-XXXXXX";
+	char other[] = "/tmp/airlock-ahead-XXXXXX";
+	assert_non_null(mkdtemp(base));
+	assert_non_null(mkdtemp(other));
+	al_rundir rd;
+	/* the first ask names the base; the helper then makes one there */
+	assert_false(al_sb_cg_ahead_take_dir(a, base, &rd));
+	al_sb_cg_ahead_refill(a);
+	bool got = false;
+	for (int i = 0; i < 5000 && !got; i++) {
+		got = al_sb_cg_ahead_take_dir(a, base, &rd);
+		if (!got)
+			usleep(1000);
+	}
+	assert_true(got);
+	assert_non_null(strstr(rd.root, "/.airlock-new-"));
+	assert_true(ut_exists(rd.code_dir));
+	assert_int_equal(al_rundir_claim(&rd, "ahead-made", NULL), 0);
+	char want[4096];
+	snprintf(want, sizeof(want), "%s/ahead-made", base);
+	assert_string_equal(rd.root, want);
+	assert_true(ut_exists(rd.workspace));
+	assert_int_equal(al_rundir_remove(&rd), 0);
+	/* the next is made in base by the helper a run's start starts;
+	 * asking for another base drops it */
+	al_sb_cg_ahead_refill(a);
+	for (int i = 0; i < 5000 && entries(base) == 0; i++)
+		usleep(1000);
+	assert_int_equal(entries(base), 1);
+	assert_false(al_sb_cg_ahead_take_dir(a, other, &rd));
+	al_sb_cg_ahead_refill(a);
+	for (int i = 0; i < 5000 && (entries(base) != 0 || entries(other) != 1);
+	     i++)
+		usleep(1000);
+	assert_int_equal(entries(base), 0);
+	assert_int_equal(entries(other), 1);
+	assert_true(al_sb_cg_ahead_take_dir(a, other, &rd));
+	assert_int_equal(al_rundir_remove(&rd), 0);
+	/* what is made after this goes with the handle's clear */
+	al_sb_cg_ahead_settle(a);
+	assert_int_equal(entries(other), 0);
+	assert_int_equal(rmdir(base), 0);
+	assert_int_equal(rmdir(other), 0);
+}
+
 static atomic_int after_steps;
 
 static void count_step(void *ctx)
@@ -247,6 +298,7 @@ static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
 	unsigned before = ut_threads();
 	al_sb_cg_ahead a;
 	al_sb_cgrun run;
+	al_rundir rd_none;
 	const al_sb_cg_limits want64 = {
 		.valid = true, .bits = AL_LIMIT_MEMORY_BYTES | AL_LIMIT_PIDS,
 		.memory_bytes = 64ull << 20, .pids = 16};
@@ -367,6 +419,7 @@ static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
 	char *fourth[AL_CG__N + 2];
 	dirs_of(&run, fourth);
 	assert_int_equal(al_sb_cg_ahead_give(&a, &run, -1, NULL), 0);
+	check_dirs_made_ahead(&a);
 	al_sb_cg_ahead_clear(&a);
 	assert_true(none_exists(fourth));
 	assert_int_equal(ut_threads_back_to(before), before);
@@ -391,6 +444,7 @@ static void test_each_set_is_fresh_taken_once_removed_behind(void **state)
 	 * back goes at once */
 	al_sb_cg_ahead_init(&a, &cg, false);
 	assert_false(al_sb_cg_ahead_enabled(&a));
+	assert_false(al_sb_cg_ahead_take_dir(&a, "/tmp", &rd_none));
 	al_sb_cg_ahead_settle(&a);
 	assert_int_equal(al_sb_cg_ahead_take(&a, &run, &want64),
 			 AL_SB_CG_NONE);
