@@ -271,12 +271,17 @@ static void check_dirs_made_ahead(al_sb_cg_ahead *a)
 	assert_int_equal(entries(base), 1);
 	assert_false(al_sb_cg_ahead_take_dir(a, other, &rd));
 	al_sb_cg_ahead_refill(a);
-	for (int i = 0; i < 5000 && (entries(base) != 0 || entries(other) != 1);
-	     i++)
+	got = false;
+	for (int i = 0; i < 5000 && !got; i++) {
+		got = al_sb_cg_ahead_take_dir(a, other, &rd);
+		if (!got)
+			usleep(1000);
+	}
+	assert_true(got);
+	assert_int_equal(strncmp(rd.root, other, strlen(other)), 0);
+	for (int i = 0; i < 5000 && entries(base) != 0; i++)
 		usleep(1000);
 	assert_int_equal(entries(base), 0);
-	assert_int_equal(entries(other), 1);
-	assert_true(al_sb_cg_ahead_take_dir(a, other, &rd));
 	assert_int_equal(al_rundir_remove(&rd), 0);
 	/* what is made after this goes with the handle's clear */
 	al_sb_cg_ahead_settle(a);
@@ -472,8 +477,11 @@ static al_result *run_sh(al_provider_handle *h, const char *code,
 	assert_int_equal(al_request_from_json(text, strlen(text), &req, NULL),
 			 0);
 	al_cancel *cancel = al_cancel_new();
-	al_exec exec = {.run_id = "cgroups-ahead", .request = req,
-			.cancel = cancel};
+	/* one id for every run of this process, as a caller may reuse
+	 * one, and apart from other processes' */
+	char run_id[40];
+	snprintf(run_id, sizeof(run_id), "cgroups-ahead-%d", (int)getpid());
+	al_exec exec = {.run_id = run_id, .request = req, .cancel = cancel};
 	al_result *res = al_result_new();
 	assert_int_equal(ops->execute(h, &exec, res, NULL), 0);
 	al_cancel_free(cancel);
