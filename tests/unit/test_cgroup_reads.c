@@ -43,14 +43,7 @@ static int teardown(void **state)
 
 static unsigned open_fds(void)
 {
-	DIR *d = opendir("/proc/self/fd");
-	assert_non_null(d);
-	unsigned n = 0;
-	const struct dirent *e;
-	while ((e = readdir(d)) != NULL)
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
+	return ut_dir_entries("/proc/self/fd");
 }
 
 /* A child in every cgroup of the set that touches `bytes` of memory,
@@ -76,11 +69,7 @@ static pid_t place_toucher(const al_sb_cgrun *run, size_t bytes)
 		pause();
 		_exit(p[bytes / 2]);
 	}
-	if (run->v2_dir != NULL)
-		ut_cgroup_add(run->v2_dir, pid);
-	for (int i = 0; i < AL_CG__N; i++)
-		if (run->v1_dir[i] != NULL)
-			ut_cgroup_add(run->v1_dir[i], pid);
+	ut_cgroup_place(run, pid);
 	assert_int_equal(write(go[1], "g", 1), 1);
 	char c;
 	assert_int_equal(read(ready[0], &c, 1), 1);

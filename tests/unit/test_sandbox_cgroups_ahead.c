@@ -128,11 +128,7 @@ static pid_t place_sleeper(const al_sb_cgrun *run)
 		pause();
 		_exit(0);
 	}
-	if (run->v2_dir != NULL)
-		ut_cgroup_add(run->v2_dir, pid);
-	for (int i = 0; i < AL_CG__N; i++)
-		if (run->v1_dir[i] != NULL)
-			ut_cgroup_add(run->v1_dir[i], pid);
+	ut_cgroup_place(run, pid);
 	return pid;
 }
 
@@ -154,11 +150,7 @@ static pid_t place_exiting(const al_sb_cgrun *run, int *release)
 	}
 	close(p[0]);
 	*release = p[1];
-	if (run->v2_dir != NULL)
-		ut_cgroup_add(run->v2_dir, pid);
-	for (int i = 0; i < AL_CG__N; i++)
-		if (run->v1_dir[i] != NULL)
-			ut_cgroup_add(run->v1_dir[i], pid);
+	ut_cgroup_place(run, pid);
 	return pid;
 }
 
@@ -201,19 +193,6 @@ static void wait_gone(char *const dirs[])
 	assert_true(none_exists(dirs));
 }
 
-/* Names in dir other than "." and "..". */
-static unsigned entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	assert_non_null(d);
-	unsigned n = 0;
-	const struct dirent *e;
-	while ((e = readdir(d)) != NULL)
-		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-	closedir(d);
-	return n;
-}
-
 /* A run directory given back is out of its run id's sight at once (the
  * id can name a new one) and removed by the helper. */
 static void check_dirs_given_back(al_sb_cg_ahead *a)
@@ -228,9 +207,9 @@ static void check_dirs_given_back(al_sb_cg_ahead *a)
 	assert_null(rd.root);
 	assert_int_equal(al_rundir_create(base, "ahead-dir", &again, NULL), 0);
 	assert_string_equal(again.root, root);
-	for (int i = 0; i < 5000 && entries(base) != 1; i++)
+	for (int i = 0; i < 5000 && ut_dir_entries(base) != 1; i++)
 		usleep(1000);
-	assert_int_equal(entries(base), 1);
+	assert_int_equal(ut_dir_entries(base), 1);
 	assert_int_equal(al_rundir_remove(&again), 0);
 	assert_int_equal(rmdir(base), 0);
 }
@@ -266,9 +245,9 @@ static void check_dirs_made_ahead(al_sb_cg_ahead *a)
 	/* the next is made in base by the helper a run's start starts;
 	 * asking for another base drops it */
 	al_sb_cg_ahead_refill(a);
-	for (int i = 0; i < 5000 && entries(base) == 0; i++)
+	for (int i = 0; i < 5000 && ut_dir_entries(base) == 0; i++)
 		usleep(1000);
-	assert_int_equal(entries(base), 1);
+	assert_int_equal(ut_dir_entries(base), 1);
 	assert_false(al_sb_cg_ahead_take_dir(a, other, &rd));
 	al_sb_cg_ahead_refill(a);
 	got = false;
@@ -279,13 +258,13 @@ static void check_dirs_made_ahead(al_sb_cg_ahead *a)
 	}
 	assert_true(got);
 	assert_int_equal(strncmp(rd.root, other, strlen(other)), 0);
-	for (int i = 0; i < 5000 && entries(base) != 0; i++)
+	for (int i = 0; i < 5000 && ut_dir_entries(base) != 0; i++)
 		usleep(1000);
-	assert_int_equal(entries(base), 0);
+	assert_int_equal(ut_dir_entries(base), 0);
 	assert_int_equal(al_rundir_remove(&rd), 0);
 	/* what is made after this goes with the handle's clear */
 	al_sb_cg_ahead_settle(a);
-	assert_int_equal(entries(other), 0);
+	assert_int_equal(ut_dir_entries(other), 0);
 	assert_int_equal(rmdir(base), 0);
 	assert_int_equal(rmdir(other), 0);
 }

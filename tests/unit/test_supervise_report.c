@@ -81,6 +81,14 @@ static pid_t start_reporter(al_child *c, bool valid, int *release,
 	return pid;
 }
 
+static al_supervise_opts ending_on_report(void)
+{
+	return (al_supervise_opts){.output_cap = 1024,
+				   .wall_ms = 20000,
+				   .grace_ms = 100,
+				   .end_at_report = true};
+}
+
 static void test_ends_on_a_valid_report(void **state)
 {
 	(void)state;
@@ -88,10 +96,7 @@ static void test_ends_on_a_valid_report(void **state)
 	int release = -1;
 	pid_t slot;
 	pid_t pid = start_reporter(&c, true, &release, &slot);
-	al_supervise_opts o = {.output_cap = 1024,
-			       .wall_ms = 20000,
-			       .grace_ms = 100,
-			       .end_at_report = true};
+	al_supervise_opts o = ending_on_report();
 	al_supervise_result r;
 	assert_int_equal(al_supervise(&c, &o, &r, NULL), 0);
 	assert_true(r.init_exiting);
@@ -122,10 +127,7 @@ static void test_an_invalid_report_is_waited_for(void **state)
 	pid_t pid = start_reporter(&c, false, &release, &slot);
 	/* it exits at once, so the loop's wait ends */
 	close(release);
-	al_supervise_opts o = {.output_cap = 1024,
-			       .wall_ms = 20000,
-			       .grace_ms = 100,
-			       .end_at_report = true};
+	al_supervise_opts o = ending_on_report();
 	al_supervise_result r;
 	assert_int_equal(al_supervise(&c, &o, &r, NULL), 0);
 	assert_false(r.init_exiting);

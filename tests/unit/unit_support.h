@@ -14,17 +14,24 @@
 
 #include "cgroup/cgroup.h"
 
-/* How many threads this process has now. */
-static inline unsigned ut_threads(void)
+/* How many names a directory holds, "." and ".." aside (hidden ones
+ * count). */
+static inline unsigned ut_dir_entries(const char *dir)
 {
-	DIR *d = opendir("/proc/self/task");
+	DIR *d = opendir(dir);
 	assert_non_null(d);
 	unsigned n = 0;
 	const struct dirent *e;
 	while ((e = readdir(d)) != NULL)
-		n += e->d_name[0] != '.';
+		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
 	closedir(d);
 	return n;
+}
+
+/* How many threads this process has now. */
+static inline unsigned ut_threads(void)
+{
+	return ut_dir_entries("/proc/self/task");
 }
 
 /* The thread count once it is back to `want`, or after a second what it
@@ -67,6 +74,16 @@ static inline void ut_cgroup_add(const char *dir, pid_t pid)
 	assert_non_null(f);
 	fprintf(f, "%d\n", (int)pid);
 	assert_int_equal(fclose(f), 0);
+}
+
+/* pid into every cgroup of a run's set. */
+static inline void ut_cgroup_place(const al_sb_cgrun *run, pid_t pid)
+{
+	if (run->v2_dir != NULL)
+		ut_cgroup_add(run->v2_dir, pid);
+	for (int i = 0; i < AL_CG__N; i++)
+		if (run->v1_dir[i] != NULL)
+			ut_cgroup_add(run->v1_dir[i], pid);
 }
 
 #endif
