@@ -840,7 +840,7 @@ def run(args, work, quick, warmup, tp_times, started, helpers, daemons):
         v = by_name.get(name)
         if v is None or v.skip:
             tp.append((name, spawn_how, None, 0, 0,
-                       v.skip if v else "absent", None))
+                       v.skip if v else "absent", None, None))
             continue
         entries.append((name, spawn_how,
                         lambda s, v=v: spawn_throughput(v, tw, 2, s)))
@@ -864,29 +864,34 @@ def run(args, work, quick, warmup, tp_times, started, helpers, daemons):
     for name, how, _ in entries:
         n, el, bad, busy, wall = sums[name]
         tp.append((name, how, n, el, bad, "",
-                   None if busy is None else (busy, wall)))
+                   None if busy is None else (busy, wall), None))
     # Runs on two threads of one process (the daemon, a threaded
     # embedder) go alone and last: a stalled run there must not distort
-    # the others' slices.
+    # the others' slices.  Each is compared with a bwrap slice of its own
+    # length run just before it: the machine drifts over the bench, and
+    # these come last.
+    bw = by_name.get("bwrap")
+
+    def alone(name, how, fn):
+        ref = None
+        if bw is not None and bw.skip is None:
+            rn, rel, _, _, _ = with_cpu(
+                lambda s: spawn_throughput(bw, tw, 2, s), tp_short)
+            ref = rn / rel if rn and rel > 0 else None
+        log(f"throughput: {name}, {how} ({tp_short:g} s)")
+        n, el, bad, busy, wall = with_cpu(fn, tp_short)
+        tp.append((name, how, n, el, bad, "",
+                   None if busy is None else (busy, wall), ref))
+
     api = by_name.get("airlock API")
     if api is not None and api.skip is None:
-        log(f"throughput: airlock API, 2 client threads ({tp_short:g} s)")
-        n, el, bad, busy, wall = with_cpu(
-            lambda s: spawn_throughput(api, tw, 2, s), tp_short)
-        tp.append(("airlock API", "2 client threads", n, el, bad, "",
-                   None if busy is None else (busy, wall)))
+        alone("airlock API", "2 client threads",
+              lambda s: spawn_throughput(api, tw, 2, s))
     if pool_variant.skip is None:
-        log(f"throughput: {POOL_API}, 2 client threads ({tp_short:g} s)")
-        n, el, bad, busy, wall = with_cpu(
-            lambda s: spawn_throughput(pool_variant, tw, 2, s), tp_short)
-        tp.append((POOL_API, "2 client threads", n, el, bad, "",
-                   None if busy is None else (busy, wall)))
-    log(f"throughput: airlock lib, 2 threads in one process "
-        f"({tp_short:g} s)")
-    n, el, bad, busy, wall = with_cpu(
-        lambda s: inproc_throughput([main_helper], "P", 2, s, tw), tp_short)
-    tp.append(("airlock lib: provider", "1 process × 2 threads", n, el, bad,
-               "", None if busy is None else (busy, wall)))
+        alone(POOL_API, "2 client threads",
+              lambda s: spawn_throughput(pool_variant, tw, 2, s))
+    alone("airlock lib: provider", "1 process × 2 threads",
+          lambda s: inproc_throughput([main_helper], "P", 2, s, tw))
 
     # ---- daemon memory
     dmem = None
@@ -1045,7 +1050,10 @@ def render(facts, variants, works, lat, warmup, tp, tw, dmem, daemon_info,
              "The variants take turns in slices of a few seconds (the "
              "first rotating), like the latency rounds.  The variants "
              "whose runs share one process's threads (the API, the "
-             "2-thread library) run alone, last, for a shorter time.  "
+             "2-thread library) run alone, last, for a shorter time, each "
+             "right after a bwrap slice as long: their \"vs bwrap\" is "
+             "against that slice (in brackets: against the interleaved "
+             "bwrap above), as the machine drifts over the bench.  "
              "CPU ms per run is the busy CPU time of the whole machine "
              "(/proc/stat, read just before and after each slice: every "
              "process, the driver's own client threads and kernel workers "
@@ -1059,18 +1067,21 @@ def render(facts, variants, works, lat, warmup, tp, tw, dmem, daemon_info,
              "CPU ms per run (system-wide) | cores busy | not completed |")
     L.append("|---|---|---|---|---|---|---|---|---|")
     bw_rate = None
-    for name, how, n, el, bad, why, cpu in tp:
+    for name, how, n, el, bad, why, cpu, ref in tp:
         if name == "bwrap" and n:
             bw_rate = n / el
     tp_rates = {}
+    tp_refs = {}  # the bwrap slice run just before a variant run alone
     ncpu = os.cpu_count() or 1
-    for name, how, n, el, bad, why, cpu in tp:
+    for name, how, n, el, bad, why, cpu, ref in tp:
         if n is None:
             L.append(f"| {name} | — | — | — | — | — | — | — | "
                      f"skipped: {why} |")
             continue
         rate = n / el if el > 0 else float("nan")
         tp_rates[(name, how)] = rate
+        if ref:
+            tp_refs[(name, how)] = ref
         per_run = busy_pct = "—"
         if cpu is not None:
             busy, wall = cpu
@@ -1078,9 +1089,11 @@ def render(facts, variants, works, lat, warmup, tp, tw, dmem, daemon_info,
                 per_run = f"{busy * 1000 / n:.2f}"
             if wall > 0:
                 busy_pct = f"{100 * busy / (wall * ncpu):.0f} %"
+        vs = fmt_ratio(rate, bw_rate)
+        if ref:
+            vs = f"{fmt_ratio(rate, ref)} ({vs})"
         L.append(f"| {name} | {how} | {n} | {el:.1f} | {rate:.1f} | "
-                 f"{fmt_ratio(rate, bw_rate)} | {per_run} | {busy_pct} | "
-                 f"{bad} |")
+                 f"{vs} | {per_run} | {busy_pct} | {bad} |")
     L.append("")
 
     L.append("## airlockd")
@@ -1194,11 +1207,12 @@ def render(facts, variants, works, lat, warmup, tp, tw, dmem, daemon_info,
                       ("airlock lib: provider", "1 process × 2 threads"),
                       ("airlock API", "2 client threads"),
                       (POOL_API, "2 client threads")):
-        if (name, how) in tp_rates and bw_rate:
+        ref = tp_refs.get((name, how), bw_rate)
+        if (name, how) in tp_rates and ref:
             # issue 21's aims: the CLI's and the service's throughput
             aim = "—" if name == "airlock lib: provider" else "≥ 1.0×"
             L.append(f"| throughput {name} ({how}) / bwrap | "
-                     f"{fmt_ratio(tp_rates[(name, how)], bw_rate)} | "
+                     f"{fmt_ratio(tp_rates[(name, how)], ref)} | "
                      f"{aim} |")
     ratio_row("python hello: `airlock run` / bare python (median)",
               heads.get(("python", "airlock run")),
