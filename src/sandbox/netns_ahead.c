@@ -58,7 +58,6 @@ void al_sb_netns_ahead_init(al_sb_netns_ahead *a, bool enabled)
 	pthread_mutex_init(&a->lock, NULL);
 	a->fd = -1;
 	a->fresh = false;
-	a->settling = false;
 	a->making = false;
 	a->enabled = enabled;
 	a->taken = a->missed = 0;
@@ -84,15 +83,20 @@ void al_sb_netns_ahead_refill(al_sb_netns_ahead *a)
 {
 	pthread_mutex_lock(&a->lock);
 	reap(a, false);
-	if (!a->settling)
-		start(a);
+	start(a);
+	pthread_mutex_unlock(&a->lock);
+}
+
+void al_sb_netns_ahead_wait(al_sb_netns_ahead *a)
+{
+	pthread_mutex_lock(&a->lock);
+	reap(a, true);
 	pthread_mutex_unlock(&a->lock);
 }
 
 void al_sb_netns_ahead_settle(al_sb_netns_ahead *a)
 {
 	pthread_mutex_lock(&a->lock);
-	a->settling = true;
 	reap(a, true);
 	start(a);
 	reap(a, true);

@@ -22,7 +22,6 @@ typedef struct al_sb_netns_ahead {
 	pthread_mutex_t lock;
 	int fd;		 /* the namespace made ahead, or -1 */
 	bool fresh;	 /* fd made since the last settle */
-	bool settling;	 /* settled between runs: made then, not after one */
 	bool making;	 /* the helper thread runs (maker is joinable) */
 	bool enabled;	 /* root: made ahead at all */
 	pthread_t maker;
@@ -36,11 +35,13 @@ void al_sb_netns_ahead_init(al_sb_netns_ahead *a, bool enabled);
  * finished is joined first; one still running is not waited for. */
 int al_sb_netns_ahead_take(al_sb_netns_ahead *a);
 /* Starts a helper for the next one, unless one is held or being made
- * (after a run: its descriptors are closed by then).  Once the handle is
- * settled between runs (a supervisor), it is made there instead: a
- * helper opening its descriptor while the supervisor makes its warm
- * members would move theirs. */
+ * (after a run: its descriptors are closed by then).  A supervisor
+ * between runs waits for it (al_sb_netns_ahead_wait) before it makes
+ * its warm members: a helper opening its descriptor meanwhile would move
+ * theirs. */
 void al_sb_netns_ahead_refill(al_sb_netns_ahead *a);
+/* Waits for a helper still running (joined; what it made is held). */
+void al_sb_netns_ahead_wait(al_sb_netns_ahead *a);
 /* Waits for a helper still running and, when none is ready, makes one
  * now: afterwards the handle holds one descriptor and no helper thread
  * (a supervisor between runs compares its descriptors and threads).  A

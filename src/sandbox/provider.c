@@ -787,6 +787,11 @@ void al_sb_provider_cgroups_stats(al_provider_handle *h,
 
 int al_sandbox_pool_renew(al_provider_handle *h, int timeout_ms)
 {
+	/* The namespace the last run's end started is made by now (while
+	 * its result was recorded): joined before the members are made,
+	 * so that no descriptor of its opens among theirs. */
+	if (h != NULL)
+		al_sb_netns_ahead_wait(&h->netns);
 	int rc = al_sb_pool_renew(h != NULL ? h->pool : NULL, timeout_ms);
 	/* After the members, which are made while nothing else opens a
 	 * descriptor (their numbers are compared between runs too). */
