@@ -183,6 +183,9 @@ static void *helper(void *arg)
 	bool can_make = true, can_make_dir = true;
 	pthread_mutex_lock(&a->lock);
 	for (;;) {
+		/* one run's handle: its one set, then only removal */
+		if (a->once && a->taken + a->missed > 0)
+			can_make = false;
 		if (a->stepped && a->enabled && a->after_step != NULL) {
 			/* first: the next run may come at once */
 			a->stepped = false;
@@ -219,8 +222,9 @@ static void start(al_sb_cg_ahead *a)
 		pthread_join(a->maker, NULL);
 		a->joinable = false;
 	}
+	bool made = a->have || (a->once && a->taken + a->missed > 0);
 	if (!a->enabled ||
-	    (a->have && (a->dir_base == NULL || a->have_dir) &&
+	    (made && (a->dir_base == NULL || a->have_dir) &&
 	     a->n_behind == 0 && a->n_dirs == 0 && a->in_flight == 0))
 		return;
 	if (pthread_create(&a->maker, NULL, helper, a) == 0) {
@@ -324,6 +328,13 @@ void al_sb_cg_ahead_after_step(al_sb_cg_ahead *a, void (*fn)(void *ctx),
 	pthread_mutex_unlock(&a->lock);
 }
 
+void al_sb_cg_ahead_once(al_sb_cg_ahead *a)
+{
+	pthread_mutex_lock(&a->lock);
+	a->once = true;
+	pthread_mutex_unlock(&a->lock);
+}
+
 bool al_sb_cg_ahead_take_dir(al_sb_cg_ahead *a, const char *base,
 			     al_rundir *out)
 {
@@ -331,7 +342,7 @@ bool al_sb_cg_ahead_take_dir(al_sb_cg_ahead *a, const char *base,
 		return false;
 	pthread_mutex_lock(&a->lock);
 	bool got = false;
-	if (a->enabled) {
+	if (a->enabled && !a->once) {
 		if (a->dir_base == NULL || strcmp(a->dir_base, base) != 0) {
 			char *b = strdup(base);
 			if (b != NULL) {

@@ -95,11 +95,17 @@ typedef struct al_sb_cg_ahead {
 	void (*after_step)(void *ctx);
 	void *after_ctx;
 	bool stepped; /* a step gave its set back since the last call */
+	bool once;    /* one set only, for the handle's first step */
 } al_sb_cg_ahead;
 
 /* enabled: whether sets are made ahead at all; cg must outlive a. */
 void al_sb_cg_ahead_init(al_sb_cg_ahead *a, const al_sb_cgroups *cg,
 			 bool enabled);
+/* A handle that serves one run (al_sandbox_one_run): the helper makes
+ * one set, for the first step that takes one, and no run directory
+ * ahead; what steps give back is removed behind as before.  Before the
+ * first refill. */
+void al_sb_cg_ahead_once(al_sb_cg_ahead *a);
 /* The set made ahead into *out (the caller owns it), and what it holds:
  * AL_SB_CG_AS_WANTED when it was written with exactly `want` (nothing is
  * left to write), else the caller writes its limits (al_sb_cgrun_limit

@@ -60,12 +60,21 @@ struct al_provider_handle {
 	/* A cold run's cgroups made ahead, and removed behind (where pools
 	 * are not off, as the namespace) */
 	al_sb_cg_ahead cgroups;
+	bool one_run; /* al_sandbox_one_run: nothing made after its run */
 };
 
 static atomic_bool pools_off;
 
 void al_sandbox_pools_off(void)
 {
+	atomic_store(&pools_off, true);
+}
+
+static atomic_bool one_run;
+
+void al_sandbox_one_run(void)
+{
+	atomic_store(&one_run, true);
 	atomic_store(&pools_off, true);
 }
 
@@ -189,14 +198,22 @@ static int sb_ensure(const char *config_json, al_provider_handle **out,
 		return rc;
 	}
 	al_run_registry_init(&h->runs);
-	al_sb_netns_ahead_init(&h->netns, h->facts->available &&
-						  h->ctx.privileged &&
-						  !atomic_load(&pools_off));
+	h->one_run = atomic_load(&one_run);
+	bool ahead = h->facts->available &&
+		     (h->one_run || !atomic_load(&pools_off));
+	al_sb_netns_ahead_init(&h->netns, ahead && h->ctx.privileged);
 	al_sb_cg_ahead_init(&h->cgroups, &h->ctx.cg,
-			    h->facts->available && !atomic_load(&pools_off) &&
-				    !atomic_load(&cgroups_ahead_off) &&
+			    ahead && !atomic_load(&cgroups_ahead_off) &&
 				    cgroups_used(&h->ctx.cg));
-	al_sb_cg_ahead_after_step(&h->cgroups, refill_netns, &h->netns);
+	if (h->one_run) {
+		/* the one run's, made while the host admits it */
+		al_sb_cg_ahead_once(&h->cgroups);
+		al_sb_netns_ahead_refill(&h->netns);
+		al_sb_cg_ahead_refill(&h->cgroups);
+	} else {
+		al_sb_cg_ahead_after_step(&h->cgroups, refill_netns,
+					  &h->netns);
+	}
 	/* Members start being prepared now, in the background. */
 	if (h->facts->available && !atomic_load(&pools_off)) {
 		rc = al_sb_pool_start(&h->ctx, &h->pool, err);
@@ -756,7 +773,7 @@ static int sb_execute(al_provider_handle *h, const al_exec *exec,
 	/* the next cold run's network namespace, made while none runs here
 	 * (the run's descriptors are closed by now); the cgroup helper
 	 * starts it, off the run's path, where there is one */
-	if (!al_sb_cg_ahead_enabled(&h->cgroups))
+	if (!h->one_run && !al_sb_cg_ahead_enabled(&h->cgroups))
 		al_sb_netns_ahead_refill(&h->netns);
 	/* the run's cgroups removed and the next made, off its path */
 	al_sb_cg_ahead_refill(&h->cgroups);

@@ -556,11 +556,66 @@ static void test_cold_runs_take_them(void **state)
 	assert_int_equal(ops->release(h, NULL), 0);
 }
 
+/* A handle for one run (al_sandbox_one_run): one set is made before the
+ * run asks, none after it; no run directory is laid out ahead; what the
+ * run gives back is removed behind, and the clear leaves nothing. */
+static void test_one_run_makes_one_set(void **state)
+{
+	(void)state;
+	unsigned before = ut_threads();
+	al_sb_cg_ahead a;
+	al_sb_cgrun run;
+	const al_sb_cg_limits want = {
+		.valid = true, .bits = AL_LIMIT_PIDS, .pids = 16};
+	bool any = ut_any_cgroup(&cg);
+	al_sb_cg_ahead_init(&a, &cg, any);
+	al_sb_cg_ahead_once(&a);
+	al_sb_cg_ahead_refill(&a);
+	if (!any) {
+		assert_int_equal(al_sb_cg_ahead_take(&a, &run, &want),
+				 AL_SB_CG_NONE);
+		al_sb_cg_ahead_clear(&a);
+		assert_int_equal(ut_threads_back_to(before), before);
+		return;
+	}
+	assert_int_equal(take_made(&a, &run, &want), AL_SB_CG_UNLIMITED);
+	char *dirs[AL_CG__N + 2];
+	dirs_of(&run, dirs);
+	assert_true(all_exist(dirs));
+	/* no directory ahead, though a base is named */
+	char base[] = "/tmp/airlock-ahead-XXXXXX";
+	assert_non_null(mkdtemp(base));
+	al_rundir rd;
+	assert_false(al_sb_cg_ahead_take_dir(&a, base, &rd));
+	/* the run's start: a helper stays for what it gives back, and
+	 * makes no other set */
+	al_sb_cg_ahead_refill(&a);
+	assert_int_equal(al_sb_cg_ahead_give(&a, &run, -1, NULL), 0);
+	wait_gone(dirs);
+	free_dirs(dirs);
+	unsigned long long taken, missed;
+	bool ready = true;
+	for (int i = 0; i < 200; i++) {
+		al_sb_cg_ahead_counts(&a, &taken, &missed, &ready);
+		assert_false(ready);
+		usleep(1000);
+	}
+	assert_int_equal(taken, 1);
+	assert_int_equal(ut_dir_entries(base), 0);
+	/* a second step makes its own */
+	assert_int_equal(al_sb_cg_ahead_take(&a, &run, &want), AL_SB_CG_NONE);
+	assert_int_equal(al_sb_cg_ahead_give(&a, &run, -1, NULL), 0);
+	al_sb_cg_ahead_clear(&a);
+	assert_int_equal(ut_threads_back_to(before), before);
+	assert_int_equal(rmdir(base), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_each_set_is_fresh_taken_once_removed_behind),
 		cmocka_unit_test(test_cold_runs_take_them),
+		cmocka_unit_test(test_one_run_makes_one_set),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
