@@ -404,6 +404,119 @@ class AirlockCli(Variant):
                 "-p", "sandbox", "-l", w.lang, "-e", w.code]
 
 
+# ---- the floor by components (issue 21) --------------------------------
+# What a run through the CLI or the API cannot do without on this machine,
+# each measured alone in the throughput slices: airlock's mechanisms with
+# no bookkeeping (bench/floor), a process start of the airlock binary, an
+# HTTP round trip to airlockd, and one durable sync.  bench/README.md,
+# "The floor by components", says how they add up.
+
+FLOOR_VARIANT = "+lsm"  # bench/floor's airlock's whole per-run floor
+# Syncs a run needs by its durability promise (docs/performance.md,
+# "Syncs", counted there with perf stat): the CLI's audit records
+# run.started and run.finished; the API's run.started, the run's record
+# and its directory before the launch, and the result's file.
+SYNCS = {"cli": 2, "api": 4}
+C_FLOOR = "floor: airlock's mechanisms"
+C_START = "a process start: `airlock --version`"
+C_HTTP = "an HTTP round trip: `GET /v1/health`"
+C_SYNC = "a durable sync: 4 KiB written, `fdatasync`"
+
+
+def floor_throughput(floor, workers, seconds):
+    """`workers` bench/floor processes looping FLOOR_VARIANT until the
+    deadline (SIGINT: each finishes its run and prints its table)."""
+    env = dict(os.environ, FLOOR_ONLY=FLOOR_VARIANT)
+    t0 = time.perf_counter()
+    ps = [subprocess.Popen([floor, "1000000", "/bin/sh", "-c", "true"],
+                           env=env, stdin=DEVNULL, stdout=subprocess.PIPE,
+                           stderr=DEVNULL, text=True)
+          for _ in range(workers)]
+    time.sleep(seconds)
+    for p in ps:
+        p.send_signal(signal.SIGINT)
+    n = bad = 0
+    row = re.compile(r"^\| " + re.escape(FLOOR_VARIANT) +
+                     r" \| (\d+) \|.*\| (\d+) \|$", re.M)
+    for p in ps:
+        try:
+            out, _ = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, _ = p.communicate()
+        m = row.search(out or "")
+        if m:
+            n += int(m.group(1))
+            bad += int(m.group(2))
+        else:
+            bad += 1
+    return n, time.perf_counter() - t0, bad
+
+
+class ProcStart(Variant):
+    def __init__(self, airlock):
+        super().__init__(C_START, "spawn", "")
+        self.airlock = airlock
+
+    def argv(self, w):
+        return [self.airlock, "--version"]
+
+
+class Health(Variant):
+    """GET /v1/health, a new connection each (as the API variant posts)."""
+
+    def __init__(self, daemon):
+        super().__init__(C_HTTP, "http", "")
+        self.daemon = daemon
+
+    def once(self, w):
+        t0 = time.perf_counter_ns()
+        try:
+            with urllib.request.urlopen(self.daemon.url + "/v1/health",
+                                        timeout=10) as r:
+                r.read()
+                ok = r.status == 200
+        except (OSError, ValueError):
+            ok = False
+        return (time.perf_counter_ns() - t0) / 1e6, ok
+
+    def smoke(self, w):
+        return None if self.once(w)[1] else "GET /v1/health failed"
+
+
+class Sync(Variant):
+    """4 KiB written and fdatasync'd, a file per thread, on the state
+    directory's file system (as an audit commit or a record is)."""
+
+    def __init__(self, directory):
+        super().__init__(C_SYNC, "file", "")
+        self.directory = directory
+        self.fds = {}
+        self.lock = threading.Lock()
+        self.block = b"a" * 4096
+
+    def once(self, w):
+        me = threading.get_ident()
+        with self.lock:
+            fd = self.fds.get(me)
+            if fd is None:
+                fd = os.open(os.path.join(self.directory,
+                                          f"sync-{len(self.fds)}"),
+                             os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+                self.fds[me] = [fd, 0]
+                fd = self.fds[me]
+        t0 = time.perf_counter_ns()
+        os.pwrite(fd[0], self.block, (fd[1] % 64) * 4096)
+        fd[1] += 1
+        os.fdatasync(fd[0])
+        return (time.perf_counter_ns() - t0) / 1e6, True
+
+    def close(self):
+        for fd, _ in self.fds.values():
+            os.close(fd)
+        self.fds = {}
+
+
 class InProc(Variant):
     """A line to the long-lived bench/inproc; it times the call itself."""
 
@@ -685,6 +798,8 @@ def main():
     ap.add_argument("--airlock", required=True)
     ap.add_argument("--inproc", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--floor",
+                    help="bench/floor, for the floor by components")
     ap.add_argument("--quick", action="store_true",
                     help="few rounds and short throughput (a smoke run)")
     args = ap.parse_args()
@@ -849,6 +964,36 @@ def run(args, work, quick, warmup, tp_times, started, helpers, daemons):
     entries.append(("airlock lib: host",
                     "2 processes × 1 thread, one state dir",
                     lambda s: inproc_throughput(pair, "H", 1, s, tw)))
+    # The floor by components, in the same slices.
+    components = {}  # name -> why skipped (None: measured)
+    floor = os.path.abspath(args.floor) if args.floor else None
+    if floor is None or not os.access(floor, os.X_OK):
+        components[C_FLOOR] = "bench/floor not built"
+    elif os.geteuid() != 0:
+        components[C_FLOOR] = "bench/floor's airlock layers need root"
+    else:
+        components[C_FLOOR] = None
+        entries.append((C_FLOOR, "2 processes (bench/floor `+lsm`)",
+                        lambda s: floor_throughput(floor, 2, s)))
+    start_v = ProcStart(airlock)
+    components[C_START] = start_v.smoke(tw)
+    if components[C_START] is None:
+        entries.append((C_START, spawn_how,
+                        lambda s: spawn_throughput(start_v, tw, 2, s)))
+    if daemon is not None and by_name["airlock API"].skip is None:
+        health_v = Health(daemon)
+        components[C_HTTP] = health_v.smoke(tw)
+    else:
+        components[C_HTTP] = "no daemon"
+    if components[C_HTTP] is None:
+        entries.append((C_HTTP, "2 client threads",
+                        lambda s: spawn_throughput(health_v, tw, 2, s)))
+    sync_dir = os.path.join(work, "syncs")
+    os.makedirs(sync_dir, mode=0o700)
+    sync_v = Sync(sync_dir)
+    components[C_SYNC] = None
+    entries.append((C_SYNC, "2 threads",
+                    lambda s: spawn_throughput(sync_v, tw, 2, s)))
     slices = max(1, round(tp_long / tp_slice))
     log(f"throughput: {len(entries)} variants × {slices} interleaved "
         f"slices of {tp_slice:g} s")
@@ -861,10 +1006,14 @@ def run(args, work, quick, warmup, tp_times, started, helpers, daemons):
             acc = sums[name]
             for i, x in enumerate(got):
                 acc[i] = None if x is None or acc[i] is None else acc[i] + x
+    sync_v.close()
     for name, how, _ in entries:
         n, el, bad, busy, wall = sums[name]
         tp.append((name, how, n, el, bad, "",
                    None if busy is None else (busy, wall), None))
+    for name, why in components.items():
+        if why is not None:
+            tp.append((name, "—", None, 0, 0, why, None, None))
     # Runs on two threads of one process (the daemon, a threaded
     # embedder) go alone and last: a stalled run there must not distort
     # the others' slices.  Each is compared with a bwrap slice of its own
@@ -984,6 +1133,87 @@ def short_cmd(v, w):
     return f"`{shlex.join(v.argv(w))}`"
 
 
+def render_floor(L, parts, tp_cpu, ncpu):
+    """The floor by components: what a CLI run and an API run cannot do
+    without, each part measured alone in the throughput slices, added up
+    against bwrap's CPU per run (bench/README.md)."""
+    L.append("## The floor by components: CPU per run, sh -c true")
+    L.append("")
+    L.append("What a run cannot do without on this machine, each part "
+             "measured alone in the interleaved throughput slices above "
+             "(2 workers; CPU ms per run system-wide, as there): "
+             "airlock's mechanisms with no bookkeeping (bench/floor `+lsm`: "
+             "its namespaces, cgroups, mounts, credentials, Landlock and "
+             "seccomp, the program's exec and wait), a process start of "
+             "the airlock binary (spawned by the driver, as bwrap is), an "
+             "HTTP round trip to airlockd (the client's side included, as "
+             "in the API variant) and one durable sync.  A CLI run adds a "
+             f"process start and {SYNCS['cli']} syncs to the mechanisms, "
+             "an API run an HTTP round trip and "
+             f"{SYNCS['api']} syncs (docs/performance.md, \"Syncs\").  "
+             "On two cores near 100 % busy, runs/s go as the inverse of "
+             "CPU per run: bwrap's CPU / a floor is the throughput ratio "
+             "that floor would allow, the best a run keeping those "
+             "promises could reach here.")
+    L.append("")
+    L.append("| part | how | runs | CPU ms per run | cores busy | "
+             "not completed |")
+    L.append("|---|---|---|---|---|---|")
+    cpu = {}
+    for name in (C_FLOOR, C_START, C_HTTP, C_SYNC):
+        row = parts.get(name)
+        if row is None:
+            continue
+        how, n, el, bad, why, c = row
+        if n is None:
+            L.append(f"| {name} | — | — | — | — | skipped: {why} |")
+            continue
+        per = busy_pct = "—"
+        if c is not None and n:
+            busy, wall = c
+            cpu[name] = busy * 1000 / n
+            per = f"{cpu[name]:.3f}"
+            if wall > 0:
+                busy_pct = f"{100 * busy / (wall * ncpu):.0f} %"
+        L.append(f"| {name} | {how} | {n} | {per} | {busy_pct} | {bad} |")
+    L.append("")
+    bw = tp_cpu.get(("bwrap", "2 driver threads, a process per run"))
+    if bw is None or C_FLOOR not in cpu or C_SYNC not in cpu:
+        L.append("Not added up: bwrap, the mechanisms or the sync was not "
+                 "measured.")
+        L.append("")
+        return
+    L.append("| run | floor: its parts | floor CPU ms per run | "
+             "floor / bwrap's CPU | throughput the floor allows / bwrap | "
+             "measured CPU ms per run | measured / floor |")
+    L.append("|---|---|---|---|---|---|---|")
+
+    def line(label, what, floor, measured):
+        got = (f"{measured:.2f} | {measured / floor:.2f}×"
+               if measured else "— | —")
+        L.append(f"| {label} | {what} | {floor:.2f} | {floor / bw:.2f}× | "
+                 f"{bw / floor:.2f}× | {got} |")
+    line("bwrap `--unshare-all … sh -c true`", "itself", bw, None)
+    line("the mechanisms alone", "bench/floor `+lsm`", cpu[C_FLOOR],
+         tp_cpu.get(("airlock lib: provider", "2 processes × 1 thread")))
+    if C_START in cpu:
+        line("`airlock run`",
+             f"the mechanisms + a process start + {SYNCS['cli']} syncs",
+             cpu[C_FLOOR] + cpu[C_START] + SYNCS["cli"] * cpu[C_SYNC],
+             tp_cpu.get(("airlock run",
+                         "2 driver threads, a process per run")))
+    if C_HTTP in cpu:
+        line("the API", f"the mechanisms + an HTTP round trip + "
+             f"{SYNCS['api']} syncs",
+             cpu[C_FLOOR] + cpu[C_HTTP] + SYNCS["api"] * cpu[C_SYNC],
+             tp_cpu.get(("airlock API", "2 client threads")))
+    L.append("")
+    L.append("(The mechanisms' row compares with the library's provider "
+             "path, 2 processes; the API's measured CPU is from its slice "
+             "run alone.)")
+    L.append("")
+
+
 def render(facts, variants, works, lat, warmup, tp, tw, dmem, daemon_info,
            inproc_rss, elapsed, quick, inproc_log, pmem):
     daemon_note, api_notes = daemon_info
@@ -1072,8 +1302,13 @@ def render(facts, variants, works, lat, warmup, tp, tw, dmem, daemon_info,
             bw_rate = n / el
     tp_rates = {}
     tp_refs = {}  # the bwrap slice run just before a variant run alone
+    tp_cpu = {}   # (name, how) -> CPU ms per run, system-wide
     ncpu = os.cpu_count() or 1
+    parts = {}    # the floor's components: name -> row, rendered below
     for name, how, n, el, bad, why, cpu, ref in tp:
+        if name in (C_FLOOR, C_START, C_HTTP, C_SYNC):
+            parts[name] = (how, n, el, bad, why, cpu)
+            continue
         if n is None:
             L.append(f"| {name} | — | — | — | — | — | — | — | "
                      f"skipped: {why} |")
@@ -1087,6 +1322,7 @@ def render(facts, variants, works, lat, warmup, tp, tw, dmem, daemon_info,
             busy, wall = cpu
             if n:
                 per_run = f"{busy * 1000 / n:.2f}"
+                tp_cpu[(name, how)] = busy * 1000 / n
             if wall > 0:
                 busy_pct = f"{100 * busy / (wall * ncpu):.0f} %"
         vs = fmt_ratio(rate, bw_rate)
@@ -1095,6 +1331,7 @@ def render(facts, variants, works, lat, warmup, tp, tw, dmem, daemon_info,
         L.append(f"| {name} | {how} | {n} | {el:.1f} | {rate:.1f} | "
                  f"{vs} | {per_run} | {busy_pct} | {bad} |")
     L.append("")
+    render_floor(L, parts, tp_cpu, ncpu)
 
     L.append("## airlockd")
     L.append("")

@@ -55,7 +55,8 @@ ${CC:-cc} -std=c17 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Wshadow \
 	$(pkg-config --cflags --libs libseccomp)
 
 /usr/bin/python3 bench/driver.py --airlock "$airlock" \
-	--inproc "$build/bench/inproc" --out bench/results/latest.md "$@"
+	--inproc "$build/bench/inproc" --floor "$build/bench/floor" \
+	--out bench/results/latest.md "$@"
 # The compiled-language row (needs gcc; bench/README.md).
 if command -v gcc >/dev/null 2>&1; then
 	/usr/bin/python3 bench/compiled.py --airlock "$airlock" \
