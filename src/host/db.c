@@ -30,8 +30,12 @@ static const char schema[] =
 	" created_ms INTEGER NOT NULL,"
 	" PRIMARY KEY (tenant, key));";
 
-/* WAL pages before SQLite checkpoints (default 1000): a few dozen runs. */
-#define AL_DB_WAL_PAGES "128"
+/* WAL pages before SQLite checkpoints (default 1000): about five CLI
+ * runs.  Each process that opens the database first reads every WAL
+ * frame since the last checkpoint to rebuild the WAL index, so a
+ * one-shot `airlock run` pays for the WAL's length at its start
+ * (docs/performance.md, "SQLite's WAL, shorter"). */
+#define AL_DB_WAL_PAGES "16"
 
 /* The schema is already there (every object of it): parsing and running
  * its DDL again costs more than this lookup. */
