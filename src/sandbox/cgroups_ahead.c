@@ -173,6 +173,13 @@ static void helper_remove(al_sb_cg_ahead *a)
 	pthread_mutex_lock(&a->lock);
 }
 
+/* Under the lock: a one-run handle's set is made (or its step found
+ * none): nothing more is made ahead. */
+static bool once_done(const al_sb_cg_ahead *a)
+{
+	return a->once && a->taken + a->missed > 0;
+}
+
 /* Makes the next set, removes what is given back, and stays (waiting)
  * while steps that took a set are running, so that what they give back
  * is removed without a thread started on their path; leaves once none
@@ -184,7 +191,7 @@ static void *helper(void *arg)
 	pthread_mutex_lock(&a->lock);
 	for (;;) {
 		/* one run's handle: its one set, then only removal */
-		if (a->once && a->taken + a->missed > 0)
+		if (once_done(a))
 			can_make = false;
 		if (a->stepped && a->enabled && a->after_step != NULL) {
 			/* first: the next run may come at once */
@@ -222,7 +229,7 @@ static void start(al_sb_cg_ahead *a)
 		pthread_join(a->maker, NULL);
 		a->joinable = false;
 	}
-	bool made = a->have || (a->once && a->taken + a->missed > 0);
+	bool made = a->have || once_done(a);
 	if (!a->enabled ||
 	    (made && (a->dir_base == NULL || a->have_dir) &&
 	     a->n_behind == 0 && a->n_dirs == 0 && a->in_flight == 0))

@@ -54,11 +54,12 @@ struct al_provider_handle {
 	 * (the host retires it and probes again) and the cache is gone. */
 	atomic_bool broken;
 	al_sb_pool *pool; /* NULL: no warm pool configured */
-	/* A network namespace made ahead for the next cold run (root, and
-	 * not where pools are off: a handle that serves one run only) */
+	/* A network namespace made ahead for the next cold run (root; not
+	 * where pools are off, unless the handle serves one run: then for
+	 * that run, from the ensure) */
 	al_sb_netns_ahead netns;
-	/* A cold run's cgroups made ahead, and removed behind (where pools
-	 * are not off, as the namespace) */
+	/* A cold run's cgroups made ahead, and removed behind (where the
+	 * namespace is, root or not) */
 	al_sb_cg_ahead cgroups;
 	bool one_run; /* al_sandbox_one_run: nothing made after its run */
 };
