@@ -766,8 +766,9 @@ static int run_request(const cli_globals *g, const run_opts *o,
 	al_error *err = NULL;
 	/* One run per process: a warm pool would only be made and thrown
 	 * away (docs/sandbox.md, "Warm pools"); the run's namespace and
-	 * cgroups are made while the host admits it. */
-	al_sandbox_one_run();
+	 * cgroups are made while the host admits it, and only its
+	 * language's toolchain is probed. */
+	al_sandbox_one_run(o->lang);
 	if (al_host_new(s->cfg, &hopts, &s->host, &err) < 0) {
 		cli_error("cannot start: %s", al_error_get_message(err));
 		al_error_free(err);

@@ -156,14 +156,17 @@ static char *hidden_reason(const al_toolchain *tc)
 				part, dir);
 }
 
-/* absent: language -> why a toolchain found on the host is not offered. */
-static int add_languages(al_sb_context *ctx, al_facts *f, json_t *absent)
+/* absent: language -> why a toolchain found on the host is not offered.
+ * only: that language's toolchain alone (NULL: every language's). */
+static int add_languages(al_sb_context *ctx, const char *only, al_facts *f,
+			 json_t *absent)
 {
 	int rc = 0;
+	const char *const one[] = {only, NULL};
 	/* one look at PATH's directories for the whole pass */
 	al_path_memo_hold();
-	for (const char *const *l = al_language_names(); rc == 0 && *l != NULL;
-	     l++) {
+	for (const char *const *l = only != NULL ? one : al_language_names();
+	     rc == 0 && *l != NULL; l++) {
 		al_toolchain *tc = NULL;
 		al_error *why = NULL;
 		if (al_toolchain_observe(*l, NULL, ctx->cache_dir, &tc, &why) < 0) {
@@ -305,6 +308,15 @@ static char *mechanism_json(const al_sb_context *ctx, json_t *absent)
 
 int al_sb_probe_facts(al_sb_context *ctx, al_facts **out, al_error **err)
 {
+	return al_sb_probe_facts_of(ctx, NULL, out, err);
+}
+
+int al_sb_probe_facts_of(al_sb_context *ctx, const char *language,
+			 al_facts **out, al_error **err)
+{
+	if (language != NULL && !al_language_known(language))
+		return al_error_set(err, AL_ERR_INVALID_ARGUMENT, EINVAL,
+				    "language", "unknown language");
 	al_facts *f = al_facts_new("sandbox", AL_SAFETY_SANDBOXED);
 	if (f == NULL)
 		return -ENOMEM;
@@ -324,7 +336,7 @@ int al_sb_probe_facts(al_sb_context *ctx, al_facts **out, al_error **err)
 		return -ENOMEM;
 	}
 	if (missing == NULL)
-		rc = add_languages(ctx, f, absent);
+		rc = add_languages(ctx, language, f, absent);
 	if (rc == 0 && missing == NULL && f->n_languages == 0)
 		missing = "no toolchain runs inside the sandbox";
 	f->available = missing == NULL;

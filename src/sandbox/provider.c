@@ -72,11 +72,36 @@ void al_sandbox_pools_off(void)
 }
 
 static atomic_bool one_run;
+/* The one run's language ("": its request names none, or none known):
+ * written before one_run is set, read after it is seen set. */
+static char one_run_language[16];
 
-void al_sandbox_one_run(void)
+void al_sandbox_one_run(const char *language)
 {
+	one_run_language[0] = '\0';
+	if (language != NULL && al_language_known(language) &&
+	    strlen(language) < sizeof(one_run_language))
+		memcpy(one_run_language, language, strlen(language) + 1);
 	atomic_store(&one_run, true);
 	atomic_store(&pools_off, true);
+}
+
+/* A handle that serves one run of a language needs only that language's
+ * toolchain in its facts; when it has none, the whole probe says why,
+ * as for any other handle. */
+static int probe_for_handle(al_sb_context *ctx, al_facts **out,
+			    al_error **err)
+{
+	const char *only = atomic_load(&one_run) && one_run_language[0] != '\0'
+				   ? one_run_language
+				   : NULL;
+	int rc = al_sb_probe_facts_of(ctx, only, out, err);
+	if (rc == 0 && only != NULL && (*out)->n_languages == 0) {
+		al_facts_free(*out);
+		*out = NULL;
+		rc = al_sb_probe_facts(ctx, out, err);
+	}
+	return rc;
 }
 
 static atomic_bool cgroups_ahead_off;
@@ -87,9 +112,10 @@ void al_sandbox_cgroups_ahead_off(void)
 }
 
 /* The host probes right before every ensure (the provider contract), and
- * the ensure needs the same facts for its handle: the last probe's are
- * kept for an ensure of the same thread and configuration that follows
- * within PROBE_REUSE_MS, taken once.  Any other ensure observes again. */
+ * the ensure needs the same facts and context for its handle: the last
+ * probe's are kept for an ensure of the same thread and configuration
+ * that follows within PROBE_REUSE_MS, taken once.  Any other ensure
+ * observes again. */
 #define PROBE_REUSE_MS 1000
 
 static pthread_mutex_t last_probe_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -97,6 +123,7 @@ static struct {
 	pthread_t thread;
 	char *config; /* "" for none */
 	al_facts *facts;
+	al_sb_context ctx; /* the probe's, while facts != NULL */
 	uint64_t at_ms;
 } last_probe;
 
@@ -110,12 +137,17 @@ static uint64_t monotonic_ms(void)
 static void forget_last_probe_locked(void)
 {
 	free(last_probe.config);
+	if (last_probe.facts != NULL)
+		al_sb_context_clear(&last_probe.ctx);
 	al_facts_free(last_probe.facts);
 	last_probe.config = NULL;
 	last_probe.facts = NULL;
 }
 
-static void keep_last_probe(const char *config_json, const al_facts *f)
+/* Keeps a copy of f, and ctx itself: the caller's ctx is taken (or
+ * cleared) either way. */
+static void keep_last_probe(const char *config_json, al_sb_context *ctx,
+			    const al_facts *f)
 {
 	char *config = strdup(config_json ? config_json : "");
 	al_facts *copy = al_facts_dup(f);
@@ -125,17 +157,22 @@ static void keep_last_probe(const char *config_json, const al_facts *f)
 		last_probe.thread = pthread_self();
 		last_probe.config = config;
 		last_probe.facts = copy;
+		last_probe.ctx = *ctx;
 		last_probe.at_ms = monotonic_ms();
 		config = NULL;
 		copy = NULL;
+		ctx = NULL;
 	}
 	pthread_mutex_unlock(&last_probe_lock);
 	free(config);
 	al_facts_free(copy);
+	if (ctx != NULL)
+		al_sb_context_clear(ctx);
 }
 
-/* The facts of this thread's probe just made with config_json, or NULL. */
-static al_facts *take_last_probe(const char *config_json)
+/* The facts of this thread's probe just made with config_json, its
+ * context moved into *ctx; or NULL (*ctx untouched). */
+static al_facts *take_last_probe(const char *config_json, al_sb_context *ctx)
 {
 	al_facts *f = NULL;
 	pthread_mutex_lock(&last_probe_lock);
@@ -144,6 +181,7 @@ static al_facts *take_last_probe(const char *config_json)
 	    strcmp(last_probe.config, config_json ? config_json : "") == 0 &&
 	    monotonic_ms() - last_probe.at_ms <= PROBE_REUSE_MS) {
 		f = last_probe.facts;
+		*ctx = last_probe.ctx;
 		last_probe.facts = NULL;
 	}
 	forget_last_probe_locked();
@@ -157,10 +195,11 @@ static int sb_probe(const char *config_json, al_facts **out, al_error **err)
 	int rc = al_sb_context_init(&ctx, config_json, 0, err);
 	if (rc < 0)
 		return rc;
-	rc = al_sb_probe_facts(&ctx, out, err);
-	al_sb_context_clear(&ctx);
+	rc = probe_for_handle(&ctx, out, err);
 	if (rc == 0)
-		keep_last_probe(config_json, *out);
+		keep_last_probe(config_json, &ctx, *out);
+	else
+		al_sb_context_clear(&ctx);
 	return rc;
 }
 
@@ -186,14 +225,21 @@ static int sb_ensure(const char *config_json, al_provider_handle **out,
 	al_provider_handle *h = calloc(1, sizeof(*h));
 	if (h == NULL)
 		return -ENOMEM;
-	int rc = al_sb_context_init(&h->ctx, config_json, AL_SB_CTX_RUNS, err);
-	if (rc < 0) {
-		free(h);
-		return rc;
+	int rc;
+	h->facts = take_last_probe(config_json, &h->ctx);
+	if (h->facts != NULL) {
+		rc = al_sb_context_need_filter(&h->ctx, err);
+	} else {
+		rc = al_sb_context_init(&h->ctx, config_json, AL_SB_CTX_RUNS,
+					err);
+		if (rc < 0) {
+			free(h);
+			return rc;
+		}
+		rc = probe_for_handle(&h->ctx, &h->facts, err);
 	}
-	h->facts = take_last_probe(config_json);
-	rc = h->facts != NULL ? 0 : al_sb_probe_facts(&h->ctx, &h->facts, err);
 	if (rc < 0) {
+		al_facts_free(h->facts);
 		al_sb_context_clear(&h->ctx);
 		free(h);
 		return rc;

@@ -25,12 +25,14 @@ int al_sandbox_doctor(FILE *out, bool json);
 void al_sandbox_pools_off(void);
 
 /* Every sandbox handle ensured afterwards in this process serves one run
- * (a one-shot `airlock run`): no warm pools, and that run's network
- * namespace and cgroups are made from the ensure on, by helper threads,
- * while the host admits and audits the run; nothing is made after it,
- * and what it leaves is removed behind while the host finishes
- * (docs/sandbox.md, "Made ahead, removed behind"). */
-void al_sandbox_one_run(void);
+ * (a one-shot `airlock run`) of language (NULL: its request names none):
+ * its facts hold that language's toolchain alone when the host has it;
+ * no warm pools, and that run's network namespace and cgroups are made
+ * from the ensure on, by helper threads, while the host admits and
+ * audits the run; nothing is made after it, and what it leaves is
+ * removed behind while the host finishes (docs/sandbox.md, "Made ahead,
+ * removed behind"). */
+void al_sandbox_one_run(const char *language);
 
 /* No cgroups made ahead for handles ensured afterwards in this process:
  * a supervisor's runs' cgroups belong to the durable run's tree, which
