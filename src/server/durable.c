@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -1227,7 +1228,47 @@ int al_drun_write_final(al_drun *r, const char *json)
 	return rc;
 }
 
+static void cleanup_locked(al_drun *r);
+
+/* The run directory's lock, waited for CLEANUP_LOCK_MS at most (its
+ * holder is a `runs forget` removing it, or a supervisor writing its
+ * result): a descriptor, or -errno. */
+#define CLEANUP_LOCK_MS 2000
+static int lock_dir_bounded(int dirfd)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (int waited = 0; flock(fd, LOCK_EX | LOCK_NB) < 0; waited += 5) {
+		if ((errno != EWOULDBLOCK && errno != EINTR) ||
+		    waited >= CLEANUP_LOCK_MS) {
+			int e = errno;
+			close(fd);
+			return -e;
+		}
+		struct timespec ts = {0, 5 * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+	return fd;
+}
+
 void al_drun_cleanup(al_drun *r)
+{
+	/* Under the run's lock, like every other writer of its directory:
+	 * `airlock runs forget` may remove an answered run meanwhile, and a
+	 * file made here while it removes the tree would leave it half
+	 * gone.  A directory already removed needs nothing. */
+	int fd = r->lock_fd >= 0 ? -1 : lock_dir_bounded(r->dirfd);
+	struct stat st;
+	if ((r->lock_fd >= 0 || fd >= 0) && fstat(r->dirfd, &st) == 0 &&
+	    st.st_nlink > 0)
+		cleanup_locked(r);
+	/* Not had in time: the next start cleans up what is left. */
+	if (fd >= 0)
+		close(fd);
+}
+
+static void cleanup_locked(al_drun *r)
 {
 	/* The request holds code and stdin: not kept past the run. */
 	if (al_recovery_drop_request(r->dirfd, &r->rec) < 0)

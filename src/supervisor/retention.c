@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/log.h"
 #include "core/util.h"
 #include "child/rundir.h"
 #include "supervisor/run_records.h"
@@ -34,8 +35,33 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* How long a run named to be forgotten is waited for while its daemon,
+ * having answered it (its final.json is there), cleans up under its
+ * lock: a moment, normally. */
+#define ANSWERED_WAIT_MS 2000
+#define ANSWERED_POLL_MS 5
+
+/* The run directory's lock: 0, -EBUSY when another holds it, or -errno.
+ * wait: an answered run's is waited for (ANSWERED_WAIT_MS at most). */
+static int lock_run(int d, bool wait)
+{
+	for (int waited = 0;; waited += ANSWERED_POLL_MS) {
+		if (flock(d, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK)
+			return -errno;
+		if (!wait || waited >= ANSWERED_WAIT_MS ||
+		    faccessat(d, AL_RF_FINAL, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+			return -EBUSY;
+		struct timespec ts = {0, ANSWERED_POLL_MS * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+}
+
 /* One run directory: 1 removed, 0 too young, -EBUSY live (unfinished, or
- * being finished: its lock is held), -ENOENT none, other: failure. */
+ * being finished: its lock is held), -ENOENT none, other: failure.  A run
+ * named (any_age) whose daemon is cleaning up after answering it is
+ * waited for. */
 static int forget_dir(int runs, const char *id, bool any_age,
 		      uint64_t older_than_ms, int64_t now)
 {
@@ -44,9 +70,9 @@ static int forget_dir(int runs, const char *id, bool any_age,
 	if (d < 0)
 		return errno == ENOENT ? -ENOENT : -errno;
 	struct stat st;
-	int rc;
-	if (flock(d, LOCK_EX | LOCK_NB) < 0) {
-		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
+	int rc = lock_run(d, any_age);
+	if (rc < 0) {
+		/* live, or being finished */
 	} else if (fstatat(d, AL_RF_FINAL, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		/* No final result: live, or waiting for a daemon to
 		 * recover it. */
@@ -90,12 +116,19 @@ static int forget_named(const char *state_dir, int runs, char *const *ids,
 		}
 		al_forget_stats s;
 		forget_store(state_dir, ids[i], &s);
-		if (s.live > 0)
+		if (s.live > 0) {
 			stats->live++; /* its directory is gone already */
-		else if (dr < 0 && dr != -ENOENT)
+		} else if (dr < 0 && dr != -ENOENT) {
 			stats->failed++;
-		else if (s.failed > 0)
+			/* the operator's next question: what stayed, why */
+			al_logf(AL_LOG_WARN, ids[i],
+				"cannot remove the run's directory: %s",
+				strerror(-dr));
+		} else if (s.failed > 0) {
 			stats->failed++;
+			al_logf(AL_LOG_WARN, ids[i],
+				"cannot remove the run's artifact store");
+		}
 		else if (dr == 1 || s.removed > 0)
 			stats->removed++;
 		else

@@ -104,3 +104,52 @@ def test_retention_sweep_removes_the_run_directory(tmp_path):
         assert st == 404 and SECRET not in str(body), body
     finally:
         d.stop()
+
+
+def test_forget_waits_for_an_answered_runs_cleanup(tmp_path):
+    """A run forgotten right after its answer: its daemon cleans up its
+    directory under the run's lock, and `runs forget` waits for it rather
+    than removing the tree beneath it (or calling the run live); a run
+    with no final result is live and not waited for."""
+    import fcntl
+    import threading
+    d = Daemon(tmp_path, local_config()).start()
+    try:
+        st, _, res = d.run(sh("echo hi"))
+        assert st == 200, res
+        run_id = res["run_id"]
+    finally:
+        d.stop()
+    run_dir = d.state / "runs" / run_id
+    assert (run_dir / "final.json").is_file()
+    held = os.open(run_dir, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    # the holder writes a file, then lets go, as the cleanup does
+    def release():
+        time.sleep(0.3)
+        (run_dir / "late.tmp").write_text("x")
+        fcntl.flock(held, fcntl.LOCK_UN)
+    t = threading.Thread(target=release)
+    t.start()
+    t0 = time.monotonic()
+    p = subprocess.run([AIRLOCK_BIN, "--state-dir", str(d.state),
+                        "runs", "forget", run_id],
+                       capture_output=True, timeout=30)
+    t.join()
+    os.close(held)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    assert b"removed 1" in p.stdout, p.stdout
+    assert time.monotonic() - t0 >= 0.25
+    assert not run_dir.exists()
+    # no final result: live at once, whoever holds it
+    live = d.state / "runs" / "live-run-1"
+    live.mkdir(mode=0o700)
+    held = os.open(live, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    t0 = time.monotonic()
+    p = subprocess.run([AIRLOCK_BIN, "--state-dir", str(d.state),
+                        "runs", "forget", "live-run-1"],
+                       capture_output=True, timeout=30)
+    os.close(held)
+    assert p.returncode != 0 and b"live 1" in p.stdout, (p.stdout, p.stderr)
+    assert time.monotonic() - t0 < 1.5
