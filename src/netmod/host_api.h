@@ -56,7 +56,7 @@
 #include "supervisor/toolbelt.h"
 
 /* Bumped whenever an entry is added, removed or changes type. */
-#define AL_NET_HOST_API_VERSION 3
+#define AL_NET_HOST_API_VERSION 4
 
 /* FN(return type, name, (parameters), (arguments)); PROC for those
  * returning void; VA for the printf-like ones (the module formats, the
@@ -155,6 +155,7 @@
 	PROC(void, al_record_file_blanks_drop, (int dirfd), (dirfd)) \
 	FN(bool, al_record_file_exists, (int dirfd, const char *name), (dirfd, name)) \
 	FN(int, al_record_file_lock_dir, (int dirfd), (dirfd)) \
+	FN(int, al_record_file_lock_wait, (int fd, int wait_ms), (fd, wait_ms)) \
 	FN(bool, al_record_file_no_space, (int err), (err)) \
 	FN(int, al_record_file_read, (int dirfd, const char *name, size_t max, char **out, size_t *len), (dirfd, name, max, out, len)) \
 	FN(int, al_record_file_read_json, (int dirfd, const char *name, size_t max, json_t **out), (dirfd, name, max, out)) \

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -1230,27 +1229,11 @@ int al_drun_write_final(al_drun *r, const char *json)
 
 static void cleanup_locked(al_drun *r);
 
-/* The run directory's lock, waited for CLEANUP_LOCK_MS at most (its
- * holder is a `runs forget` removing it, or a supervisor writing its
- * result): a descriptor, or -errno. */
-#define CLEANUP_LOCK_MS 2000
-static int lock_dir_bounded(int dirfd)
-{
-	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (int waited = 0; flock(fd, LOCK_EX | LOCK_NB) < 0; waited += 5) {
-		if ((errno != EWOULDBLOCK && errno != EINTR) ||
-		    waited >= CLEANUP_LOCK_MS) {
-			int e = errno;
-			close(fd);
-			return -e;
-		}
-		struct timespec ts = {0, 5 * 1000000L};
-		nanosleep(&ts, NULL);
-	}
-	return fd;
-}
+/* How long a cleanup waits for the run directory's lock: its holder is a
+ * `runs forget` removing it (nothing then to clean) or a supervisor
+ * writing its result.  Short, as a daemon's start cleans up every
+ * answered run it finds and must not wait on each. */
+#define CLEANUP_LOCK_MS 100
 
 void al_drun_cleanup(al_drun *r)
 {
@@ -1258,7 +1241,14 @@ void al_drun_cleanup(al_drun *r)
 	 * `airlock runs forget` may remove an answered run meanwhile, and a
 	 * file made here while it removes the tree would leave it half
 	 * gone.  A directory already removed needs nothing. */
-	int fd = r->lock_fd >= 0 ? -1 : lock_dir_bounded(r->dirfd);
+	int fd = -1;
+	if (r->lock_fd < 0) {
+		fd = openat(r->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0 && al_record_file_lock_wait(fd, CLEANUP_LOCK_MS) < 0) {
+			close(fd);
+			fd = -1;
+		}
+	}
 	struct stat st;
 	if ((r->lock_fd >= 0 || fd >= 0) && fstat(r->dirfd, &st) == 0 &&
 	    st.st_nlink > 0)

@@ -404,6 +404,19 @@ int al_record_file_lock_dir(int dirfd)
 	return lock_or_close(fd);
 }
 
+int al_record_file_lock_wait(int fd, int wait_ms)
+{
+	for (int waited = 0; flock(fd, LOCK_EX | LOCK_NB) < 0; waited += 5) {
+		if (errno == EINTR)
+			continue;
+		if (errno != EWOULDBLOCK || waited >= wait_ms)
+			return -errno;
+		struct timespec ts = {0, 5 * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
 int al_record_file_lock(int dirfd, const char *name)
 {
 	int fd = openat(dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,

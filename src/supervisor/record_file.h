@@ -113,5 +113,9 @@ int al_record_file_write_u64_how(int dirfd, const char *name, uint64_t v,
 int al_record_file_lock(int dirfd, const char *name);
 /* The same on the directory itself (no lock file to create). */
 int al_record_file_lock_dir(int dirfd);
+/* The exclusive lock on fd (a directory's own descriptor), waited for
+ * wait_ms at most: 0, -EWOULDBLOCK when another still holds it, or
+ * -errno. */
+int al_record_file_lock_wait(int fd, int wait_ms);
 
 #endif

@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "child/rundir.h"
+#include "supervisor/record_file.h"
 #include "supervisor/run_records.h"
 
 /* STATE_DIR/runs, not created: -ENOENT when there is none.  Ours and
@@ -39,23 +40,16 @@ static int64_t now_ms(void)
  * having answered it (its final.json is there), cleans up under its
  * lock: a moment, normally. */
 #define ANSWERED_WAIT_MS 2000
-#define ANSWERED_POLL_MS 5
 
 /* The run directory's lock: 0, -EBUSY when another holds it, or -errno.
  * wait: an answered run's is waited for (ANSWERED_WAIT_MS at most). */
 static int lock_run(int d, bool wait)
 {
-	for (int waited = 0;; waited += ANSWERED_POLL_MS) {
-		if (flock(d, LOCK_EX | LOCK_NB) == 0)
-			return 0;
-		if (errno != EWOULDBLOCK)
-			return -errno;
-		if (!wait || waited >= ANSWERED_WAIT_MS ||
-		    faccessat(d, AL_RF_FINAL, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
-			return -EBUSY;
-		struct timespec ts = {0, ANSWERED_POLL_MS * 1000000L};
-		nanosleep(&ts, NULL);
-	}
+	int rc = al_record_file_lock_wait(d, 0);
+	if (rc == -EWOULDBLOCK && wait &&
+	    faccessat(d, AL_RF_FINAL, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		rc = al_record_file_lock_wait(d, ANSWERED_WAIT_MS);
+	return rc == -EWOULDBLOCK ? -EBUSY : rc;
 }
 
 /* One run directory: 1 removed, 0 too young, -EBUSY live (unfinished, or

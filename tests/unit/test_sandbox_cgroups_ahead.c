@@ -452,20 +452,7 @@ static al_result *run_sh(al_provider_handle *h, const char *code,
 	snprintf(text, sizeof(text),
 		 "{\"language\": \"sh\", \"code\": \"%s\", \"limits\": %s}",
 		 code, limits);
-	al_request *req = NULL;
-	assert_int_equal(al_request_from_json(text, strlen(text), &req, NULL),
-			 0);
-	al_cancel *cancel = al_cancel_new();
-	/* one id for every run of this process, as a caller may reuse
-	 * one, and apart from other processes' */
-	char run_id[40];
-	snprintf(run_id, sizeof(run_id), "cgroups-ahead-%d", (int)getpid());
-	al_exec exec = {.run_id = run_id, .request = req, .cancel = cancel};
-	al_result *res = al_result_new();
-	assert_int_equal(ops->execute(h, &exec, res, NULL), 0);
-	al_cancel_free(cancel);
-	al_request_free(req);
-	return res;
+	return ut_execute_json(ops, h, text, "cgroups-ahead");
 }
 
 /* Until the helper started after the last run has made the next set

@@ -19,6 +19,7 @@
 
 #include "lang/languages.h"
 #include "sandbox/sandbox.h"
+#include "unit_support.h"
 
 static const al_provider_ops *ops;
 /* The whole probe's facts, made before any one-run setting. */
@@ -50,19 +51,9 @@ static bool same_languages(const al_facts *a, const al_facts *b)
 
 static al_result *run_sh(al_provider_handle *h)
 {
-	static const char text[] = "{\"language\": \"sh\", \"code\": \"echo one\"}";
-	al_request *req = NULL;
-	assert_int_equal(al_request_from_json(text, strlen(text), &req, NULL),
-			 0);
-	al_cancel *cancel = al_cancel_new();
-	char run_id[40];
-	snprintf(run_id, sizeof(run_id), "one-run-%d", (int)getpid());
-	al_exec exec = {.run_id = run_id, .request = req, .cancel = cancel};
-	al_result *res = al_result_new();
-	assert_int_equal(ops->execute(h, &exec, res, NULL), 0);
-	al_cancel_free(cancel);
-	al_request_free(req);
-	return res;
+	return ut_execute_json(
+		ops, h, "{\"language\": \"sh\", \"code\": \"echo one\"}",
+		"one-run");
 }
 
 /* The run's language alone, in the probe's facts and the handle's; the

@@ -11,6 +11,9 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <airlock/airlock.h>
 
 #include "cgroup/cgroup.h"
 
@@ -84,6 +87,27 @@ static inline void ut_cgroup_place(const al_sb_cgrun *run, pid_t pid)
 	for (int i = 0; i < AL_CG__N; i++)
 		if (run->v1_dir[i] != NULL)
 			ut_cgroup_add(run->v1_dir[i], pid);
+}
+
+/* One request (JSON text) executed on handle h of ops, under one run id
+ * per process (prefix-PID: a caller may reuse one, and apart from other
+ * processes'); execute must succeed.  The caller frees the result. */
+static inline al_result *ut_execute_json(const al_provider_ops *ops,
+					 al_provider_handle *h,
+					 const char *text, const char *prefix)
+{
+	al_request *req = NULL;
+	assert_int_equal(al_request_from_json(text, strlen(text), &req, NULL),
+			 0);
+	al_cancel *cancel = al_cancel_new();
+	char run_id[40];
+	snprintf(run_id, sizeof(run_id), "%s-%d", prefix, (int)getpid());
+	al_exec exec = {.run_id = run_id, .request = req, .cancel = cancel};
+	al_result *res = al_result_new();
+	assert_int_equal(ops->execute(h, &exec, res, NULL), 0);
+	al_cancel_free(cancel);
+	al_request_free(req);
+	return res;
 }
 
 #endif
