@@ -835,8 +835,11 @@ int al_service_interrupt(al_service *svc, al_srv_run *run, bool stop)
 		pthread_mutex_unlock(&svc->lock);
 		return -EALREADY;
 	}
-	/* Before its supervisor is started only the token reaches it. */
-	al_drun *dr = run->launched ? drun_get_locked(run) : NULL;
+	/* Before its supervisor is started only the token reaches it; its
+	 * records may exist already, and say whether a newer daemon owns
+	 * it (one adopted while this one stood still mid-launch). */
+	al_drun *dr = drun_get_locked(run);
+	bool launched = run->launched;
 	if (stop && !run->stop_requested) {
 		run->stop_requested = true;
 		run->stop_at_ms = al_now_ms();
@@ -845,8 +848,9 @@ int al_service_interrupt(al_service *svc, al_srv_run *run, bool stop)
 
 	int rc = 0;
 	if (dr != NULL) {
-		rc = al_drun_control(dr, stop ? AL_CONTROL_STOP
-					      : AL_CONTROL_INTERRUPT);
+		rc = !launched ? (al_drun_superseded(dr) ? -EPERM : 0)
+			       : al_drun_control(dr, stop ? AL_CONTROL_STOP
+							  : AL_CONTROL_INTERRUPT);
 		drun_put(svc, run);
 		if (rc == -EPERM) {
 			/* A newer daemon owns it: no stop to escalate. */
