@@ -56,8 +56,14 @@ async function main() {
     const dl = path.join(work, "downloads");
     fs.mkdirSync(dl, { recursive: true });
     const cdp = await browser.target().createCDPSession();
+    // Chromium reserves a download's name with an empty file before the
+    // bytes land, so the file's presence says nothing: its events do.
+    const downloads = {};
+    cdp.on("Browser.downloadProgress", (e) => {
+      if (e.state !== "inProgress") downloads[e.guid] = e.state;
+    });
     await cdp.send("Browser.setDownloadBehavior",
-      { behavior: "allow", downloadPath: dl });
+      { behavior: "allow", downloadPath: dl, eventsEnabled: true });
 
     // A wrong token is refused with a visible error.
     await page.goto(base + "/ui/", { waitUntil: "load" });
@@ -114,8 +120,10 @@ async function main() {
     // Its artifact downloads with the token (a fetch, never a URL).
     await page.click("#artifacts button[data-artifact=out-1]");
     const file = path.join(dl, "r.txt");
-    for (let i = 0; i < 150 && !fs.existsSync(file); i++)
+    for (let i = 0; i < 150 && Object.keys(downloads).length === 0; i++)
       await new Promise((r) => setTimeout(r, 100));
+    seen.download_states = Object.values(downloads);
+    check(seen.download_states.includes("completed"), "download completed");
     seen.artifact = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : null;
     check(seen.artifact === "report\n", "artifact downloaded");
 
