@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/probe_scope.h"
 #include "lang/languages.h"
 
 static const char *const skip_names[] = {
@@ -468,15 +469,31 @@ static bool has_handle(al_selector *s, const al_candidate_rt *c)
 	return has;
 }
 
+/* The language a probe that only judges req may be narrowed to: its
+ * facts about that language's toolchain are all the judgement reads,
+ * unless req runs no language or constrains toolchains by name. */
+static const char *judged_language(const al_request *req)
+{
+	return req->exec == NULL && req->n_toolchain == 0 &&
+			       req->language != NULL
+		       ? req->language
+		       : NULL;
+}
+
 /* Probes candidate i and judges it for req; 1 with *sk filled when it is
- * passed over, 0 with *out when it may run the request. */
+ * passed over, 0 with *out when it may run the request.  own_probe: this
+ * probe is also a new handle's own, so it observes everything. */
 static int judge_candidate(al_selector *s, size_t i, const al_request *req,
-			   unsigned soft, al_facts **out, al_skip *sk)
+			   unsigned soft, bool own_probe, al_facts **out,
+			   al_skip *sk)
 {
 	al_candidate_rt *c = &s->cands[i];
 	al_facts *f = NULL;
 	*out = NULL;
-	if (c->ops->probe(config_of(c), &f, NULL) < 0 || !f) {
+	al_probe_scope_set(own_probe ? NULL : judged_language(req));
+	int rc = c->ops->probe(config_of(c), &f, NULL);
+	al_probe_scope_set(NULL);
+	if (rc < 0 || !f) {
 		al_facts_free(f);
 		set_skip(sk, c->ops->id, AL_SKIP_UNAVAILABLE, "probe_failed");
 		return 1;
@@ -512,7 +529,8 @@ int al_select(al_selector *s, const al_request *req, unsigned soft,
 		bool own_probe = !has_handle(s, c);
 		if (own_probe)
 			pthread_mutex_lock(&c->ensure_lock);
-		if (judge_candidate(s, i, req, soft, &f, &sk) == 1) {
+		if (judge_candidate(s, i, req, soft, own_probe, &f, &sk) ==
+		    1) {
 			if (own_probe)
 				pthread_mutex_unlock(&c->ensure_lock);
 			if (add_skip(sel, &sk) < 0)

@@ -28,6 +28,7 @@
 #include "child/rundir.h"
 #include "child/run_report.h"
 #include "child/shepherd.h"
+#include "core/probe_scope.h"
 #include "providers/builtin.h"
 #include "sandbox/mounts.h"
 
@@ -57,10 +58,17 @@ static int local_probe(const char *config_json, al_facts **out, al_error **err)
 	f->exec = true;
 	int rc = 0;
 	char *cache = al_provider_cache_dir();
+	/* A probe that judges one request looks at its language alone: no
+	 * handle here is built from these facts (core/probe_scope.h). */
+	const char *scope = al_probe_scope_language();
+	if (scope != NULL && !al_language_known(scope))
+		scope = NULL;
 	for (const char *const *l = al_language_names(); *l != NULL; l++) {
 		al_toolchain *tc = NULL;
 		if (al_language_compiled(*l))
 			continue; /* refused: see local_execute */
+		if (scope != NULL && strcmp(*l, scope) != 0)
+			continue;
 		int r = al_toolchain_observe(*l, NULL, cache, &tc, NULL);
 		if (r == 0)
 			rc = al_facts_add_language(f, tc->language, tc->toolchain,

@@ -29,6 +29,7 @@
 #include "child/rundir.h"
 #include "child/run_report.h"
 #include "core/build_contract.h"
+#include "core/probe_scope.h"
 #include "sandbox/build.h"
 #include "cgroup/cgroup.h"
 #include "sandbox/context.h"
@@ -86,15 +87,30 @@ void al_sandbox_one_run(const char *language)
 	atomic_store(&pools_off, true);
 }
 
-/* A handle that serves one run of a language needs only that language's
- * toolchain in its facts; when it has none, the whole probe says why,
- * as for any other handle. */
-static int probe_for_handle(al_sb_context *ctx, al_facts **out,
-			    al_error **err)
+/* The language a probe may observe alone: a handle that serves one run
+ * of a language needs only that language's toolchain in its facts, and
+ * a selection probe that judges one request reads no other (the host's
+ * scope, core/probe_scope.h).  NULL: every language. */
+static const char *handle_language(void)
 {
-	const char *only = atomic_load(&one_run) && one_run_language[0] != '\0'
-				   ? one_run_language
-				   : NULL;
+	return atomic_load(&one_run) && one_run_language[0] != '\0'
+		       ? one_run_language
+		       : NULL;
+}
+
+static const char *probe_language(void)
+{
+	if (handle_language() != NULL)
+		return handle_language();
+	const char *scope = al_probe_scope_language();
+	return scope != NULL && al_language_known(scope) ? scope : NULL;
+}
+
+/* Facts of one language (probe_language) or of all; when that language
+ * has no toolchain, the whole probe says why, as for any other probe. */
+static int probe_for_handle(al_sb_context *ctx, const char *only,
+			    al_facts **out, al_error **err)
+{
 	int rc = al_sb_probe_facts_of(ctx, only, out, err);
 	if (rc == 0 && only != NULL && (*out)->n_languages == 0) {
 		al_facts_free(*out);
@@ -195,8 +211,11 @@ static int sb_probe(const char *config_json, al_facts **out, al_error **err)
 	int rc = al_sb_context_init(&ctx, config_json, 0, err);
 	if (rc < 0)
 		return rc;
-	rc = probe_for_handle(&ctx, out, err);
-	if (rc == 0)
+	/* A scoped selection probe is no handle's: nothing to keep */
+	bool scoped = !atomic_load(&one_run) &&
+		      al_probe_scope_language() != NULL;
+	rc = probe_for_handle(&ctx, probe_language(), out, err);
+	if (rc == 0 && !scoped)
 		keep_last_probe(config_json, &ctx, *out);
 	else
 		al_sb_context_clear(&ctx);
@@ -236,7 +255,8 @@ static int sb_ensure(const char *config_json, al_provider_handle **out,
 			free(h);
 			return rc;
 		}
-		rc = probe_for_handle(&h->ctx, &h->facts, err);
+		rc = probe_for_handle(&h->ctx, handle_language(), &h->facts,
+				      err);
 	}
 	if (rc < 0) {
 		al_facts_free(h->facts);

@@ -17,6 +17,7 @@
 
 #include <airlock/airlock.h>
 
+#include "core/probe_scope.h"
 #include "core/util.h"
 
 static const al_provider_ops *ops;
@@ -372,6 +373,33 @@ static void test_concurrent_private_temp(void **state)
 	al_request_free(req);
 }
 
+/* A probe that judges one request (the host's scope) looks at that
+ * language alone; an unknown one, or none, at every language. */
+static void test_scoped_probe(void **state)
+{
+	(void)state;
+	al_facts *whole = NULL, *one = NULL, *unknown = NULL;
+	assert_int_equal(ops->probe(NULL, &whole, NULL), 0);
+	if (al_facts_find_language(whole, "sh") == NULL ||
+	    whole->n_languages < 2) {
+		print_message("skip: no sh and second language here\n");
+		al_facts_free(whole);
+		return;
+	}
+	al_probe_scope_set("sh");
+	assert_int_equal(ops->probe(NULL, &one, NULL), 0);
+	al_probe_scope_set("no-such-language");
+	assert_int_equal(ops->probe(NULL, &unknown, NULL), 0);
+	al_probe_scope_set(NULL);
+	assert_int_equal(one->n_languages, 1);
+	assert_string_equal(one->languages[0].language, "sh");
+	assert_int_equal(one->limits, whole->limits);
+	assert_int_equal(unknown->n_languages, whole->n_languages);
+	al_facts_free(whole);
+	al_facts_free(one);
+	al_facts_free(unknown);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -387,6 +415,7 @@ int main(void)
 		cmocka_unit_test(test_clean_environment),
 		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_concurrent_private_temp),
+		cmocka_unit_test(test_scoped_probe),
 	};
 	mkdir("/tmp/t", 0700);
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -39,16 +39,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static bool same_languages(const al_facts *a, const al_facts *b)
-{
-	if (a->n_languages != b->n_languages)
-		return false;
-	for (size_t i = 0; i < a->n_languages; i++)
-		if (al_facts_find_language(b, a->languages[i].language) == NULL)
-			return false;
-	return true;
-}
-
 static al_result *run_sh(al_provider_handle *h)
 {
 	return ut_execute_json(
@@ -102,10 +92,7 @@ static void test_facts_of_its_language(void **state)
 static void test_absent_language_probes_all(void **state)
 {
 	(void)state;
-	const char *absent = NULL;
-	for (const char *const *l = al_language_names(); *l != NULL; l++)
-		if (al_facts_find_language(all, *l) == NULL)
-			absent = *l;
+	const char *absent = ut_absent_language(all);
 	const char *const tries[] = {absent, "no-such-language", NULL};
 	for (size_t i = 0; i < 3; i++) {
 		if (i == 0 && absent == NULL) {
@@ -117,7 +104,7 @@ static void test_absent_language_probes_all(void **state)
 		al_facts *f = NULL;
 		assert_int_equal(ops->probe(NULL, &f, NULL), 0);
 		assert_int_equal(f->available, all->available);
-		assert_true(same_languages(f, all));
+		assert_true(ut_same_languages(f, all));
 		al_facts_free(f);
 	}
 }

@@ -1,8 +1,10 @@
 /* Provider selection (src/host/select.c): every new handle is preceded by
  * a probe of its own, and a handle whose release fails is quarantined —
  * never handed out again, its candidate unavailable ("quarantined") until
- * a probe of it succeeds.  Also: an unacknowledged module is not loaded,
- * and require_provider stops the selector from starting. */
+ * a probe of it succeeds.  A probe that only judges a request is scoped
+ * to its language (core/probe_scope.h); a new handle's own is not.  Also:
+ * an unacknowledged module is not loaded, and require_provider stops the
+ * selector from starting. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +18,7 @@
 
 #include <airlock/airlock.h>
 
+#include "core/probe_scope.h"
 #include "host/config.h"
 #include "host/select.h"
 
@@ -26,6 +29,9 @@ static size_t n_calls;
 static size_t unavail_from = SIZE_MAX, avail_again = SIZE_MAX;
 static size_t n_probes;
 static bool healthy = true;
+/* The scope each probe saw, one letter each: the language's first, or
+ * '-' for none. */
+static char scopes[64];
 
 static void called(char c)
 {
@@ -40,6 +46,11 @@ static int tq_probe(const char *config_json, al_facts **out, al_error **err)
 	(void)err;
 	called('p');
 	size_t i = n_probes++;
+	const char *scope = al_probe_scope_language();
+	if (i + 1 < sizeof(scopes)) {
+		scopes[i] = scope != NULL ? scope[0] : '-';
+		scopes[i + 1] = '\0';
+	}
 	al_facts *f = al_facts_new("tq", AL_SAFETY_SANDBOXED);
 	if (!f)
 		return -ENOMEM;
@@ -131,6 +142,7 @@ static void reset(void)
 	n_calls = 0;
 	calls[0] = '\0';
 	n_probes = 0;
+	scopes[0] = '\0';
 	unavail_from = avail_again = SIZE_MAX;
 	healthy = true;
 }
@@ -174,6 +186,42 @@ static void test_every_new_handle_is_reprobed(void **state)
 	assert_int_equal(pick(&s, req, NULL, 0), 0);
 	assert_string_equal(calls, "pephphrpe");
 	assert_int_equal(al_selector_quarantined(&s), 1);
+	al_selector_destroy(&s);
+	al_request_free(req);
+	al_config_free(cfg);
+}
+
+static void test_judging_probe_is_scoped(void **state)
+{
+	(void)state;
+	reset();
+	al_config *cfg = config(base_cfg);
+	al_selector s;
+	assert_int_equal(al_selector_init(&s, cfg, extra, NULL, false, NULL),
+			 0);
+	al_request *req = request();
+	/* The first probe is the new handle's own: everything.  The next
+	 * ones only judge the request: its language.  An unhealthy handle's
+	 * successor then gets a whole probe of its own. */
+	assert_int_equal(pick(&s, req, NULL, 0), 0);
+	assert_int_equal(pick(&s, req, NULL, 0), 0);
+	healthy = false;
+	assert_int_equal(pick(&s, req, NULL, 0), 0);
+	assert_string_equal(calls, "pephphrpe");
+	assert_string_equal(scopes, "-ss-");
+	healthy = true;
+	/* A toolchain constrained by name may be another language's: the
+	 * judgement then reads every language's facts. */
+	al_toolchain_req *tc = calloc(1, sizeof(*tc));
+	assert_non_null(tc);
+	tc->toolchain = strdup("sh");
+	tc->constraint = strdup(">=5");
+	req->toolchain = tc;
+	req->n_toolchain = 1;
+	assert_int_equal(pick(&s, req, NULL, 0), 0);
+	assert_string_equal(scopes, "-ss--");
+	/* No scope is left behind on the thread. */
+	assert_null(al_probe_scope_language());
 	al_selector_destroy(&s);
 	al_request_free(req);
 	al_config_free(cfg);
@@ -343,6 +391,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_new_handle_is_reprobed),
+		cmocka_unit_test(test_judging_probe_is_scoped),
 		cmocka_unit_test(test_quarantine_until_probe_succeeds),
 		cmocka_unit_test(test_unacknowledged_module_is_not_loaded),
 		cmocka_unit_test(test_require_provider),

@@ -16,6 +16,7 @@
 #include <airlock/airlock.h>
 
 #include "cgroup/cgroup.h"
+#include "lang/languages.h"
 
 /* How many names a directory holds, "." and ".." aside (hidden ones
  * count). */
@@ -108,6 +109,27 @@ static inline al_result *ut_execute_json(const al_provider_ops *ops,
 	al_cancel_free(cancel);
 	al_request_free(req);
 	return res;
+}
+
+/* Whether two facts list the same languages. */
+static inline bool ut_same_languages(const al_facts *a, const al_facts *b)
+{
+	if (a->n_languages != b->n_languages)
+		return false;
+	for (size_t i = 0; i < a->n_languages; i++)
+		if (al_facts_find_language(b, a->languages[i].language) == NULL)
+			return false;
+	return true;
+}
+
+/* A language airlock knows that the facts lack, or NULL. */
+static inline const char *ut_absent_language(const al_facts *f)
+{
+	const char *absent = NULL;
+	for (const char *const *l = al_language_names(); *l != NULL; l++)
+		if (al_facts_find_language(f, *l) == NULL)
+			absent = *l;
+	return absent;
 }
 
 #endif
