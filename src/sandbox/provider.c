@@ -211,14 +211,21 @@ static int sb_probe(const char *config_json, al_facts **out, al_error **err)
 	int rc = al_sb_context_init(&ctx, config_json, 0, err);
 	if (rc < 0)
 		return rc;
-	/* A scoped selection probe is no handle's: nothing to keep */
+	/* A scoped selection probe is no handle's: nothing of it is kept,
+	 * and an older probe kept before it is no longer the last. */
 	bool scoped = !atomic_load(&one_run) &&
 		      al_probe_scope_language() != NULL;
 	rc = probe_for_handle(&ctx, probe_language(), out, err);
-	if (rc == 0 && !scoped)
+	if (rc == 0 && !scoped) {
 		keep_last_probe(config_json, &ctx, *out);
-	else
-		al_sb_context_clear(&ctx);
+		return rc;
+	}
+	al_sb_context_clear(&ctx);
+	if (scoped) {
+		pthread_mutex_lock(&last_probe_lock);
+		forget_last_probe_locked();
+		pthread_mutex_unlock(&last_probe_lock);
+	}
 	return rc;
 }
 
