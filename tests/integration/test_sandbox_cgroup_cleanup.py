@@ -126,18 +126,26 @@ def kill_cli_mid_run():
     """Starts a CLI run of `sleep 30`, SIGKILLs the CLI once the run's
     cgroups hold its tree: (the CLI's pid, those cgroups)."""
     p = subprocess.Popen([BIN, "--config", session_config(), "run",
-                          "-p", "sandbox", "-l", "sh", "-e", "sleep 30"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                          "-p", "sandbox", "-l", "sh", "-e", "sleep 30",
+                          "--json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
     want = len(bases())
     left = []
-    for _ in range(600):  # the run's cgroups exist once it started
+    deadline = time.monotonic() + 20  # well inside the run's 30 s
+    # the run's cgroups exist once it started; a CLI that ended first
+    # (a refusal) says why
+    while time.monotonic() < deadline and p.poll() is None:
         left = cgroups_of(p.pid)
         if len(left) == want and all(populated(d) for d in left):
             break
         time.sleep(0.05)
+    ended = p.poll() is not None
     p.kill()
-    p.wait()
-    assert len(left) == want, left
+    out, err = p.communicate()
+    assert not ended, "the CLI ended before its run's cgroups held it: " \
+        "rc=%s stdout=%s stderr=%s" % (p.returncode, out, err)
+    assert len(left) == want, (left, want, err)
     return p.pid, left
 
 
