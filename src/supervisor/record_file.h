@@ -41,7 +41,7 @@ int al_record_file_write_json_how(int dirfd, const char *name, const json_t *v,
  * above renames one to its temp name instead of creating the temp, so
  * no inode is allocated on the request's path; without one it creates
  * the temp as before.  al_record_file_blanks_drop removes those left. */
-#define AL_RECORD_FILE_BLANKS 4u
+#define AL_RECORD_FILE_BLANKS 3u
 /* Bytes allocated ahead in each (a run's records are smaller). */
 #define AL_RECORD_FILE_BLANK_BYTES 4096
 int al_record_file_blanks_make(int dirfd);

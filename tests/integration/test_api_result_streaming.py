@@ -51,6 +51,10 @@ def test_large_result_is_stored_once_and_streamed(tmp_path):
         # about 1x the output in the run's directory (the result once)
         stored = dir_bytes(d.state / "runs" / run_id)
         assert OUT <= stored < OUT * 1.2, stored
+        # under one name: final.json, result.json gone
+        rd = d.state / "runs" / run_id
+        assert not (rd / "result.json").exists()
+        assert (rd / "final.json").stat().st_nlink == 1
 
         # READERS concurrent GETs, each answered (headers read) but left
         # unread: the daemon holds every answer at once

@@ -4,7 +4,9 @@ directory (docs/durability.md, "The run directory"): nothing in it must
 outlive a reboot, and creating it on disk cost an inode allocation per
 entry (docs/performance.md).  The daemon removes what a killed
 supervisor's sandbox left there when it finishes the run.  The finishing
-marker, likewise, is a link rather than a new inode."""
+marker, likewise, is a link rather than a new inode, and so is the
+final result when it is the supervisor's result byte for byte."""
+import json
 import os
 import pathlib
 import signal
@@ -107,3 +109,18 @@ def test_a_killed_supervisors_run_directory_is_removed(daemon):
     # Its provider never removed it; the daemon's clean-up did.
     assert not leftover.exists()
     assert audit_events(d, rid) == ["run.started", "run.finished"]
+
+
+def test_the_final_result_is_a_second_name_of_the_supervisors(daemon):
+    d, _ = daemon
+    st, _, res = d.run({"language": "sh", "code": "echo hi",
+                        "limits": {"wall_ms": 30000}})
+    assert st == 200 and res["outcome"] == "completed", res
+    rd = run_dir(d, res["run_id"])
+    final, result = rd / "final.json", rd / "result.json"
+    # one inode under both names, holding what the API answered
+    assert final.stat().st_ino == result.stat().st_ino
+    assert final.stat().st_nlink == 2
+    assert json.loads(final.read_text())["stdout"] == "hi\n"
+    st, _, again = d.request("GET", "/v1/runs/%s" % res["run_id"])
+    assert st == 200 and again["stdout"] == "hi\n", again

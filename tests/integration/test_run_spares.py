@@ -85,6 +85,13 @@ def assert_run_dir_as_made_on_admission(d, rid):
     assert stat.S_IMODE((rd / "acks").stat().st_mode) == 0o700
     for name in ("recovery.json", "identity.json", "final.json"):
         assert stat.S_IMODE((rd / name).stat().st_mode) == 0o600, name
+    # The final result is the supervisor's result.json under a second
+    # name exactly when the bytes are the same (the local provider's
+    # result gains the provider's facts when finished: two files).
+    final, result = rd / "final.json", rd / "result.json"
+    same = final.read_bytes() == result.read_bytes()
+    assert (final.stat().st_ino == result.stat().st_ino) == same
+    assert final.stat().st_nlink == (2 if same else 1)
 
 
 def test_runs_take_directories_made_ahead(make_daemon):
@@ -117,7 +124,7 @@ def test_runs_take_directories_made_ahead(make_daemon):
     for p in d.state.glob("spare-runs/*/*/run"):
         assert {q.name for q in p.iterdir()} == {
             "inbox", "acks", ".result.reserve", "supervisor.log",
-            ".blank.0", ".blank.1", ".blank.2", ".blank.3", ".artifacts"}
+            ".blank.0", ".blank.1", ".blank.2", ".artifacts"}
 
 
 def test_zero_makes_none(make_daemon):
