@@ -19,7 +19,7 @@
  * a fresh one: bounds how long one address space (heap, the provider
  * handle's state, its layout) lives across runs, while the start-up it
  * saves is spread over enough runs to be negligible per run. */
-#define AL_SUP_RUNS_MAX 16
+#define AL_SUP_RUNS_MAX 64
 
 /* What a run must leave as it found it: the open descriptors (a bitmap
  * of the first 1024), the number of threads and the environment (a

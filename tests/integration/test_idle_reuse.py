@@ -23,7 +23,7 @@ from test_durable_support import (DurableDaemon, alive,
                                   wait_until)
 
 # The bound in src/supervisor/reuse.h (AL_SUP_RUNS_MAX).
-RUNS_MAX = 16
+RUNS_MAX = 64
 
 
 def sandbox_config(idle=1, secrets_file=None, secrets=()):
