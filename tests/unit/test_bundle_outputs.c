@@ -381,6 +381,11 @@ static void test_remove_tree_deep_and_hostile(void **state)
 	int lk = openat(cur, "locked", O_RDONLY | O_DIRECTORY);
 	assert_int_equal(fchmod(lk, 0), 0);
 	close(lk);
+	/* empty directories (removed without being opened), one without
+	 * permissions, one holding only another */
+	assert_int_equal(mkdirat(cur, "empty", 0), 0);
+	assert_int_equal(mkdirat(cur, "outer", 0755), 0);
+	assert_int_equal(mkdirat(cur, "outer/inner", 0755), 0);
 	close(cur);
 	int before = count_fds();
 	assert_int_equal(al_remove_tree_at(root, "t"), 0);
