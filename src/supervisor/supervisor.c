@@ -1019,12 +1019,16 @@ int al_supervisor_idle_main(const char *state_dir, char *nonce, int sock)
 		runs = 1;
 	/* Each run sets it (prepare); none is inherited into the next. */
 	unsetenv("AIRLOCK_RUN_BASE");
+	al_reuse_state before;
+	/* The state the last run was found to have left as it was: the
+	 * next one is compared with it again, not with a fresh copy. */
+	bool checked = false;
 	for (;;) {
 		/* 2: "run <id> <nonce>" with the log and the secrets, or the
 		 * end of the socket (the daemon is gone: nothing runs). */
-		al_reuse_state before;
-		bool again = runs > 1 && members_ready(ops, handle) &&
-			     al_reuse_snapshot(&before) == 0;
+		bool again = runs > 1 &&
+			     (checked || (members_ready(ops, handle) &&
+					  al_reuse_snapshot(&before) == 0));
 		n = idle_recv(sock, buf, 256, fds, 2, &n_fds);
 		char run_id[64], their[64];
 		if (n <= 0 || n_fds < 1 ||
@@ -1091,6 +1095,7 @@ int al_supervisor_idle_main(const char *state_dir, char *nonce, int sock)
 			rc = 0;
 			goto out;
 		}
+		checked = true;
 	}
 out:
 	for (size_t i = 0; i < 2; i++)
