@@ -62,11 +62,12 @@ static bool exists_at(int dirfd, const char *path)
 	return fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
-/* Waits (bounded) until the epoch's slot k holds a whole spare. */
+/* Waits (bounded) until the epoch's slot k holds a whole spare (the
+ * store made ahead is its last entry). */
 static void wait_ready(fixture *f, uint64_t epoch, unsigned k)
 {
 	char p[96];
-	snprintf(p, sizeof(p), AL_SPARE_RUNS_DIR "/%llu/%u/run/.blank.3",
+	snprintf(p, sizeof(p), AL_SPARE_RUNS_DIR "/%llu/%u/run/.artifacts",
 		 (unsigned long long)epoch, k);
 	for (int i = 0; i < 2000 && !exists_at(f->state_fd, p); i++) {
 		struct timespec ts = {0, 5 * 1000 * 1000};
@@ -103,7 +104,7 @@ static void test_taken_as_a_run_directory(void **state)
 	assert_int_equal(take_soon(s, "run-1"), 0);
 	static const char *const entries[] = {
 		"run-1/inbox", "run-1/acks", "run-1/" AL_RF_RESERVE,
-		"run-1/" AL_RF_LOG, "run-1/.blank.0", "run-1/.blank.3"};
+		"run-1/" AL_RF_LOG, "run-1/.blank.0", "run-1/.blank.2"};
 	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++)
 		assert_true(exists_at(f->runs_fd, entries[i]));
 	struct stat st;
