@@ -1209,15 +1209,26 @@ int al_drun_mark_finishing(al_drun *r)
  * and the supervisor's result.json (the same output again) removed. */
 #define FINAL_ONCE_BYTES (64u * 1024u)
 
-/* true when result.json holds exactly the len bytes of json. */
+/* true when result.json holds exactly the len bytes of json.  Compared
+ * a block at a time: a result of many MiB is not held twice. */
 static bool result_is(const al_drun *r, const char *json, size_t len)
 {
-	char *text = NULL;
-	size_t n = 0;
-	bool same = al_record_file_read(r->dirfd, AL_RF_RESULT, len + 1, &text,
-					&n) == 0 &&
-		    n == len && memcmp(text, json, len) == 0;
-	free(text);
+	int fd = openat(r->dirfd, AL_RF_RESULT,
+			O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	bool same = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    (uint64_t)st.st_size == len;
+	char block[16384];
+	for (size_t off = 0; same && off < len;) {
+		ssize_t n = read(fd, block, sizeof(block));
+		if (n < 0 && errno == EINTR)
+			continue;
+		same = n > 0 && (size_t)n <= len - off &&
+		       memcmp(block, json + off, (size_t)n) == 0;
+		off += n > 0 ? (size_t)n : 0;
+	}
+	if (fd >= 0)
+		close(fd);
 	return same;
 }
 

@@ -124,3 +124,20 @@ def test_the_final_result_is_a_second_name_of_the_supervisors(daemon):
     assert json.loads(final.read_text())["stdout"] == "hi\n"
     st, _, again = d.request("GET", "/v1/runs/%s" % res["run_id"])
     assert st == 200 and again["stdout"] == "hi\n", again
+
+
+def test_a_large_final_result_is_kept_once_under_its_new_name(daemon):
+    d, _ = daemon
+    n = 100000  # over the 64 KiB past which a result is stored once
+    st, _, res = d.run({"language": "sh",
+                        "code": "head -c %d /dev/zero | tr '\\0' x" % n,
+                        "limits": {"wall_ms": 30000}})
+    assert st == 200 and res["outcome"] == "completed", res["outcome"]
+    rd = run_dir(d, res["run_id"])
+    wait_until(lambda: not (rd / "result.json").exists(),
+               what="result.json removed")
+    final = rd / "final.json"
+    assert final.stat().st_nlink == 1
+    assert json.loads(final.read_text())["stdout"] == "x" * n
+    st, _, again = d.request("GET", "/v1/runs/%s" % res["run_id"])
+    assert st == 200 and again["stdout"] == "x" * n
