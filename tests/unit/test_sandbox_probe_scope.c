@@ -29,8 +29,7 @@ static al_facts *all;
 static int setup(void **state)
 {
 	(void)state;
-	ops = al_provider_lookup("sandbox");
-	return ops == NULL || ops->probe(NULL, &all, NULL) < 0 ? -1 : 0;
+	return ut_probe_whole("sandbox", &ops, &all);
 }
 
 static int teardown(void **state)

@@ -112,6 +112,15 @@ static inline al_result *ut_execute_json(const al_provider_ops *ops,
 }
 
 /* Whether two facts list the same languages. */
+/* A test group's setup: the provider's ops and its whole probe's facts
+ * (0, or -1 when either is missing). */
+static inline int ut_probe_whole(const char *provider,
+				 const al_provider_ops **ops, al_facts **all)
+{
+	*ops = al_provider_lookup(provider);
+	return *ops == NULL || (*ops)->probe(NULL, all, NULL) < 0 ? -1 : 0;
+}
+
 static inline bool ut_same_languages(const al_facts *a, const al_facts *b)
 {
 	if (a->n_languages != b->n_languages)
