@@ -137,10 +137,23 @@ static void close_range_except(int low, int keep)
 	}
 }
 
-/* Every capability gone from every set; root inside the user namespace
- * gains nothing on exec (securebits), setuid bits are inert (nosuid +
+/* The bounding set emptied, in the init once its user namespace is
+ * final (making one fills the set again) and before the program is
+ * started: the program inherits the empty set, so one pass of a system
+ * call per capability serves both. */
+static int drop_bounding(int cap_last)
+{
+	for (int c = 0; c <= cap_last; c++)
+		if (cap_drop_bound((cap_value_t)c) < 0 && errno != EINVAL)
+			return -errno;
+	return 0;
+}
+
+/* Every capability gone from every other set (the bounding set is
+ * already empty: drop_bounding); root inside the user namespace gains
+ * nothing on exec (securebits), setuid bits are inert (nosuid +
  * no_new_privs). */
-static int drop_caps(int cap_last, bool lock_bits)
+static int drop_caps(bool lock_bits)
 {
 	if (lock_bits &&
 	    prctl(PR_SET_SECUREBITS,
@@ -149,9 +162,6 @@ static int drop_caps(int cap_last, bool lock_bits)
 			  SECBIT_NOROOT_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
 			  SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) < 0)
 		return -errno;
-	for (int c = 0; c <= cap_last; c++)
-		if (cap_drop_bound((cap_value_t)c) < 0 && errno != EINVAL)
-			return -errno;
 	/* One call: libcap's cap_reset_ambient asks about every capability
 	 * first, 41 system calls in both the init and the program. */
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 &&
@@ -165,13 +175,61 @@ static int drop_caps(int cap_last, bool lock_bits)
 	return 0;
 }
 
+/* The hexadecimal mask after "\nNAME:\t" in a /proc status text. */
+static bool status_mask(const char *text, const char *name, uint64_t *mask)
+{
+	const char *p = strstr(text, name);
+	if (p == NULL)
+		return false;
+	p += strlen(name);
+	uint64_t v = 0;
+	int digits = 0;
+	for (; digits < 16; p++, digits++) {
+		int d = *p >= '0' && *p <= '9'	 ? *p - '0'
+			: *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
+						 : -1;
+		if (d < 0)
+			break;
+		v = v << 4 | (uint64_t)d;
+	}
+	*mask = v;
+	return digits == 16;
+}
+
+/* The signals the program would inherit other than at their default:
+ * those its caller ignores or handles, from the kernel's own masks (three
+ * system calls rather than one per signal).  False when they cannot be
+ * read: every signal is then reset. */
+static bool signals_to_reset(uint64_t *mask)
+{
+	char text[4096];
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	text[n] = '\0';
+	uint64_t ign, cgt;
+	if (!status_mask(text, "\nSigIgn:\t", &ign) ||
+	    !status_mask(text, "\nSigCgt:\t", &cgt))
+		return false;
+	*mask = ign | cgt;
+	return true;
+}
+
 static void reset_signals(void)
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
-	for (int s = 1; s < NSIG; s++)
-		sigaction(s, &sa, NULL);
+	uint64_t mask = ~(uint64_t)0;
+	if (!signals_to_reset(&mask))
+		mask = ~(uint64_t)0;
+	for (int s = 1; s < NSIG && s <= 64; s++)
+		if (s != SIGKILL && s != SIGSTOP && (mask >> (s - 1) & 1))
+			sigaction(s, &sa, NULL);
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -284,7 +342,7 @@ static _Noreturn void run_program(const al_sb_launch *l, const struct fds *f)
 		fail(ff, ST_CHDIR, errno, 0);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		fail(ff, ST_NNP, errno, 0);
-	int rc = drop_caps(l->cap_last, true);
+	int rc = drop_caps(true);
 	if (rc < 0)
 		fail(ff, ST_CAPS, -rc, 0);
 	rc = al_sb_landlock_apply(&l->landlock);
@@ -547,6 +605,9 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 	/* The init's memory holds the host's environment: the program (same
 	 * uid) must not read it through /proc/1. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	rc = drop_bounding(l->cap_last);
+	if (rc < 0)
+		fail(ff, ST_CAPS, -rc, 1);
 	pid_t prog = l->wait_go || SANITIZED_BUILD ? raw_fork()
 						   : spawn_program(l, f);
 	if (prog < 0)
@@ -558,7 +619,7 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 	close(f->err[1]);
 	close(ff);
 	close_range_except(3, f->status[1]);
-	drop_caps(l->cap_last, false);
+	drop_caps(false);
 	_exit(al_shepherd_loop(prog, f->status[1], true));
 }
 

@@ -1,8 +1,11 @@
 """The local provider's functional cases, under the sandbox."""
 import base64
 import concurrent.futures
+import json
+import signal
+import subprocess
 
-from sandbox_helpers import run
+from sandbox_helpers import BIN, PROVIDER, need, run, session_config
 
 
 def test_stdin(tmp_path):
@@ -51,3 +54,22 @@ def test_concurrent_runs_have_separate_tmp():
     for r in results:
         assert r["outcome"] == "completed"
         assert r["stdout"].split()[0] == "me"
+
+
+def test_ignored_signals_do_not_reach_the_program():
+    """Signals its caller ignores are at their default in the program
+    (src/sandbox/launch.c resets those the kernel's masks name)."""
+    need(language="sh")
+
+    def ignore():
+        for s in (signal.SIGUSR1, signal.SIGUSR2, signal.SIGHUP,
+                  signal.SIGPIPE, signal.SIGRTMIN + 3):
+            signal.signal(s, signal.SIG_IGN)
+
+    cmd = [BIN, "--config", session_config(), "run", "-p", PROVIDER,
+           "-l", "sh", "-e", "grep '^SigIgn' /proc/self/status", "--json"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60,
+                       preexec_fn=ignore)
+    res = json.loads(p.stdout)
+    assert res["outcome"] == "completed", p.stderr
+    assert res["stdout"].splitlines()[0] == "SigIgn:\t0000000000000000"
