@@ -374,14 +374,45 @@ void al_sb_mount_plan_clear(al_sb_mount_plan *p)
 
 /* ---- apply (child; no allocation) ------------------------------------ */
 
-static int mkdir_p(const char *path, mode_t mode)
+/* The last directory the plan's steps made or found (a step's parent is
+ * mostly the one before's: /dev, /etc), so its components are not made
+ * again, each an EEXIST.  A mount on one of its ancestors hides it:
+ * dir_memo_mounted forgets it then. */
+struct dir_memo {
+	char path[PATH_MAX];
+	size_t len; /* 0: nothing known */
+};
+
+/* 1 when dir is the known directory or one of its ancestors. */
+static bool dir_memo_has(const struct dir_memo *m, const char *dir, size_t n)
+{
+	return m->len > 0 && n <= m->len && memcmp(m->path, dir, n) == 0 &&
+	       (m->path[n] == '\0' || m->path[n] == '/');
+}
+
+static void dir_memo_mounted(struct dir_memo *m, const char *dst)
+{
+	size_t n = strlen(dst);
+	if (m->len > n && memcmp(m->path, dst, n) == 0 &&
+	    (m->path[n] == '/' || n == 1))
+		m->len = 0;
+}
+
+static int mkdir_p(struct dir_memo *m, const char *path, mode_t mode)
 {
 	char buf[PATH_MAX];
 	size_t n = strlen(path);
 	if (n >= sizeof(buf))
 		return -ENAMETOOLONG;
+	if (dir_memo_has(m, path, n))
+		return 0;
 	memcpy(buf, path, n + 1);
-	for (size_t i = 1; i <= n; i++) {
+	/* the known ancestor's components exist: start below it */
+	size_t i = m->len > 0 && m->len < n && buf[m->len] == '/' &&
+			   memcmp(buf, m->path, m->len) == 0
+		   ? m->len + 1
+		   : 1;
+	for (; i <= n; i++) {
 		if (buf[i] != '/' && buf[i] != '\0')
 			continue;
 		char c = buf[i];
@@ -390,10 +421,12 @@ static int mkdir_p(const char *path, mode_t mode)
 			return -errno;
 		buf[i] = c;
 	}
+	memcpy(m->path, buf, n + 1);
+	m->len = n;
 	return 0;
 }
 
-static int parent_dir(const char *path)
+static int parent_dir(struct dir_memo *m, const char *path)
 {
 	char buf[PATH_MAX];
 	size_t n = strlen(path);
@@ -404,20 +437,19 @@ static int parent_dir(const char *path)
 	if (slash == NULL || slash == buf)
 		return 0;
 	*slash = '\0';
-	return mkdir_p(buf, 0755);
+	return mkdir_p(m, buf, 0755);
 }
 
-static int make_mountpoint(const char *dst, bool dir)
+static int make_mountpoint(struct dir_memo *m, const char *dst, bool dir)
 {
 	if (dir)
-		return mkdir_p(dst, 0755);
-	int rc = parent_dir(dst);
+		return mkdir_p(m, dst, 0755);
+	int rc = parent_dir(m, dst);
 	if (rc < 0)
 		return rc;
-	int fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0444);
-	if (fd < 0)
+	/* an empty regular file in one call (no open and close) */
+	if (mknod(dst, S_IFREG | 0444, 0) < 0 && errno != EEXIST)
 		return -errno;
-	close(fd);
 	return 0;
 }
 
@@ -466,14 +498,14 @@ static int old_src(const al_sb_mount_op *o, char src[PATH_MAX],
 	return 0;
 }
 
-static int do_bind(const al_sb_mount_op *o)
+static int do_bind(struct dir_memo *m, const al_sb_mount_op *o)
 {
 	char src[PATH_MAX];
 	struct stat st;
 	int rc = old_src(o, src, &st);
 	if (rc != 0)
 		return rc > 0 ? 0 : rc;
-	rc = make_mountpoint(o->dst, S_ISDIR(st.st_mode));
+	rc = make_mountpoint(m, o->dst, S_ISDIR(st.st_mode));
 	if (rc < 0)
 		return rc;
 	if (mount(src, o->dst, NULL, MS_BIND, NULL) < 0) {
@@ -491,7 +523,7 @@ static int do_bind(const al_sb_mount_op *o)
  * cost an RCU grace period to detach).  The host dir is the first layer,
  * named "." from inside it, so the options name no host path. */
 #define VIEW_EMPTY "/dev/.view-empty"
-static int do_view(const al_sb_mount_op *o)
+static int do_view(struct dir_memo *m, const al_sb_mount_op *o)
 {
 	char src[PATH_MAX];
 	struct stat st;
@@ -499,11 +531,11 @@ static int do_view(const al_sb_mount_op *o)
 	if (rc != 0)
 		return rc > 0 ? 0 : rc;
 	if (!S_ISDIR(st.st_mode))
-		return do_bind(o);
-	rc = mkdir_p(o->dst, 0755);
+		return do_bind(m, o);
+	rc = mkdir_p(m, o->dst, 0755);
 	if (rc < 0)
 		return rc;
-	rc = mkdir_p(VIEW_EMPTY, 0555);
+	rc = mkdir_p(m, VIEW_EMPTY, 0555);
 	if (rc < 0)
 		return rc;
 	if (chdir(src) < 0)
@@ -513,12 +545,13 @@ static int do_view(const al_sb_mount_op *o)
 	if (chdir("/") < 0)
 		return -errno;
 	/* no overlay here (kernel, policy): the bind still isolates */
-	return r == 0 ? 0 : do_bind(o);
+	return r == 0 ? 0 : do_bind(m, o);
 }
 
-static int write_file(const char *dst, const char *content)
+static int write_file(struct dir_memo *m, const char *dst,
+		      const char *content)
 {
-	int rc = parent_dir(dst);
+	int rc = parent_dir(m, dst);
 	if (rc < 0)
 		return rc;
 	int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
@@ -557,30 +590,30 @@ static int do_rdonly(const al_sb_mount_op *o)
 	return restrict_bind(o->dst, false, false, true);
 }
 
-static int apply_op(const al_sb_mount_op *o)
+static int apply_op(struct dir_memo *m, const al_sb_mount_op *o)
 {
 	switch (o->op) {
 	case AL_MOP_MKDIR:
-		return mkdir_p(o->dst, 0755);
+		return mkdir_p(m, o->dst, 0755);
 	case AL_MOP_SYMLINK: {
-		int rc = parent_dir(o->dst);
+		int rc = parent_dir(m, o->dst);
 		if (rc == 0 && symlink(o->src, o->dst) < 0)
 			rc = -errno;
 		return rc;
 	}
 	case AL_MOP_BIND:
-		return do_bind(o);
+		return do_bind(m, o);
 	case AL_MOP_TMPFS: {
-		int rc = mkdir_p(o->dst, 0755);
+		int rc = mkdir_p(m, o->dst, 0755);
 		if (rc == 0 && mount("tmpfs", o->dst, "tmpfs",
 				     MS_NOSUID | MS_NODEV, o->src) < 0)
 			rc = -errno;
 		return rc;
 	}
 	case AL_MOP_FILE:
-		return write_file(o->dst, o->src);
+		return write_file(m, o->dst, o->src);
 	case AL_MOP_PROC: {
-		int rc = mkdir_p(o->dst, 0555);
+		int rc = mkdir_p(m, o->dst, 0555);
 		if (rc == 0 && mount("proc", o->dst, "proc",
 				     MS_NOSUID | MS_NODEV | MS_NOEXEC,
 				     NULL) < 0)
@@ -592,7 +625,7 @@ static int apply_op(const al_sb_mount_op *o)
 	case AL_MOP_RDONLY:
 		return do_rdonly(o);
 	case AL_MOP_VIEW:
-		return do_view(o);
+		return do_view(m, o);
 	}
 	return -EINVAL;
 }
@@ -610,12 +643,17 @@ int al_sb_mounts_apply(const al_sb_mount_plan *plan, const char *staging,
 		return -errno;
 	if (syscall(SYS_pivot_root, ".", OLDROOT + 1) < 0 || chdir("/") < 0)
 		return -errno;
+	struct dir_memo made = {.len = 0};
 	for (size_t i = 0; i < plan->n; i++) {
-		int rc = apply_op(&plan->ops[i]);
+		const al_sb_mount_op *o = &plan->ops[i];
+		int rc = apply_op(&made, o);
 		if (rc < 0) {
 			*failed_op = (int)i;
 			return rc;
 		}
+		if (o->op != AL_MOP_MKDIR && o->op != AL_MOP_SYMLINK &&
+		    o->op != AL_MOP_FILE)
+			dir_memo_mounted(&made, o->dst);
 	}
 	*failed_op = -2;
 	if (umount2(OLDROOT, MNT_DETACH) < 0 || rmdir(OLDROOT) < 0)
