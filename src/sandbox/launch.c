@@ -219,17 +219,26 @@ static bool signals_to_reset(uint64_t *mask)
 	return true;
 }
 
+/* The kernel's own sigaction: libc's refuses the signals it reserves
+ * (32 and 33 in glibc), which a caller may still have set to be ignored
+ * and which the program would then inherit. */
+struct kernel_sigaction {
+	void (*handler)(int);
+	unsigned long flags;
+	void (*restorer)(void);
+	uint64_t mask;
+};
+
 static void reset_signals(void)
 {
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
+	struct kernel_sigaction dfl = {.handler = SIG_DFL};
 	uint64_t mask = ~(uint64_t)0;
 	if (!signals_to_reset(&mask))
 		mask = ~(uint64_t)0;
-	for (int s = 1; s < NSIG && s <= 64; s++)
+	for (int s = 1; s <= 64; s++)
 		if (s != SIGKILL && s != SIGSTOP && (mask >> (s - 1) & 1))
-			sigaction(s, &sa, NULL);
+			syscall(SYS_rt_sigaction, s, &dfl, NULL,
+				sizeof(dfl.mask));
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
