@@ -277,8 +277,8 @@ static const char *next_field(const char **p, const char *end, int ff)
 
 /* A warm member's program: ready, then its header (launch.h), then exec.
  * Everything after the seccomp filter: only reads, setrlimit, open of
- * /dev/null and execve — and no allocation (the buffers are the init's
- * pages, which it does not read while it waits for this exec). */
+ * /dev/null and execve — and no allocation (the buffers are the parent's
+ * pages, copied). */
 static _Noreturn void wait_and_exec(const al_sb_launch *l, int ff)
 {
 	struct fail_msg ready = {ST_READY, 0, 0};
@@ -452,11 +452,8 @@ static int program_main(void *arg)
  * at that exec is paid (docs/performance.md, "The program started
  * vfork-style").  The init waits meanwhile; the program only makes system
  * calls on data prepared before the clone and writes nothing the init
- * reads after.  A warm member's program also waits for its request
- * before exec, holding the init that long: the init has nothing to do
- * before the program exists (no other process is in its namespace), and
- * a member that is discarded is killed whole or ends at its stdin's end
- * (wait_and_exec). */
+ * reads after.  A warm member's program waits for its request before
+ * exec, which would hold the init that long: it is forked (raw_fork). */
 static pid_t spawn_program(const al_sb_launch *l, const struct fds *f)
 {
 	size_t size = PROGRAM_STACK_BYTES;
@@ -620,16 +617,8 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 	rc = drop_bounding(l->cap_last);
 	if (rc < 0)
 		fail(ff, ST_CAPS, -rc, 1);
-	if (l->wait_go) {
-		/* Held until its program's request comes: the descriptors
-		 * its caller had open then (another run's pipes, copied by
-		 * the clone) go now, not after, or that run's reader would
-		 * wait for their end as long. */
-		const int keep[] = {f->in[0], f->out[1], f->err[1], ff,
-				    f->status[1]};
-		al_close_fds_from(3, keep, sizeof(keep) / sizeof(keep[0]));
-	}
-	pid_t prog = SANITIZED_BUILD ? raw_fork() : spawn_program(l, f);
+	pid_t prog = l->wait_go || SANITIZED_BUILD ? raw_fork()
+						   : spawn_program(l, f);
 	if (prog < 0)
 		fail(ff, ST_FORK, errno, 0);
 	if (prog == 0)
