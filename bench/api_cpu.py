@@ -15,6 +15,10 @@ connection per request.  OUT decides what is attached:
             (perf report --sort comm,dso, or perf script)
   X.stat    perf stat: task-clock, fdatasync, fsync, clone3, execve counts,
             ext4 inodes allocated and freed
+  X.sys     perf record of every system call's entry (then: perf script
+            -F comm,trace; bench/api_syscalls.py X.sys RUNS counts them
+            by process role and call; $PERF_CALLERS records the
+            callers too, for perf report)
   X.strace  strace -f -c (system calls by count)
   -         nothing (runs/s only)
 
@@ -105,6 +109,10 @@ def main():
                "syscalls:sys_enter_fsync,syscalls:sys_enter_clone3,"
                "syscalls:sys_enter_execve,ext4:ext4_allocate_inode,"
                "ext4:ext4_free_inode", "-p", pid, "-o", out]
+    elif out.endswith(".sys"):
+        cmd = ["perf", "record", "-q", "-e", "raw_syscalls:sys_enter"] + \
+            (["-g"] if os.environ.get("PERF_CALLERS") else []) + \
+            ["-p", pid, "-o", out]
     elif out.endswith(".strace"):
         cmd = ["strace", "-f", "-c", "-S", "calls", "-o", out, "-p", pid]
     else:
