@@ -70,9 +70,12 @@ char *al_provider_cache_dir(void)
 		dir = al_strdup_printf("%s/.cache/airlock", env);
 	if (dir == NULL)
 		return NULL;
+	/* Made only when it is missing: each component's mkdir would
+	 * otherwise end in EEXIST, every time a handle is made. */
 	struct stat st;
-	if (make_dirs(dir) < 0 || lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) ||
-	    st.st_uid != geteuid()) {
+	if ((lstat(dir, &st) < 0 &&
+	     (make_dirs(dir) < 0 || lstat(dir, &st) < 0)) ||
+	    !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
 		free(dir);
 		return NULL;
 	}

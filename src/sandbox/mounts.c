@@ -383,7 +383,7 @@ struct dir_memo {
 	size_t len; /* 0: nothing known */
 };
 
-/* 1 when dir is the known directory or one of its ancestors. */
+/* Whether dir is the known directory or one of its ancestors. */
 static bool dir_memo_has(const struct dir_memo *m, const char *dir, size_t n)
 {
 	return m->len > 0 && n <= m->len && memcmp(m->path, dir, n) == 0 &&

@@ -184,3 +184,31 @@ def test_vanished_mechanism_fails_closed_and_is_forgotten(seeded_env):
     _, m = probe(env)
     assert m["observed"] == "now" and m["cgroup"]["memory"] == "v1"
     assert run(env, "-m", "64M", "-e", "echo RAN")["stdout"] == "RAN\n"
+
+
+def test_missing_cache_dir_is_made_private(tmp_path):
+    """A cache directory that does not exist yet is made, 0700, with its
+    parents (src/providers/registry.c), and holds the verdicts."""
+    need()
+    d = tmp_path / "a" / "b" / "cache"
+    env = dict(os.environ, AIRLOCK_CACHE_DIR=str(d))
+    env.pop("AIRLOCK_CONFIG", None)
+    assert run(env, "-e", "true")["outcome"] == "completed"
+    for p in (tmp_path / "a", tmp_path / "a" / "b", d):
+        st = os.lstat(p)
+        assert stat.S_ISDIR(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o700
+    assert mech_file(d)
+
+
+def test_cache_dir_behind_a_symlink_is_not_used(tmp_path):
+    """A cache directory named through a symlink is no cache: the run
+    goes on and writes nothing where the link points."""
+    need()
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    env = dict(os.environ, AIRLOCK_CACHE_DIR=str(link))
+    env.pop("AIRLOCK_CONFIG", None)
+    assert run(env, "-e", "true")["outcome"] == "completed"
+    assert list(real.iterdir()) == []
