@@ -159,7 +159,7 @@ $(TOOL): src/tool/airlock_tool.c src/tool/proto.h
 	@echo "  LD      $@ (static)"
 	@$(CC) $(filter-out $(SANFLAGS),$(CFLAGS)) -static -o $@ $< -Wl,-Bstatic -ljansson
 # Never instrumented: it runs inside images that have no sanitizer runtime.
-CTINIT_OBJ = $(addprefix $(BUILD)/obj-init/,src/ctinit/main.o src/child/shepherd.o src/core/error.o)
+CTINIT_OBJ = $(addprefix $(BUILD)/obj-init/,src/ctinit/main.o src/child/shepherd.o src/core/error.o src/core/util.o)
 $(BUILD)/obj-init/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< (airlock-init)"

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "child/shepherd.h"
+#include "core/util.h"
 
 #ifndef CLOSE_RANGE_UNSHARE
 #define CLOSE_RANGE_UNSHARE (1U << 1)
@@ -69,14 +70,8 @@ static size_t format_path(char *buf, size_t len, int pid, const char *mid,
 static size_t read_children(const char *path, pid_t *out, size_t cap, size_t n)
 {
 	char buf[4096];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (al_read_head(path, buf, sizeof(buf)) < 0)
 		return n;
-	ssize_t len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return n;
-	buf[len] = '\0';
 	for (char *p = buf; *p != '\0' && n < cap;) {
 		while (*p == ' ' || *p == '\n')
 			p++;

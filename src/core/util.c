@@ -174,6 +174,24 @@ int al_hex_digit(char c)
 	return -1;
 }
 
+ssize_t al_read_head(const char *path, char *buf, size_t len)
+{
+	if (len < 2)
+		return -EINVAL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, len - 1);
+	int e = errno;
+	close(fd);
+	if (n < 0)
+		return -e;
+	if (n == 0)
+		return -EIO;
+	buf[n] = '\0';
+	return n;
+}
+
 int al_read_whole_fd(int fd, size_t max, char **out, size_t *len)
 {
 	struct stat st;

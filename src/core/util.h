@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include <airlock/contract.h>
@@ -35,6 +36,10 @@ char *al_log_quote(const char *s, size_t max);
  * shrinks while read gives what is there.  -EINVAL when not a regular
  * file, -EFBIG when larger than max, -ENOMEM, or the read's -errno. */
 int al_read_whole_fd(int fd, size_t max, char **out, size_t *len);
+/* The start of a small file (a /proc text) into buf, NUL-terminated: at
+ * most len - 1 bytes from one read.  The length read, or -errno (-EIO
+ * for an empty file).  Allocates nothing, so a forked child may call it. */
+ssize_t al_read_head(const char *path, char *buf, size_t len);
 /* Opens the directory at path (a link is not followed) when this process's
  * user owns it and its mode has none of the forbidden bits: the fd,
  * -EPERM when it is someone else's or too open, or -errno. */

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "child/shepherd.h"
+#include "core/util.h"
 #include "sandbox/netns.h"
 #include "sandbox/userns.h"
 
@@ -184,14 +185,8 @@ static bool status_mask(const char *text, const char *name, uint64_t *mask)
 	p += strlen(name);
 	uint64_t v = 0;
 	int digits = 0;
-	for (; digits < 16; p++, digits++) {
-		int d = *p >= '0' && *p <= '9'	 ? *p - '0'
-			: *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
-						 : -1;
-		if (d < 0)
-			break;
+	for (int d; digits < 16 && (d = al_hex_digit(*p)) >= 0; p++, digits++)
 		v = v << 4 | (uint64_t)d;
-	}
 	*mask = v;
 	return digits == 16;
 }
@@ -203,14 +198,8 @@ static bool status_mask(const char *text, const char *name, uint64_t *mask)
 static bool signals_to_reset(uint64_t *mask)
 {
 	char text[4096];
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (al_read_head("/proc/self/status", text, sizeof(text)) < 0)
 		return false;
-	ssize_t n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	text[n] = '\0';
 	uint64_t ign, cgt;
 	if (!status_mask(text, "\nSigIgn:\t", &ign) ||
 	    !status_mask(text, "\nSigCgt:\t", &cgt))
@@ -480,14 +469,8 @@ static uintptr_t args_start, args_end;
 static void find_args(void)
 {
 	char buf[1024];
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (al_read_head("/proc/self/stat", buf, sizeof(buf)) < 0)
 		return;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
 	/* fields after the command name, which may hold spaces: field 3 is
 	 * the one after ") " (proc(5) numbers them from 1) */
 	enum { ARG_START = 48, ARG_END = 49 };
