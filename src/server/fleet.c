@@ -31,6 +31,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "server/fleet_internal.h"
+#include "server/node_process.h"
 #include "cgroup/cgroup.h"
 #include "server/service.h"
 #include "supervisor/control.h"
@@ -1010,10 +1011,86 @@ static void *claim_main(void *arg)
 	return NULL;
 }
 
+/* The nodes whose lease ran out, sorted: those whose process is seen
+ * alive on this host (slow, not dead: their runs are left to them) and
+ * the rest, dead. */
+typedef struct lapse_scan {
+	const al_fleet *f;
+	json_t *dead, *slow;
+} lapse_scan;
+
+static void on_lapsed(void *ctx, const char *node, const char *facts)
+{
+	lapse_scan *ls = ctx;
+	json_t *to = al_node_process_alive(facts, ls->f->boot_id) ? ls->slow
+								   : ls->dead;
+	json_array_append_new(to, json_string(node));
+}
+
+/* Tells the operator when the set of slow nodes changes (*told: the
+ * last told, their names). */
+static void tell_slow(const json_t *slow, char **told)
+{
+	char *now = strdup("");
+	size_t i;
+	json_t *v;
+	json_array_foreach(slow, i, v)
+	{
+		char *more = now == NULL ? NULL
+					 : al_strdup_printf("%s%s%s", now,
+							    i > 0 ? ", " : "",
+							    json_string_value(v));
+		free(now);
+		now = more;
+	}
+	if (now == NULL || (*told != NULL && strcmp(now, *told) == 0)) {
+		free(now);
+		return;
+	}
+	if (now[0] != '\0')
+		al_logf(AL_LOG_WARN, NULL,
+			"fleet: the lease of %s ran out but its process lives "
+			"on this host (slow, not dead): its runs are left to it",
+			now);
+	free(*told);
+	*told = now;
+}
+
+/* Adopts (same host first: a dead node's supervisors outlive it) and
+ * settles the runs of the nodes found dead: the number settled lost. */
+static int settle_dead(al_fleet *f, char **told_slow)
+{
+	lapse_scan ls = {f, json_array(), json_array()};
+	int rc = ls.dead != NULL && ls.slow != NULL ? 0 : -ENOMEM;
+	if (rc == 0)
+		rc = f->st->ops->lapsed(f->st, f->node, f->lease_ms, on_lapsed,
+					&ls);
+	if (rc == 0)
+		tell_slow(ls.slow, told_slow);
+	char *dead = rc == 0 && json_array_size(ls.dead) > 0
+			     ? json_dumps(ls.dead, JSON_COMPACT)
+			     : NULL;
+	if (rc == 0 && json_array_size(ls.dead) > 0 && dead == NULL)
+		rc = -ENOMEM;
+	int lost = 0;
+	if (dead != NULL && f->adopt)
+		rc = f->st->ops->adopt(f->st, f->node, f->host, f->boot_id,
+				       f->lease_ms, dead, on_adopt, f);
+	if (dead != NULL && rc >= 0) {
+		lost = f->st->ops->reap(f->st, f->node, f->lease_ms, dead);
+		rc = lost < 0 ? lost : 0;
+	}
+	free(dead);
+	json_decref(ls.dead);
+	json_decref(ls.slow);
+	return rc < 0 ? rc : lost;
+}
+
 static void *beat_main(void *arg)
 {
 	al_fleet *f = arg;
 	bool told = false;
+	char *told_slow = NULL;
 	while (!stopping(f)) {
 		pthread_mutex_lock(&f->lock);
 		unsigned in_use = f->executing;
@@ -1021,14 +1098,7 @@ static void *beat_main(void *arg)
 		al_store_node n = {f->node, f->host, f->slots, in_use,
 				   f->facts};
 		int rc = f->st->ops->heartbeat(f->st, &n);
-		/* Same host first: a dead node's supervisors outlive it. */
-		if (rc == 0 && f->adopt)
-			rc = f->st->ops->adopt(f->st, f->node, f->host,
-					       f->boot_id, f->lease_ms,
-					       on_adopt, f);
-		int lost = rc >= 0 ? f->st->ops->reap(f->st, f->node,
-						      f->lease_ms)
-				   : rc;
+		int lost = rc >= 0 ? settle_dead(f, &told_slow) : rc;
 		if (lost > 0)
 			al_logf(AL_LOG_WARN, NULL,
 				"fleet: settled %d run(s) of nodes whose lease "
@@ -1052,6 +1122,7 @@ static void *beat_main(void *arg)
 		}
 		pthread_mutex_unlock(&f->lock);
 	}
+	free(told_slow);
 	return NULL;
 }
 
@@ -1375,6 +1446,12 @@ static char *facts_json(const al_fleet *f, const al_config *cfg,
 			unsigned slots, json_t *langs)
 {
 	json_t *o = json_object(), *p = json_array();
+	/* Whether this node lives, for the nodes of its host to see when
+	 * its lease runs out. */
+	if (o != NULL && al_node_process_publish(o, f->boot_id) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
 	if (o != NULL && f->adopt && f->boot_id[0] != '\0' &&
 	    (json_object_set_new(o, "boot_id", json_string(f->boot_id)) < 0 ||
 	     json_object_set_new(o, "state_dir",

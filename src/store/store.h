@@ -76,6 +76,9 @@ typedef void (*al_store_orphan_fn)(void *ctx, const char *run_id,
 				   const char *adopted_dir);
 typedef void (*al_store_adopt_fn)(void *ctx, const char *run_id,
 				  const char *tenant, const char *state_dir);
+/* A node and its published facts (JSON text). */
+typedef void (*al_store_node_fn)(void *ctx, const char *node,
+				 const char *facts);
 
 /* GET /v1/runs's query (docs/api.md, "Listing runs"). */
 typedef struct al_store_list_query {
@@ -133,17 +136,25 @@ typedef struct al_store_ops {
 	int (*control_take)(al_store *st, const char *run_id,
 			    al_store_control_fn fn, void *ctx);
 	int (*heartbeat)(al_store *st, const al_store_node *n);
-	/* Settles the running runs of nodes whose lease ran out (lease_ms
-	 * without a heartbeat), and the queued runs pinned to them, as
-	 * lost, each once: the number settled. */
-	int (*reap)(al_store *st, const char *self, uint64_t lease_ms);
-	/* Takes over the running runs of dead nodes (lease_ms without a
-	 * heartbeat) that published this host and boot id: they become
-	 * self's, each with a run.adopted record, and fn gets each with the
-	 * dead node's published state directory.  The number taken. */
+	/* The nodes other than self whose lease ran out (lease_ms without
+	 * a heartbeat) that still hold running runs or queued runs pinned
+	 * to them, fn each: 0 (a read only). */
+	int (*lapsed)(al_store *st, const char *self, uint64_t lease_ms,
+		      al_store_node_fn fn, void *ctx);
+	/* Settles the running runs of dead nodes, and the queued runs
+	 * pinned to them, as lost, each once: the number settled.  A dead
+	 * node is one of `dead` (a JSON array of node ids, those of lapsed
+	 * the caller found gone, src/server/node_process.h) whose lease
+	 * still runs out (lease_ms without a heartbeat). */
+	int (*reap)(al_store *st, const char *self, uint64_t lease_ms,
+		    const char *dead);
+	/* Takes over the running runs of dead nodes (as for reap) that
+	 * published this host and boot id: they become self's, each with a
+	 * run.adopted record, and fn gets each with the dead node's
+	 * published state directory.  The number taken. */
 	int (*adopt)(al_store *st, const char *self, const char *host,
 		     const char *boot_id, uint64_t lease_ms,
-		     al_store_adopt_fn fn, void *ctx);
+		     const char *dead, al_store_adopt_fn fn, void *ctx);
 	/* This node's runs the store has as running (a restart). */
 	int (*orphans)(al_store *st, const char *node, al_store_orphan_fn fn,
 		       void *ctx);

@@ -945,6 +945,7 @@ static int pg_heartbeat(al_store *st, const al_store_node *n)
 struct reap_args {
 	const char *self;
 	uint64_t lease_ms;
+	const char *dead;
 };
 
 static int reap_body(PGconn *c, void *a_)
@@ -956,28 +957,31 @@ static int reap_body(PGconn *c, void *a_)
 		 a->lease_ms);
 	if ((rc = cmd(c, "BEGIN")) < 0)
 		return rc;
-	const char *v[] = {a->self, lease};
+	const char *v[] = {a->self, lease, a->dead};
 	/* One UPDATE settles each run at most once: a run is 'running'
 	 * until some transaction moves it, and only one can.  A dead node
 	 * with a live node of its host and boot is left to that node's
 	 * adoption. */
 	/* A queued run pinned to a dead node is lost whatever its host:
-	 * what it needed was in that node's memory. */
+	 * what it needed was in that node's memory.  Only the nodes the
+	 * caller found dead are settled. */
 	PGresult *r = q(
 		c,
-		"UPDATE runs SET state = 'finished', status = 503, outcome = "
+		"WITH gone AS (SELECT jsonb_array_elements_text($3::jsonb) AS "
+		"id) UPDATE runs SET state = 'finished', status = 503, outcome = "
 		"'unavailable', finished_at = now(), result = "
 		"json_build_object('run_id', id, 'outcome', 'unavailable', "
 		"'reason', 'lost', 'detail', 'node_lost')::text WHERE (state = "
 		"'running' AND node IN (SELECT d.id FROM nodes d WHERE d.id <> $1 "
-		"AND d.heartbeat_at < now() - $2::interval AND NOT EXISTS "
-		"(SELECT 1 FROM nodes l WHERE l.heartbeat_at >= now() - "
-		"$2::interval AND l.host = d.host AND (l.facts::jsonb ->> "
-		"'boot_id') = (d.facts::jsonb ->> 'boot_id')))) OR (state = "
-		"'queued' AND pinned IN (SELECT id FROM nodes WHERE id <> $1 AND "
-		"heartbeat_at < now() - $2::interval)) RETURNING id, tenant, "
+		"AND d.heartbeat_at < now() - $2::interval AND d.id IN (SELECT id "
+		"FROM gone) AND NOT EXISTS (SELECT 1 FROM nodes l WHERE "
+		"l.heartbeat_at >= now() - $2::interval AND l.host = d.host AND "
+		"(l.facts::jsonb ->> 'boot_id') = (d.facts::jsonb ->> "
+		"'boot_id')))) OR (state = 'queued' AND pinned IN (SELECT id FROM "
+		"nodes WHERE id <> $1 AND heartbeat_at < now() - $2::interval AND "
+		"id IN (SELECT id FROM gone))) RETURNING id, tenant, "
 		"coalesce(node, pinned)",
-		2, v);
+		3, v);
 	if (r == NULL)
 		return fail(c);
 	int n = PQntuples(r);
@@ -996,9 +1000,47 @@ static int reap_body(PGconn *c, void *a_)
 	return rc < 0 ? rc : n;
 }
 
+struct lapsed_args {
+	const char *self;
+	uint64_t lease_ms;
+	al_store_node_fn fn;
+	void *ctx;
+};
+
+static int lapsed_body(PGconn *c, void *a_)
+{
+	struct lapsed_args *a = a_;
+	char lease[32];
+	snprintf(lease, sizeof(lease), "%" PRIu64 " milliseconds",
+		 a->lease_ms);
+	const char *v[] = {a->self, lease};
+	PGresult *r = q(c,
+			"SELECT d.id, d.facts FROM nodes d WHERE d.id <> $1 AND "
+			"d.heartbeat_at < now() - $2::interval AND (EXISTS "
+			"(SELECT 1 FROM runs r WHERE r.state = 'running' AND "
+			"r.node = d.id) OR EXISTS (SELECT 1 FROM runs r WHERE "
+			"r.state = 'queued' AND r.pinned = d.id)) ORDER BY d.id",
+			2, v);
+	if (r == NULL)
+		return fail(c);
+	for (int i = 0; i < PQntuples(r); i++)
+		a->fn(a->ctx, PQgetvalue(r, i, 0),
+		      PQgetisnull(r, i, 1) ? NULL : PQgetvalue(r, i, 1));
+	PQclear(r);
+	return 0;
+}
+
+static int pg_lapsed(al_store *st, const char *self, uint64_t lease_ms,
+		     al_store_node_fn fn, void *ctx)
+{
+	struct lapsed_args a = {self, lease_ms, fn, ctx};
+	return with_conn((pg_store *)st, lapsed_body, &a);
+}
+
 struct adopt_args {
 	const char *self, *host, *boot_id;
 	uint64_t lease_ms;
+	const char *dead;
 	al_store_adopt_fn fn;
 	void *ctx;
 };
@@ -1012,18 +1054,19 @@ static int adopt_body(PGconn *c, void *a_)
 		 a->lease_ms);
 	if ((rc = cmd(c, "BEGIN")) < 0)
 		return rc;
-	const char *v[] = {a->self, a->host, a->boot_id, lease};
+	const char *v[] = {a->self, a->host, a->boot_id, lease, a->dead};
 	PGresult *r = q(
 		c,
 		"WITH dead AS (SELECT id, facts::jsonb ->> 'state_dir' AS sd "
 		"FROM nodes WHERE id <> $1 AND host = $2 AND facts::jsonb ->> "
-		"'boot_id' = $3 AND heartbeat_at < now() - $4::interval), "
+		"'boot_id' = $3 AND heartbeat_at < now() - $4::interval AND id IN "
+		"(SELECT jsonb_array_elements_text($5::jsonb))), "
 		"moved AS (UPDATE runs r SET node = $1, adopted_dir = "
 		"coalesce(r.adopted_dir, dead.sd, '') FROM dead WHERE r.node = "
 		"dead.id AND r.state = 'running' RETURNING r.id, r.tenant, "
 		"dead.id AS was, r.adopted_dir) SELECT id, tenant, was, "
 		"adopted_dir FROM moved",
-		4, v);
+		5, v);
 	if (r == NULL)
 		return fail(c);
 	int n = PQntuples(r);
@@ -1047,9 +1090,10 @@ static int adopt_body(PGconn *c, void *a_)
 
 static int pg_adopt(al_store *st, const char *self, const char *host,
 		    const char *boot_id, uint64_t lease_ms,
-		    al_store_adopt_fn fn, void *ctx)
+		    const char *dead, al_store_adopt_fn fn, void *ctx)
 {
-	struct adopt_args a = {self, host, boot_id, lease_ms, fn, ctx};
+	struct adopt_args a = {self, host, boot_id, lease_ms, dead, fn,
+			       ctx};
 	return with_conn((pg_store *)st, adopt_body, &a);
 }
 
@@ -1091,9 +1135,10 @@ static int pg_lose_pinned(al_store *st, const char *node)
 	return with_conn((pg_store *)st, lose_pinned_body, (void *)node);
 }
 
-static int pg_reap(al_store *st, const char *self, uint64_t lease_ms)
+static int pg_reap(al_store *st, const char *self, uint64_t lease_ms,
+		   const char *dead)
 {
-	struct reap_args a = {self, lease_ms};
+	struct reap_args a = {self, lease_ms, dead};
 	return with_conn((pg_store *)st, reap_body, &a);
 }
 
@@ -1533,6 +1578,7 @@ static const al_store_ops pg_ops = {
 	.control_add = pg_control_add,
 	.control_take = pg_control_take,
 	.heartbeat = pg_heartbeat,
+	.lapsed = pg_lapsed,
 	.reap = pg_reap,
 	.orphans = pg_orphans,
 	.adopt = pg_adopt,

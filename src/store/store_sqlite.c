@@ -1133,6 +1133,7 @@ static int sq_heartbeat(al_store *st, const al_store_node *n)
 struct reap_args {
 	const char *self;
 	uint64_t lease_ms;
+	const char *dead;
 };
 
 /* Whether some node other than self whose lease ran out still has
@@ -1164,20 +1165,23 @@ static int reap_body(sq_store *s, sqlite3 *c, void *a_)
 	/* One UPDATE settles each run at most once.  A dead node with a
 	 * live node of its host and boot is left to that node's adoption.
 	 * A queued run pinned to a dead node is lost whatever its host:
-	 * what it needed was in that node's memory. */
+	 * what it needed was in that node's memory.  Only the nodes the
+	 * caller found dead are settled. */
 	rc = query(c, &rows,
+		   "WITH gone AS (SELECT value AS id FROM json_each(?4)) "
 		   "UPDATE runs SET state = 'finished', status = 503, outcome "
 		   "= 'unavailable', finished_ms = ?3, result = json_object("
 		   "'run_id', id, 'outcome', 'unavailable', 'reason', 'lost', "
 		   "'detail', 'node_lost') WHERE state = 'running' AND node IN "
 		   "(SELECT d.id FROM nodes d WHERE d.id <> ?1 AND "
-		   "d.heartbeat_ms < ?2 AND NOT EXISTS (SELECT 1 FROM nodes l "
-		   "WHERE l.heartbeat_ms >= ?2 AND l.host = d.host AND "
-		   "json_extract(l.facts, '$.boot_id') = json_extract(d.facts, "
-		   "'$.boot_id'))) OR (state = 'queued' AND pinned IN (SELECT "
-		   "id FROM nodes WHERE id <> ?1 AND heartbeat_ms < ?2)) "
+		   "d.heartbeat_ms < ?2 AND d.id IN (SELECT id FROM gone) AND "
+		   "NOT EXISTS (SELECT 1 FROM nodes l WHERE l.heartbeat_ms >= ?2 "
+		   "AND l.host = d.host AND json_extract(l.facts, '$.boot_id') "
+		   "= json_extract(d.facts, '$.boot_id'))) OR (state = 'queued' "
+		   "AND pinned IN (SELECT id FROM nodes WHERE id <> ?1 AND "
+		   "heartbeat_ms < ?2 AND id IN (SELECT id FROM gone))) "
 		   "RETURNING id, tenant, coalesce(node, pinned)",
-		   "tii", a->self, now - (int64_t)a->lease_ms, now);
+		   "tiit", a->self, now - (int64_t)a->lease_ms, now, a->dead);
 	if (rc < 0)
 		return rc;
 	size_t n = json_array_size(rows);
@@ -1198,15 +1202,49 @@ static int reap_body(sq_store *s, sqlite3 *c, void *a_)
 	return rc < 0 ? rc : (int)n;
 }
 
-static int sq_reap(al_store *st, const char *self, uint64_t lease_ms)
+static int sq_reap(al_store *st, const char *self, uint64_t lease_ms,
+		   const char *dead)
 {
-	struct reap_args a = {self, lease_ms};
+	struct reap_args a = {self, lease_ms, dead};
 	return with_conn((sq_store *)st, reap_body, &a);
+}
+
+struct lapsed_args {
+	const char *self;
+	uint64_t lease_ms;
+	al_store_node_fn fn;
+	void *ctx;
+};
+
+static int lapsed_body(sq_store *s, sqlite3 *c, void *a_)
+{
+	(void)s;
+	struct lapsed_args *a = a_;
+	json_t *rows = NULL;
+	int rc = query(c, &rows,
+		       "SELECT d.id, d.facts FROM nodes d WHERE d.id <> ?1 AND "
+		       "d.heartbeat_ms < ?2 AND (EXISTS (SELECT 1 FROM runs r "
+		       "WHERE r.state = 'running' AND r.node = d.id) OR EXISTS "
+		       "(SELECT 1 FROM runs r WHERE r.state = 'queued' AND "
+		       "r.pinned = d.id)) ORDER BY d.id",
+		       "ti", a->self, now_ms() - (int64_t)a->lease_ms);
+	for (size_t i = 0; rc == 0 && i < json_array_size(rows); i++)
+		a->fn(a->ctx, col_s(rows, i, 0), col_s(rows, i, 1));
+	json_decref(rows);
+	return rc < 0 ? rc : 0;
+}
+
+static int sq_lapsed(al_store *st, const char *self, uint64_t lease_ms,
+		     al_store_node_fn fn, void *ctx)
+{
+	struct lapsed_args a = {self, lease_ms, fn, ctx};
+	return with_conn((sq_store *)st, lapsed_body, &a);
 }
 
 struct adopt_args {
 	const char *self, *host, *boot_id;
 	uint64_t lease_ms;
+	const char *dead;
 	al_store_adopt_fn fn;
 	void *ctx;
 };
@@ -1227,8 +1265,9 @@ static int adopt_body(sq_store *s, sqlite3 *c, void *a_)
 		   "json_extract(d.facts, '$.state_dir'), '') FROM runs r JOIN "
 		   "nodes d ON d.id = r.node WHERE r.state = 'running' AND "
 		   "d.id <> ?1 AND d.host = ?2 AND json_extract(d.facts, "
-		   "'$.boot_id') = ?3 AND d.heartbeat_ms < ?4 ORDER BY r.qseq",
-		   "ttti", a->self, a->host, a->boot_id, cutoff);
+		   "'$.boot_id') = ?3 AND d.heartbeat_ms < ?4 AND d.id IN "
+		   "(SELECT value FROM json_each(?5)) ORDER BY r.qseq",
+		   "tttit", a->self, a->host, a->boot_id, cutoff, a->dead);
 	if (rc < 0)
 		return rc;
 	size_t n = json_array_size(rows);
@@ -1259,9 +1298,10 @@ static int adopt_body(sq_store *s, sqlite3 *c, void *a_)
 
 static int sq_adopt(al_store *st, const char *self, const char *host,
 		    const char *boot_id, uint64_t lease_ms,
-		    al_store_adopt_fn fn, void *ctx)
+		    const char *dead, al_store_adopt_fn fn, void *ctx)
 {
-	struct adopt_args a = {self, host, boot_id, lease_ms, fn, ctx};
+	struct adopt_args a = {self, host, boot_id, lease_ms, dead, fn,
+			       ctx};
 	return with_conn((sq_store *)st, adopt_body, &a);
 }
 
@@ -1600,6 +1640,7 @@ static const al_store_ops sq_ops = {
 	.control_add = sq_control_add,
 	.control_take = sq_control_take,
 	.heartbeat = sq_heartbeat,
+	.lapsed = sq_lapsed,
 	.reap = sq_reap,
 	.orphans = sq_orphans,
 	.adopt = sq_adopt,

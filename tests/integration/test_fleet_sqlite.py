@@ -7,6 +7,7 @@ fleet's audit chain, read straight from the database file."""
 import collections
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import threading
@@ -108,6 +109,16 @@ def audit_counts(store, event):
         if r["event"] == event:
             c[r["run_id"]] += 1
     return c
+
+
+def adoptions(store):
+    """The run.adopted records, in order: who took which run from whom."""
+    out = []
+    for (rec,) in store.query("SELECT record FROM audit"):
+        r = json.loads(rec)
+        if r["event"] == "run.adopted":
+            out.append((r["run_id"][-8:], r["from"], r["node"]))
+    return out
 
 
 def verify_chain(store):
@@ -217,7 +228,7 @@ def test_kill9_node_mid_burst(fleet, store, tmp_path, request):
                if i in s}
     if adopt:
         assert adopted, "node1 had runs in flight"
-        assert all(c == 1 for c in adopted.values())
+        assert all(c == 1 for c in adopted.values()), adoptions(store)
         assert all(s[i][1] != "node1" for i in adopted)
         for i in launched & set(ids):
             if s[i][1] != "node1":
@@ -241,6 +252,74 @@ def test_kill9_node_mid_burst(fleet, store, tmp_path, request):
     st, _, b = victim.request("POST", "/v1/runs", sh("echo back"))
     assert st == 200 and b["stdout"] == "back\n"
     victim.stop()
+    assert_once(store, ids)
+    verify_chain(store)
+
+
+def stop_outside_write(node, store, tries=20):
+    """SIGSTOPs node at a moment it does not hold the store's one write
+    lock (stopped holding it, it would stop every node's writes, the
+    heartbeats among them, until it goes on)."""
+    for _ in range(tries):
+        node.proc.send_signal(signal.SIGSTOP)
+        c = sqlite3.connect(str(store.path), timeout=2)
+        try:
+            c.execute("BEGIN IMMEDIATE")
+            c.rollback()
+            return
+        except sqlite3.OperationalError:
+            pass  # still locked after 2 s: most likely by the stopped node
+        finally:
+            c.close()
+        node.proc.send_signal(signal.SIGCONT)
+        time.sleep(0.05)
+    raise AssertionError("the node held the write lock at each stop")
+
+
+@pytest.mark.parametrize("fleet", [{"adopt": True, "lease_ms": 2000},
+                                   {"adopt": False, "lease_ms": 2000}],
+                         indirect=True, ids=["adopt", "no_adopt"])
+def test_stopped_node_is_slow_not_dead(fleet, store, tmp_path):
+    """A node whose lease runs out while its process lives on this host
+    (stopped here; a loaded machine or a busy store does the same) is
+    slow, not dead: no node adopts or settles its runs, and it records
+    them itself once it goes on."""
+    marker, gate = tmp_path / "marker", tmp_path / "gate"
+    victim = fleet[1]
+    # 12 runs fill the 3 nodes' 4 slots each and wait for the gate (at
+    # most 40 s), so the victim certainly holds runs when it is stopped.
+    wait_gate = ("n=0; while [ ! -e %s ] && [ $n -lt 800 ]; do "
+                 "sleep 0.05; n=$((n+1)); done; " % gate)
+    bodies = [sh(marker_code(marker, "s%d" % i, wait_gate),
+                 limits={"wall_ms": 60000}) for i in range(12)]
+    accepted = submit_all(fleet, bodies)
+    ids = [b["run_id"] for st, b in accepted.values() if st == 202]
+    assert len(ids) == 12, accepted
+    assert wait_until(lambda: sum(
+        v[:2] == ("running", "node1")
+        for v in states(store, ids).values()) == 4, 60, 0.05)
+    stop_outside_write(victim, store)
+    try:
+        held = [i for i, v in states(store, ids).items()
+                if v[:2] == ("running", "node1")]
+        assert len(held) == 4
+        time.sleep(3 * 2.0)  # three leases
+        s = states(store, ids)
+        assert all(s[i][:2] == ("running", "node1") for i in held), s
+        assert not audit_counts(store, "run.adopted")
+        assert all(v[2] != "unavailable" for v in s.values()), s
+        told = fleet[0].log() + fleet[2].log()
+        assert "ran out but its process lives on this host" in told
+        gate.touch()
+    finally:
+        gate.touch()
+        victim.proc.send_signal(signal.SIGCONT)
+    assert wait_until(lambda: all_finished(store, ids), 60, 0.25)
+    s = states(store, ids)
+    assert all(v[2] == "completed" for v in s.values()), s
+    assert all(s[i][1] == "node1" for i in held)
+    lines = collections.Counter(marker.read_text().split())
+    assert sorted(lines) == sorted("s%d" % i for i in range(12)), lines
     assert_once(store, ids)
     verify_chain(store)
 
