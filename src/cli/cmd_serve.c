@@ -2,12 +2,18 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <airlock/server.h>
 
 #include "cli/cli.h"
 #include "core/log.h"
 #include "sandbox/sandbox.h"
+
+/* Log lines waiting for stderr before more are dropped (some thousands
+ * of access lines), and how long a stop waits for them to be written. */
+#define SERVE_LOG_QUEUE_BYTES (1024u * 1024u)
+#define SERVE_LOG_DRAIN_MS 2000u
 
 static const char serve_usage[] =
 	"usage: airlock serve [--listen ADDR:PORT] [--unix-socket PATH]\n"
@@ -137,7 +143,17 @@ int cmd_serve(const cli_globals *g, int argc, char **argv)
 	 * supervisors, and the idle ones hold the warm sandboxes
 	 * (docs/durability.md, "Idle supervisors"). */
 	al_sandbox_pools_off();
-	if (al_server_run(&so, &err) < 0) {
+	/* A stderr nobody reads (a stalled log shipper, a paused pager)
+	 * must not stop the daemon: its lines are queued for a writer. */
+	int wrc = al_log_writer_start(SERVE_LOG_QUEUE_BYTES);
+	if (wrc < 0)
+		al_logf(AL_LOG_WARN, NULL,
+			"cannot start the log writer (%s): lines are written "
+			"by the threads that log them",
+			strerror(-wrc));
+	int rc = al_server_run(&so, &err);
+	(void)al_log_writer_stop(SERVE_LOG_DRAIN_MS);
+	if (rc < 0) {
 		cli_error("serve: %s%s%s", al_error_get_message(err),
 			  al_error_get_reason(err)[0] ? " at " : "",
 			  al_error_get_reason(err));

@@ -1,7 +1,10 @@
 /* The daemon's log lines (core/log.h, docs/serve.md "Logs").  Each line is
  * built whole and written with one write(2) on stderr: threads and the
- * processes sharing the descriptor never interleave inside a line. */
+ * processes sharing the descriptor never interleave inside a line.  With
+ * the writer started (al_log_writer_start) a line is queued for its
+ * thread instead, so a stderr nobody reads never blocks the caller. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +28,27 @@ static al_log_level max_level = AL_LOG_INFO;
 
 static _Thread_local const char *ctx_request_id;
 static _Thread_local const char *ctx_trace_id;
+
+/* The writer: lines waiting for stderr, in order, at most queue_max bytes
+ * of them; lines past that are counted and dropped. */
+struct queued_line {
+	struct queued_line *next;
+	size_t len;
+	char text[];
+};
+
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t more, drained;
+	struct queued_line *head, *tail;
+	size_t bytes, queue_max;
+	unsigned long long dropped;
+	bool started, stopping, writing; /* started: not joined yet */
+	pid_t owner; /* the process whose thread writes (0: none) */
+	pthread_t thread;
+} writer = {.mu = PTHREAD_MUTEX_INITIALIZER,
+	    .more = PTHREAD_COND_INITIALIZER,
+	    .drained = PTHREAD_COND_INITIALIZER};
 
 int al_log_set_format(const char *name)
 {
@@ -168,6 +192,153 @@ static char *json_line(const char *ts, al_log_level level, const char *msg,
 	return s;
 }
 
+/* Queues a copy of the line for the writer: false when this process has
+ * no writer (not started, stopped, or a child of the process that has
+ * one), and the caller writes it itself. */
+static bool enqueue(const char *line, size_t len)
+{
+	if (__atomic_load_n(&writer.owner, __ATOMIC_ACQUIRE) != getpid())
+		return false;
+	struct queued_line *q = malloc(sizeof(*q) + len);
+	pthread_mutex_lock(&writer.mu);
+	bool mine = writer.owner == getpid() && !writer.stopping;
+	if (mine && (q == NULL || writer.bytes + len > writer.queue_max)) {
+		writer.dropped++;
+	} else if (mine) {
+		memcpy(q->text, line, len);
+		q->len = len;
+		q->next = NULL;
+		if (writer.tail != NULL)
+			writer.tail->next = q;
+		else
+			writer.head = q;
+		writer.tail = q;
+		writer.bytes += len;
+		q = NULL;
+		pthread_cond_signal(&writer.more);
+	}
+	pthread_mutex_unlock(&writer.mu);
+	free(q);
+	return mine;
+}
+
+/* The line that says how many were dropped, in the log's format. */
+static void write_dropped(unsigned long long n)
+{
+	char msg[96];
+	snprintf(msg, sizeof(msg),
+		 "%llu log line(s) dropped: stderr was not read fast enough",
+		 n);
+	char ts[32];
+	timestamp(ts);
+	char *line = NULL;
+	if (json_format) {
+		json_t *o = json_pack("{s:s, s:s, s:s, s:I}", "ts", ts, "level",
+				      "warn", "msg", msg, "dropped",
+				      (json_int_t)n);
+		char *text = o != NULL ? json_dumps(o, JSON_COMPACT |
+							  JSON_PRESERVE_ORDER)
+				       : NULL;
+		json_decref(o);
+		line = text != NULL ? al_strdup_printf("%s\n", text) : NULL;
+		free(text);
+	} else {
+		line = al_strdup_printf("ts=%s level=warn msg=\"%s\" dropped=%llu\n",
+					ts, msg, n);
+	}
+	if (line != NULL)
+		(void)al_write_all(2, line, strlen(line));
+	free(line);
+}
+
+static void *writer_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&writer.mu);
+	for (;;) {
+		while (writer.head == NULL && writer.dropped == 0 &&
+		       !writer.stopping)
+			pthread_cond_wait(&writer.more, &writer.mu);
+		if (writer.head == NULL && writer.dropped == 0)
+			break; /* stopping, all written */
+		struct queued_line *batch = writer.head;
+		unsigned long long dropped = writer.dropped;
+		writer.head = writer.tail = NULL;
+		writer.bytes = 0;
+		writer.dropped = 0;
+		writer.writing = true;
+		pthread_mutex_unlock(&writer.mu);
+		while (batch != NULL) {
+			struct queued_line *next = batch->next;
+			(void)al_write_all(2, batch->text, batch->len);
+			free(batch);
+			batch = next;
+		}
+		/* After the lines queued before the drops, in their place. */
+		if (dropped > 0)
+			write_dropped(dropped);
+		pthread_mutex_lock(&writer.mu);
+		writer.writing = false;
+		pthread_cond_broadcast(&writer.drained);
+	}
+	pthread_mutex_unlock(&writer.mu);
+	return NULL;
+}
+
+int al_log_writer_start(size_t queue_max)
+{
+	pthread_mutex_lock(&writer.mu);
+	int rc = writer.started ? -EALREADY : 0;
+	if (rc == 0) {
+		writer.queue_max = queue_max;
+		writer.stopping = false;
+		rc = -pthread_create(&writer.thread, NULL, writer_main, NULL);
+	}
+	if (rc == 0) {
+		writer.started = true;
+		__atomic_store_n(&writer.owner, getpid(), __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&writer.mu);
+	return rc;
+}
+
+bool al_log_writer_stop(unsigned wait_ms)
+{
+	pthread_mutex_lock(&writer.mu);
+	if (!writer.started || writer.owner != getpid()) {
+		bool none = !writer.started;
+		pthread_mutex_unlock(&writer.mu);
+		return none;
+	}
+	/* Lines from here on are written by their callers. */
+	writer.stopping = true;
+	pthread_cond_signal(&writer.more);
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += wait_ms / 1000;
+	dl.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	int r = 0;
+	while ((writer.head != NULL || writer.dropped > 0 || writer.writing) &&
+	       r != ETIMEDOUT)
+		r = pthread_cond_timedwait(&writer.drained, &writer.mu, &dl);
+	bool done = writer.head == NULL && writer.dropped == 0 &&
+		    !writer.writing;
+	if (done) {
+		writer.started = false;
+		__atomic_store_n(&writer.owner, 0, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&writer.mu);
+	/* Not done: the writer is blocked on stderr with what it holds; a
+	 * later call joins it once it is through, else the exit ends it. */
+	if (done)
+		pthread_join(writer.thread, NULL);
+	return done;
+}
+
 void al_log_fields(al_log_level level, const char *msg,
 		   const al_log_field *fields, size_t n)
 {
@@ -204,7 +375,8 @@ void al_log_fields(al_log_level level, const char *msg,
 		return;
 	}
 	line[len++] = '\n';
-	(void)al_write_all(2, line, len);
+	if (!enqueue(line, len))
+		(void)al_write_all(2, line, len);
 	free(line);
 }
 

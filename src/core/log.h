@@ -49,6 +49,18 @@ void al_log_fields(al_log_level level, const char *msg,
 void al_logf(al_log_level level, const char *run_id, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Hands this process's lines to a writer thread (airlockd): a caller
+ * queues its line and goes on, so a stderr nobody reads never stops the
+ * daemon.  Lines past queue_max bytes queued are dropped and counted; a
+ * line says how many once the writer catches up.  Children of this
+ * process write their own lines.  0, -EALREADY or a pthread error. */
+int al_log_writer_start(size_t queue_max);
+/* Stops taking lines (callers write their own from here) and waits at
+ * most wait_ms for the queue to be written: true when it was and the
+ * thread is joined (or none runs), false when stderr still blocks it — a
+ * later call joins it once it is through, else the exit ends it. */
+bool al_log_writer_stop(unsigned wait_ms);
+
 /* The request this thread is serving (NULL: none): its id and trace id are
  * added to every line the thread writes until cleared. */
 void al_log_context(const char *request_id, const char *trace_id);

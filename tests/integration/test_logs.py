@@ -3,9 +3,15 @@ levelled record in text (key=value) or JSON; one access line per request
 with its id, never a token; a caller's X-Request-Id and W3C traceparent
 are carried into the log and the run's audit record."""
 import hashlib
+import http.client
 import json
+import os
 import re
+import select
+import signal
 import subprocess
+import threading
+import time
 
 from test_api_support import AIRLOCK_BIN, Daemon, local_config, sh
 
@@ -235,3 +241,87 @@ def test_bad_log_flags_are_usage_errors(tmp_path):
                            capture_output=True, timeout=30)
         assert p.returncode == 2, p
         assert said in p.stderr, p.stderr
+
+
+def test_unread_stderr_never_stops_the_daemon(tmp_path):
+    """A stderr nobody reads (a stalled log shipper, a paused pager) fills
+    its pipe; the daemon keeps answering, its lines wait in the writer's
+    queue and arrive in order once read, and SIGTERM still stops it."""
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(config()))
+    r, w = os.pipe()
+    p = subprocess.Popen([AIRLOCK_BIN, "--state-dir", str(tmp_path / "s"),
+                          "--config", str(cfg), "serve", "--listen",
+                          "127.0.0.1:0"], stdout=w, stderr=w,
+                         stdin=subprocess.DEVNULL)
+    os.close(w)
+    got = bytearray()
+    reading = threading.Event()
+    stop = threading.Event()
+
+    def reader():
+        while not stop.is_set():
+            if not reading.wait(0.05):
+                continue
+            ready, _, _ = select.select([r], [], [], 0.05)
+            if ready:
+                chunk = os.read(r, 65536)
+                if not chunk:
+                    return
+                got.extend(chunk)
+
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        reading.set()
+        deadline = time.monotonic() + 30
+        while b"listening on" not in got and time.monotonic() < deadline:
+            time.sleep(0.02)
+        port = int(re.search(rb"127\.0\.0\.1:(\d+)", bytes(got)).group(1))
+        reading.clear()
+        time.sleep(0.2)  # the reader is parked
+
+        def get_health():
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            c.request("GET", "/v1/health")
+            resp = c.getresponse()
+            resp.read()
+            c.close()
+            return resp.status
+
+        # ~1200 access lines: several times what the pipe holds.
+        for _ in range(1200):
+            assert get_health() == 200
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        c.request("POST", "/v1/runs", json.dumps(sh("echo hi")),
+                  {"Authorization": "Bearer " + TOKEN,
+                   "Content-Type": "application/json"})
+        resp = c.getresponse()
+        body = json.loads(resp.read())
+        c.close()
+        assert resp.status == 200 and body["stdout"] == "hi\n", body
+        # Read at last: every line arrives, in order.
+        reading.set()
+        deadline = time.monotonic() + 30
+        while (b"path=/v1/runs" not in got
+               and time.monotonic() < deadline):
+            time.sleep(0.05)
+        recs = [parse_text(ln) for ln in
+                bytes(got).decode(errors="replace").splitlines() if ln]
+        paths = [x["path"] for x in recs if x["msg"] == "request"]
+        assert paths == ["/v1/health"] * 1200 + ["/v1/runs"]
+        assert not [x for x in recs if "dropped" in x]
+        # Unread again and full: SIGTERM still drains and stops it.
+        reading.clear()
+        time.sleep(0.2)
+        for _ in range(1200):
+            assert get_health() == 200
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(timeout=30) == 0
+    finally:
+        stop.set()
+        t.join(timeout=10)
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        os.close(r)
