@@ -314,13 +314,7 @@ bool al_log_writer_stop(unsigned wait_ms)
 	writer.stopping = true;
 	pthread_cond_signal(&writer.more);
 	struct timespec dl;
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += wait_ms / 1000;
-	dl.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
+	al_deadline(CLOCK_REALTIME, &dl, wait_ms);
 	int r = 0;
 	while ((writer.head != NULL || writer.dropped > 0 || writer.writing) &&
 	       r != ETIMEDOUT)

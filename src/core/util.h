@@ -62,17 +62,24 @@ static inline int64_t al_mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* *ts := CLOCK_MONOTONIC now + ms, for pthread_cond_timedwait on a
- * condition whose clock is CLOCK_MONOTONIC. */
-static inline void al_mono_deadline(struct timespec *ts, int64_t ms)
+/* *ts := clk's now + ms (ms >= 0), for pthread_cond_timedwait on a
+ * condition of that clock (CLOCK_REALTIME unless its attributes say
+ * otherwise). */
+static inline void al_deadline(clockid_t clk, struct timespec *ts, int64_t ms)
 {
-	clock_gettime(CLOCK_MONOTONIC, ts);
+	clock_gettime(clk, ts);
 	ts->tv_sec += (time_t)(ms / 1000);
 	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
 	if (ts->tv_nsec >= 1000000000L) {
 		ts->tv_sec++;
 		ts->tv_nsec -= 1000000000L;
 	}
+}
+
+/* al_deadline on CLOCK_MONOTONIC. */
+static inline void al_mono_deadline(struct timespec *ts, int64_t ms)
+{
+	al_deadline(CLOCK_MONOTONIC, ts, ms);
 }
 
 #endif

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/util.h"
+
 typedef struct tenant_use {
 	char *tenant;
 	unsigned in_use;
@@ -125,13 +127,7 @@ int al_slots_acquire(al_slots *s, const char *tenant, unsigned tenant_max,
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
 	pthread_cond_init(&w->cond, &attr);
 	pthread_condattr_destroy(&attr);
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += (time_t)(wait_ms / 1000);
-	deadline.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-	if (deadline.tv_nsec >= 1000000000L) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000L;
-	}
+	al_mono_deadline(&deadline, wait_ms);
 
 	pthread_mutex_lock(&s->lock);
 	if (s->tail)

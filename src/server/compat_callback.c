@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "core/log.h"
+#include "core/util.h"
 #include "host/admission.h"
 #include "providers/curl_lib.h"
 #include "server/compat.h"
@@ -178,13 +179,7 @@ static void audit(callback *cb, const char *event, unsigned attempts,
 static bool backoff(unsigned ms)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	al_deadline(CLOCK_REALTIME, &ts, ms);
 	pthread_mutex_lock(&cb_lock);
 	int rc = 0;
 	while (!cb_stopping && rc == 0)

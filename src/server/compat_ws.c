@@ -38,6 +38,7 @@
 
 #include <airlock/json.h>
 
+#include "core/util.h"
 #include "host/config.h"
 #include "json/base64.h"
 #include "server/compat_piston.h"
@@ -854,13 +855,7 @@ enum MHD_Result al_compat_ws_answer(const al_compat_req *q,
 bool al_compat_ws_end(unsigned wait_ms)
 {
 	struct timespec deadline;
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += (time_t)(wait_ms / 1000);
-	deadline.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-	if (deadline.tv_nsec >= 1000000000L) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000L;
-	}
+	al_deadline(CLOCK_REALTIME, &deadline, wait_ms);
 	pthread_mutex_lock(&ws_lock);
 	ws_stopping = true;
 	while (ws_active > 0 &&

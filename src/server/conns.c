@@ -68,12 +68,7 @@ static void *guard_main(void *arg)
 				g->st.header_timeouts++;
 		}
 		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += TICK_MS * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		al_deadline(CLOCK_MONOTONIC, &ts, TICK_MS);
 		pthread_cond_timedwait(&g->wake, &g->lock, &ts);
 	}
 	pthread_mutex_unlock(&g->lock);

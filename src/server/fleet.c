@@ -264,12 +264,7 @@ static bool follow(al_fleet *f, al_srv_run *run, const char *run_id)
 		if (next >= run->next_seq && run->state != AL_SRV_RUN_DONE &&
 		    !svc->closing) {
 			struct timespec dl;
-			clock_gettime(CLOCK_REALTIME, &dl);
-			dl.tv_nsec += 250 * 1000000L;
-			if (dl.tv_nsec >= 1000000000L) {
-				dl.tv_sec++;
-				dl.tv_nsec -= 1000000000L;
-			}
+			al_deadline(CLOCK_REALTIME, &dl, 250);
 			pthread_cond_timedwait(&run->changed, &svc->lock, &dl);
 		}
 		uint64_t first = run->next_seq - run->n_events;
@@ -1111,13 +1106,7 @@ static void *beat_main(void *arg)
 		pthread_mutex_lock(&f->lock);
 		if (!f->stopping) {
 			struct timespec dl;
-			clock_gettime(CLOCK_REALTIME, &dl);
-			dl.tv_sec += f->heartbeat_ms / 1000;
-			dl.tv_nsec += (long)(f->heartbeat_ms % 1000) * 1000000L;
-			if (dl.tv_nsec >= 1000000000L) {
-				dl.tv_sec++;
-				dl.tv_nsec -= 1000000000L;
-			}
+			al_deadline(CLOCK_REALTIME, &dl, f->heartbeat_ms);
 			pthread_cond_timedwait(&f->cond, &f->lock, &dl);
 		}
 		pthread_mutex_unlock(&f->lock);
@@ -1578,12 +1567,7 @@ bool al_fleet_free(al_service *svc)
 		if (i == 50)
 			f->abandon = true;
 		struct timespec dl;
-		clock_gettime(CLOCK_REALTIME, &dl);
-		dl.tv_nsec += 100 * 1000000L;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
+		al_deadline(CLOCK_REALTIME, &dl, 100);
 		pthread_cond_timedwait(&f->cond, &f->lock, &dl);
 	}
 	bool all = f->executing == 0;

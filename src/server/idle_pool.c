@@ -148,12 +148,7 @@ static void *pool_main(void *arg)
 		}
 		if (t < 0) {
 			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += POLL_MS * 1000000L;
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
+			al_deadline(CLOCK_REALTIME, &ts, POLL_MS);
 			pthread_cond_timedwait(&p->cond, &p->lock, &ts);
 			continue;
 		}

@@ -236,13 +236,7 @@ static void wait_zero_locked(al_service *svc, const unsigned *count,
 		if (left <= 0)
 			return;
 		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += left / 1000;
-		ts.tv_nsec += (left % 1000) * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
+		al_deadline(CLOCK_REALTIME, &ts, left);
 		pthread_cond_timedwait(&svc->idle, &svc->lock, &ts);
 	}
 }

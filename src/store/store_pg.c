@@ -27,6 +27,8 @@
 
 #include <airlock/json.h>
 
+#include "core/util.h"
+
 /* libpq is opened when a PostgreSQL store is, not linked: the network
  * module is in every daemon, and libpq needs some fifteen libraries
  * (OpenSSL, Kerberos, LDAP) that a daemon without a fleet would map for
@@ -1387,13 +1389,7 @@ static void pg_wait(al_store *st, bool queue, uint64_t *seen,
 {
 	pg_store *s = (pg_store *)st;
 	struct timespec dl;
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += timeout_ms / 1000;
-	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
+	al_deadline(CLOCK_REALTIME, &dl, timeout_ms);
 	pthread_mutex_lock(&s->lock);
 	const uint64_t *counter = queue ? &s->queued : &s->notices;
 	while (*counter == *seen && !s->closing && timeout_ms > 0)

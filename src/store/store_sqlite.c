@@ -30,6 +30,7 @@
 #include <sqlite3.h>
 
 #include "core/log.h"
+#include "core/util.h"
 #include "store/store_common.h"
 
 typedef struct al_migration {
@@ -412,17 +413,6 @@ static void bump_woken(sq_store *s, const char *who)
 	bump(s, us);
 }
 
-static void deadline_in(struct timespec *dl, unsigned ms)
-{
-	clock_gettime(CLOCK_REALTIME, dl);
-	dl->tv_sec += ms / 1000;
-	dl->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (dl->tv_nsec >= 1000000000L) {
-		dl->tv_sec++;
-		dl->tv_nsec -= 1000000000L;
-	}
-}
-
 /* Polls the notices row on its own connection; a change made by any
  * node wakes this process's waiters. */
 static void *watch_main(void *arg)
@@ -475,7 +465,7 @@ static void *watch_main(void *arg)
 		}
 		if (!s->closing) {
 			struct timespec dl;
-			deadline_in(&dl, POLL_MS);
+			al_deadline(CLOCK_REALTIME, &dl, POLL_MS);
 			pthread_cond_timedwait(&s->tick, &s->lock, &dl);
 		}
 	}
@@ -490,7 +480,7 @@ static void sq_wait(al_store *st, bool queue, uint64_t *seen,
 {
 	sq_store *s = (sq_store *)st;
 	struct timespec dl;
-	deadline_in(&dl, timeout_ms);
+	al_deadline(CLOCK_REALTIME, &dl, timeout_ms);
 	pthread_mutex_lock(&s->lock);
 	const uint64_t *counter = queue ? &s->queued : &s->notices;
 	while (*counter == *seen && !s->closing && timeout_ms > 0)
