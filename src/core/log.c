@@ -302,6 +302,29 @@ int al_log_writer_start(size_t queue_max)
 	return rc;
 }
 
+/* Waits, under writer.mu, at most wait_ms for what is queued to be
+ * written: true when it was. */
+static bool drained_locked(unsigned wait_ms)
+{
+	struct timespec dl;
+	al_deadline(CLOCK_REALTIME, &dl, wait_ms);
+	int r = 0;
+	while ((writer.head != NULL || writer.dropped > 0 || writer.writing) &&
+	       r != ETIMEDOUT)
+		r = pthread_cond_timedwait(&writer.drained, &writer.mu, &dl);
+	return writer.head == NULL && writer.dropped == 0 && !writer.writing;
+}
+
+bool al_log_flush(unsigned wait_ms)
+{
+	if (__atomic_load_n(&writer.owner, __ATOMIC_ACQUIRE) != getpid())
+		return true;
+	pthread_mutex_lock(&writer.mu);
+	bool done = drained_locked(wait_ms);
+	pthread_mutex_unlock(&writer.mu);
+	return done;
+}
+
 bool al_log_writer_stop(unsigned wait_ms)
 {
 	pthread_mutex_lock(&writer.mu);
@@ -313,14 +336,7 @@ bool al_log_writer_stop(unsigned wait_ms)
 	/* Lines from here on are written by their callers. */
 	writer.stopping = true;
 	pthread_cond_signal(&writer.more);
-	struct timespec dl;
-	al_deadline(CLOCK_REALTIME, &dl, wait_ms);
-	int r = 0;
-	while ((writer.head != NULL || writer.dropped > 0 || writer.writing) &&
-	       r != ETIMEDOUT)
-		r = pthread_cond_timedwait(&writer.drained, &writer.mu, &dl);
-	bool done = writer.head == NULL && writer.dropped == 0 &&
-		    !writer.writing;
+	bool done = drained_locked(wait_ms);
 	if (done) {
 		writer.started = false;
 		__atomic_store_n(&writer.owner, 0, __ATOMIC_RELEASE);

@@ -55,6 +55,10 @@ void al_logf(al_log_level level, const char *run_id, const char *fmt, ...)
  * line says how many once the writer catches up.  Children of this
  * process write their own lines.  0, -EALREADY or a pthread error. */
 int al_log_writer_start(size_t queue_max);
+/* Waits at most wait_ms for the lines queued so far to be written (a
+ * process about to die on purpose): true when they were, or when this
+ * process has no writer. */
+bool al_log_flush(unsigned wait_ms);
 /* Stops taking lines (callers write their own from here) and waits at
  * most wait_ms for the queue to be written: true when it was and the
  * thread is joined (or none runs), false when stderr still blocks it — a

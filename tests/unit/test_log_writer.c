@@ -153,6 +153,34 @@ static void test_stop_is_bounded(void **state)
 	assert_true(al_log_writer_stop(0));
 }
 
+static void test_flush_before_a_kill(void **state)
+{
+	(void)state;
+	int rd = stderr_to_pipe();
+	/* No writer: nothing to wait for. */
+	assert_true(al_log_flush(0));
+	assert_int_equal(al_log_writer_start(1024 * 1024), 0);
+	for (int i = 0; i < 10; i++)
+		al_logf(AL_LOG_WARN, NULL, "flushed %d", i);
+	assert_true(al_log_flush(2000));
+	/* Written already: one read finds the last line, no waiting. */
+	char buf[8192];
+	ssize_t n = read(rd, buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_non_null(strstr(buf, "flushed 9"));
+	/* A full pipe: the flush gives up in its time. */
+	for (int i = 0; i < LINES; i++)
+		al_logf(AL_LOG_WARN, NULL, "line %04d, never read in time", i);
+	assert_false(al_log_flush(200));
+	char *text = NULL;
+	drain(rd, &text);
+	free(text);
+	assert_true(al_log_writer_stop(2000));
+	stderr_back();
+	close(rd);
+}
+
 static void test_child_writes_its_own(void **state)
 {
 	(void)state;
@@ -184,6 +212,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_unread_stderr),
 		cmocka_unit_test(test_stop_is_bounded),
+		cmocka_unit_test(test_flush_before_a_kill),
 		cmocka_unit_test(test_child_writes_its_own),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
