@@ -92,6 +92,8 @@ void kit_req_limit(al_request *req, unsigned bit, uint64_t value);
 
 /* ---- execution ------------------------------------------------------ */
 
+#define KIT_STARTED_WAIT_MS 10000u
+
 typedef struct kit_exec_opts {
 	/* Fire the run's cancel token with cancel_kind after cancel_after_ms
 	 * (0: never). */
@@ -100,6 +102,11 @@ typedef struct kit_exec_opts {
 	/* Call ops->interrupt(run_id) after interrupt_after_ms (0: never),
 	 * retrying while it says -ESRCH and the run has not returned. */
 	uint64_t interrupt_after_ms;
+	/* When set (a host-visible file the program writes once it runs),
+	 * both delays count from when it appears — looked for every 10 ms,
+	 * at most KIT_STARTED_WAIT_MS — so a loaded machine's slow start is
+	 * not taken for the provider's failure to stop. */
+	const char *started_file;
 	const char *const *host_env;
 	size_t n_host_env;
 	al_output_fn on_output;
@@ -117,6 +124,9 @@ typedef struct kit_run {
 	char run_id[40];
 	bool watchdog_fired; /* the kit had to cancel a run that overran */
 	int interrupt_rc;    /* last ops->interrupt return (opts asked) */
+	/* When the kit fired the cancel or called interrupt, from the
+	 * start (0: it did not). */
+	uint64_t stopped_at_ms;
 } kit_run;
 
 /* Runs req on k->handle.  Checks and records the result's shape.  Returns

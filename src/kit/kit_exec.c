@@ -411,6 +411,7 @@ typedef struct exec_timer {
 	uint64_t watchdog_ms;
 	bool watchdog_fired;
 	int interrupt_rc;
+	uint64_t stopped_at_ms;
 } exec_timer;
 
 static void *timer_main(void *arg)
@@ -421,16 +422,27 @@ static void *timer_main(void *arg)
 	uint64_t intr_give_up = intr_at + 5000;
 	bool cancel_due = cancel_at != 0, intr_due = intr_at != 0;
 	bool wd_due = true;
+	bool waiting = o->started_file != NULL && (cancel_due || intr_due);
 
 	pthread_mutex_lock(&t->m);
 	while (!t->done) {
 		uint64_t now = al_mono_ms() - t->t0;
-		if (cancel_due && now >= cancel_at) {
+		if (waiting && (access(o->started_file, F_OK) == 0 ||
+				now >= KIT_STARTED_WAIT_MS)) {
+			waiting = false;
+			cancel_at += now;
+			intr_at += now;
+			intr_give_up += now;
+		}
+		if (!waiting && cancel_due && now >= cancel_at) {
 			al_cancel_fire(t->cancel, o->cancel_kind);
+			t->stopped_at_ms = now;
 			cancel_due = false;
 			continue;
 		}
-		if (intr_due && now >= intr_at) {
+		if (!waiting && intr_due && now >= intr_at) {
+			if (t->stopped_at_ms == 0)
+				t->stopped_at_ms = now;
 			al_error *err = NULL;
 			pthread_mutex_unlock(&t->m);
 			int rc = t->k->ops->interrupt(t->k->handle, t->run_id,
@@ -452,9 +464,11 @@ static void *timer_main(void *arg)
 			continue;
 		}
 		uint64_t next = UINT64_MAX;
-		if (cancel_due)
+		if (waiting)
+			next = now + 10;
+		else if (cancel_due)
 			next = cancel_at;
-		if (intr_due && intr_at < next)
+		if (!waiting && intr_due && intr_at < next)
 			next = intr_at;
 		if (wd_due && t->watchdog_ms < next)
 			next = t->watchdog_ms;
@@ -550,6 +564,7 @@ int kit_exec(kit_ctx *k, kit_case *c, const al_request *req,
 	pthread_join(tid, NULL);
 	out->watchdog_fired = t.watchdog_fired;
 	out->interrupt_rc = t.interrupt_rc;
+	out->stopped_at_ms = t.stopped_at_ms;
 
 	if (out->rc < 0) {
 		out->error = strdup(al_error_get_message(err));
