@@ -64,7 +64,7 @@ LDLIBS  += $(PKG_LIBS) -lwslay -lpthread
 
 LIB_DIRS = src/core src/json src/bundle src/cgroup src/child src/lang src/providers src/sandbox src/container src/host src/supervisor src/server src/store
 LIB_SRC  = $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
-LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(SBINIT_BLOB)
 # The network parts: in libairlock for embedders, but the CLI loads them
 # from libairlock-net.so only when a command needs them (fast start-up).
 SERVER_SRC = $(wildcard src/server/*.c) $(wildcard src/store/*.c) \
@@ -120,6 +120,17 @@ TOOL     = $(BUILD)/toolbelt/airlock-tool
 # static, so it runs inside any image.
 CTINIT   = $(BUILD)/airlock-init
 
+# pid 1 of a sandbox run once its setup is done (src/sbinit/main.c):
+# embedded in libairlock (src/sandbox/init_image.S) and executed from a
+# memfd.  Static and small: each run executes it, and musl's start-up
+# costs a third of glibc's static one (docs/performance.md, "The init in
+# its caller's memory"); glibc's when musl-gcc is missing.
+SBINIT      = $(BUILD)/airlock-sandbox-init
+SBINIT_BLOB = $(BUILD)/obj/src/sandbox/init_image_blob.o
+SBINIT_CC  := $(shell command -v musl-gcc 2>/dev/null || echo $(CC))
+SBINIT_CFLAGS = -std=c17 -D_GNU_SOURCE -Os -Wall -Wextra -Werror -Wshadow \
+                -Iinclude -Isrc
+
 .PHONY: all deps check check-fast unit unit-san integration integration-unprivileged valgrind contract lint demo bench clean
 all: $(LIBA) $(LIBSO) $(KITA) $(CLI) $(NETSO) $(REMOTESO) $(TOOL) $(CTINIT) $(UNIT_BIN) \
      $(EX_BIN) $(EX_MOD) $(TESTMOD)
@@ -167,6 +178,18 @@ $(BUILD)/obj-init/%.o: %.c
 $(CTINIT): $(CTINIT_OBJ)
 	@echo "  LD      $@"
 	@$(CC) -static -o $@ $^
+SBINIT_OBJ = $(addprefix $(BUILD)/obj-sbinit/,src/sbinit/main.o src/child/shepherd.o src/core/error.o src/core/util.o)
+$(BUILD)/obj-sbinit/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (airlock-sandbox-init)"
+	@$(SBINIT_CC) $(SBINIT_CFLAGS) -MMD -MP -c $< -o $@
+$(SBINIT): $(SBINIT_OBJ)
+	@echo "  LD      $@ (static)"
+	@$(SBINIT_CC) -static -Wl,--gc-sections -s -o $@ $^
+$(SBINIT_BLOB): src/sandbox/init_image.S $(SBINIT)
+	@mkdir -p $(dir $@)
+	@echo "  AS      $<"
+	@$(CC) -c -DAL_SBINIT_PATH='"$(SBINIT)"' $< -o $@
 $(BUILD)/obj-netmod/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< (network module)"
@@ -424,4 +447,4 @@ uninstall:
 clean:
 	rm -rf build build-san build-test build-san-test build-fuzz
 
--include $(shell find $(BUILD)/obj $(BUILD)/obj-netmod $(BUILD)/obj-init -name "*.d" 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/obj-netmod $(BUILD)/obj-init $(BUILD)/obj-sbinit -name "*.d" 2>/dev/null)

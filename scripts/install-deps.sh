@@ -9,7 +9,7 @@ PACKAGES="build-essential pkg-config
 libjansson-dev libseccomp-dev libcap-dev libsqlite3-dev nettle-dev libssl-dev
 libmicrohttpd-dev libcurl4-openssl-dev libzip-dev libwslay-dev libcmocka-dev libpq-dev postgresql-15
 python3 python3-pytest python3-pytest-xdist python3-yaml python3-jsonschema python3-mypy python3-websocket
-sqlite3 curl valgrind cppcheck clang-tidy
+sqlite3 curl valgrind cppcheck clang-tidy musl-tools
 ruby nodejs
 gcc g++ golang-go rustc default-jdk-headless
 clang libclang-rt-dev

@@ -17,7 +17,9 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <linux/futex.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +34,9 @@
 #include <unistd.h>
 
 #include "child/shepherd.h"
+#include "core/clone_vm.h"
 #include "core/util.h"
+#include "sandbox/init_image.h"
 #include "sandbox/netns.h"
 #include "sandbox/userns.h"
 
@@ -82,7 +86,9 @@ enum stage {
 	ST_SECCOMP,
 	ST_EXEC,
 	ST_GO,	  /* a member's header could not be read or applied */
-	ST_READY, /* not a failure: a member waits for its header */
+	ST_READY, /* not a failure: a member waits for its header, or a
+		   * held program for its go (run_init_vm) */
+	ST_INIT_EXEC, /* the init could not execute airlock-init */
 	ST__N
 };
 
@@ -99,6 +105,7 @@ static const char *const stage_names[ST__N] = {
 	[ST_CAPS] = "capabilities",  [ST_LANDLOCK] = "landlock",
 	[ST_SECCOMP] = "seccomp",    [ST_EXEC] = "exec",
 	[ST_GO] = "warm_go",	     [ST_READY] = "ready",
+	[ST_INIT_EXEC] = "init_exec",
 };
 
 const char *al_sb_stage_name(int stage)
@@ -314,9 +321,61 @@ static _Noreturn void wait_and_exec(const al_sb_launch *l, int ff)
 	fail(ff, ST_EXEC, errno, 0);
 }
 
-static _Noreturn void run_program(const al_sb_launch *l, const struct fds *f)
+/* The messages of run_init_vm's program to its init (struct fail_msg's
+ * op with stage ST_READY). */
+enum { READY_GO = 0, READY_MAP_ME = 1 };
+
+/* The run's host uid and gid, for good (the raw calls: glibc's would
+ * wait for the caller's other threads, absent in a copy). */
+static int become_host_ids(const al_sb_launch *l)
+{
+	if (syscall(SYS_setgroups, 0, NULL) < 0 ||
+	    syscall(SYS_setresgid, l->host_gid, l->host_gid, l->host_gid) < 0 ||
+	    syscall(SYS_setresuid, l->host_uid, l->host_uid, l->host_uid) < 0)
+		return -errno;
+	return 0;
+}
+
+/* The program of a vm init (run_init_vm) makes the run's user namespace
+ * itself: it leaves root for the run's host ids, unshares, asks the init
+ * (root still) for its id maps and waits until *mapped says they are
+ * written.  Neither process ever turns dumpable to write its own maps:
+ * their memory is their caller's (a root daemon's), which a dumpable
+ * process of the run's uid would open to every other process of that uid
+ * on the host. */
+static void program_enter_userns(const al_sb_launch *l, int ff,
+				 _Atomic int *mapped)
+{
+	int rc = become_host_ids(l);
+	if (rc < 0 || unshare(CLONE_NEWUSER) < 0)
+		fail(ff, ST_USERNS, rc < 0 ? -rc : errno, 0);
+	struct fail_msg ask = {ST_READY, 0, READY_MAP_ME};
+	if (write(ff, &ask, sizeof(ask)) != (ssize_t)sizeof(ask))
+		_exit(126);
+	int v;
+	while ((v = atomic_load(mapped)) == 0)
+		syscall(SYS_futex, mapped, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+	if (v < 0)
+		_exit(126);
+	/* making the namespace filled the bounding set again */
+	rc = drop_bounding(l->cap_last);
+	if (rc < 0)
+		fail(ff, ST_CAPS, -rc, 1);
+}
+
+/* The program's last steps.  held: started by run_init_vm in the caller's
+ * memory, it reports itself ready on the fail pipe once everything but
+ * the execve is done and waits for the caller's go on the sync pipe;
+ * mapped: it makes the run's user namespace first. */
+static _Noreturn void run_program(const al_sb_launch *l, const struct fds *f,
+				  bool held, _Atomic int *mapped)
 {
 	int ff = f->fail[1];
+	/* Held, it goes on after its caller has resumed and reused the
+	 * descriptors' numbers in *f: nothing of *f is read after the ready. */
+	int go_fd = held ? f->sync[0] : -1;
+	if (mapped != NULL)
+		program_enter_userns(l, ff, mapped);
 	int in = l->stdin_pipe ? f->in[0]
 			       : open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (in < 0 || dup2(in, 0) < 0 || dup2(f->out[1], 1) < 0 ||
@@ -324,7 +383,12 @@ static _Noreturn void run_program(const al_sb_launch *l, const struct fds *f)
 		fail(ff, ST_STDIO, errno, 0);
 	if (setsid() < 0)
 		fail(ff, ST_SETSID, errno, 0);
-	close_range_except(3, ff);
+	if (held) {
+		int keep[2] = {ff, go_fd};
+		al_close_fds_from(3, keep, 2);
+	} else {
+		close_range_except(3, ff);
+	}
 	reset_signals();
 	for (size_t i = 0; i < l->n_rlimits; i++) {
 		struct rlimit rl = {l->rlimits[i].value, l->rlimits[i].value};
@@ -353,6 +417,20 @@ static _Noreturn void run_program(const al_sb_launch *l, const struct fds *f)
 	}
 	if (l->wait_go)
 		wait_and_exec(l, ff);
+	if (held) {
+		struct fail_msg ready = {ST_READY, 0, READY_GO};
+		char go = 0;
+		if (write(ff, &ready, sizeof(ready)) != (ssize_t)sizeof(ready))
+			_exit(126);
+		/* No go (the caller refused the workspace or went away):
+		 * nothing of the program ran.  From here the caller's thread
+		 * runs again beside us, its errno and thread block the ones
+		 * we see: the raw call, not glibc's cancellable wrapper, and
+		 * only execve's failure left to report. */
+		if (syscall(SYS_read, go_fd, &go, 1) != 1 || go != 'g')
+			_exit(126);
+		close(go_fd);
+	}
 	execve(l->argv[0], l->argv, l->envp);
 	fail(ff, ST_EXEC, errno, 0);
 }
@@ -360,8 +438,10 @@ static _Noreturn void run_program(const al_sb_launch *l, const struct fds *f)
 /* In the init: the run's tmpfs areas go to the parent as O_PATH
  * descriptors, the workspace's first; after a filled workspace the run
  * goes on only when the parent approves the files (nothing of the
- * program exists yet). */
-static int hand_over(const al_sb_launch *l, int sock)
+ * program exists yet).  verdict_later: the parent, suspended until the
+ * init has executed airlock-init, judges them then and holds the program
+ * until it has (run_init_vm). */
+static int hand_over(const al_sb_launch *l, int sock, bool verdict_later)
 {
 	bool ws = l->ws_fill || l->ws_hand;
 	int fds[2] = {-1, -1}, n_fds = 0;
@@ -403,7 +483,7 @@ static int hand_over(const al_sb_launch *l, int sock)
 		close(fds[i]);
 	if (n != 1)
 		return -(n < 0 ? e : EPIPE);
-	if (!l->ws_fill) {
+	if (!l->ws_fill || verdict_later) {
 		close(sock);
 		return 0;
 	}
@@ -427,12 +507,14 @@ static pid_t raw_fork(void)
 struct program_args {
 	const al_sb_launch *l;
 	const struct fds *f;
+	bool held;
+	_Atomic int *mapped; /* run_init_vm's: see program_enter_userns */
 };
 
 static int program_main(void *arg)
 {
 	const struct program_args *a = arg;
-	run_program(a->l, a->f);
+	run_program(a->l, a->f, a->held, a->mapped);
 }
 
 /* The program as vfork does it: it borrows the init's memory until its
@@ -450,7 +532,7 @@ static pid_t spawn_program(const al_sb_launch *l, const struct fds *f)
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (stack == MAP_FAILED)
 		return -1;
-	struct program_args a = {l, f};
+	struct program_args a = {l, f, false, NULL};
 	pid_t pid = clone(program_main, stack + size,
 			  CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
 	int e = errno;
@@ -514,10 +596,38 @@ static bool joins_netns_ahead(const al_sb_launch *l)
 	       l->netns_fd >= 0;
 }
 
-static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
+/* The copied init leaves root for the run's host uid in a user namespace
+ * of its own, which the program inherits. */
+static void init_drop_root(const al_sb_launch *l, int ff)
+{
+	/* Root built the view; from here on the run is its own
+	 * unprivileged host uid, root only in a user namespace that owns
+	 * none of the other namespaces. */
+	int rc = become_host_ids(l);
+	if (rc < 0 ||
+	    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0 || /* own /proc/self */
+	    unshare(CLONE_NEWUSER) < 0)
+		fail(ff, ST_USERNS, rc < 0 ? -rc : errno, 0);
+	rc = al_sb_write_idmaps(0, l->host_uid, l->host_gid);
+	if (rc < 0)
+		fail(ff, ST_USERNS, -rc, 1);
+	/* A change of credentials clears the parent-death signal: set
+	 * again, or a killed CLI or supervisor would leave the run going
+	 * past its wall limit. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
+
+/* The init's setup, the same either way it was started: namespaces,
+ * cgroups, the view, the workspace, the run's identity.  vm: it runs in
+ * its caller's memory (run_init_vm), whose thread waits meanwhile, so
+ * the caller's argument strings are not its to clear, no sync comes (the
+ * caller has nothing to do before it), the workspace's verdict comes
+ * later, and the init is still root when it returns (run_init_vm). */
+static void init_setup(const al_sb_launch *l, const struct fds *f, bool vm)
 {
 	int ff = f->fail[1];
-	clean_args();
+	if (!vm)
+		clean_args();
 	sigset_t set;
 	al_shepherd_block_signals(&set);
 	/* The init dies with the thread that started it. */
@@ -527,14 +637,17 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 	close(f->err[0]);
 	close(f->status[0]);
 	close(f->sync[1]);
-	close(f->fail[0]);
+	if (!vm)
+		close(f->fail[0]);
 	if (f->ws[0] >= 0)
 		close(f->ws[0]);
 
-	char go;
-	if (read(f->sync[0], &go, 1) != 1)
-		fail(ff, ST_SYNC, errno ? errno : EPIPE, 0);
-	close(f->sync[0]);
+	if (!vm) {
+		char go;
+		if (read(f->sync[0], &go, 1) != 1)
+			fail(ff, ST_SYNC, errno ? errno : EPIPE, 0);
+		close(f->sync[0]);
+	}
 	/* The network namespace made ahead, before anything is set up in
 	 * one: the init came without CLONE_NEWNET (do_clone). */
 	if (joins_netns_ahead(l)) {
@@ -563,7 +676,7 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 			fail(ff, ST_WORKSPACE, -rc, 0);
 	}
 	if (f->ws[1] >= 0) {
-		rc = hand_over(l, f->ws[1]);
+		rc = hand_over(l, f->ws[1], vm);
 		if (rc < 0)
 			fail(ff, ST_VERIFY, -rc, 0);
 	}
@@ -574,38 +687,28 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 	}
 	if (l->network != AL_NETWORK_HOST && sethostname("airlock", 7) < 0)
 		fail(ff, ST_UTS, errno, 0);
-	if (l->privileged) {
-		/* Root built the view; from here on the run is its own
-		 * unprivileged host uid, root only in a user namespace that
-		 * owns none of the other namespaces. */
-		if (syscall(SYS_setgroups, 0, NULL) < 0 ||
-		    syscall(SYS_setresgid, l->host_gid, l->host_gid,
-			    l->host_gid) < 0 ||
-		    syscall(SYS_setresuid, l->host_uid, l->host_uid,
-			    l->host_uid) < 0 ||
-		    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0 || /* own /proc/self */
-		    unshare(CLONE_NEWUSER) < 0)
-			fail(ff, ST_USERNS, errno, 0);
-		rc = al_sb_write_idmaps(0, l->host_uid, l->host_gid);
-		if (rc < 0)
-			fail(ff, ST_USERNS, -rc, 1);
-		/* A change of credentials clears the parent-death signal:
-		 * set again, or a killed CLI or supervisor would leave the
-		 * run going past its wall limit. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-	}
+	if (vm)
+		return;
+	if (l->privileged)
+		init_drop_root(l, ff);
 	/* The init's memory holds the host's environment: the program (same
 	 * uid) must not read it through /proc/1. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	rc = drop_bounding(l->cap_last);
 	if (rc < 0)
 		fail(ff, ST_CAPS, -rc, 1);
+}
+
+static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
+{
+	int ff = f->fail[1];
+	init_setup(l, f, false);
 	pid_t prog = l->wait_go || SANITIZED_BUILD ? raw_fork()
 						   : spawn_program(l, f);
 	if (prog < 0)
 		fail(ff, ST_FORK, errno, 0);
 	if (prog == 0)
-		run_program(l, f);
+		run_program(l, f, false, NULL);
 	close(f->in[0]);
 	close(f->out[1]);
 	close(f->err[1]);
@@ -613,6 +716,135 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 	close_range_except(3, f->status[1]);
 	drop_caps(false);
 	_exit(al_shepherd_loop(prog, f->status[1], true));
+}
+
+/* What run_init_vm needs besides the launch: the program's stack and the
+ * image it executes. */
+struct init_vm_args {
+	const al_sb_launch *l;
+	const struct fds *f;
+	char *program_stack_top;
+	int image_fd;
+};
+
+/* "AL_SANDBOX_INIT=STATUS:PID" into buf (src/sbinit/main.c), with no
+ * allocation and no locale. */
+static void init_env(char *buf, size_t len, int status_fd, pid_t prog)
+{
+	static const char key[] = "AL_SANDBOX_INIT=";
+	size_t n = 0;
+	memcpy(buf, key, sizeof(key) - 1);
+	n = sizeof(key) - 1;
+	long v[2] = {status_fd, prog};
+	for (int i = 0; i < 2; i++) {
+		char digits[24];
+		int k = 0;
+		do
+			digits[k++] = (char)('0' + v[i] % 10);
+		while ((v[i] /= 10) > 0 && k < (int)sizeof(digits));
+		while (k > 0 && n + 2 < len)
+			buf[n++] = digits[--k];
+		if (i == 0)
+			buf[n++] = ':';
+	}
+	buf[n] = '\0';
+}
+
+/* The init started in its caller's memory (al_cg_clone3_vm): the setup,
+ * then the program — in the same memory, not waited for, held before its
+ * execve —, then airlock-init executed in the init's place, which frees
+ * the caller.  Nothing of the caller is copied or write-protected, and
+ * the program runs no code of its own before the init is airlock-init:
+ * /proc/1 never shows the caller's memory to it.  The caller judges the
+ * workspace and lets the program go (al_sb_launch_start). */
+/* The held program's next message on the fail pipe (the init holds a
+ * write end too: the program's death is seen on its pidfd).  A failure
+ * is passed on as it came and ends the init. */
+static void init_wait_program(const struct fds *f, int pidfd, int op,
+			      struct fail_msg *m)
+{
+	int ff = f->fail[1];
+	struct pollfd p[2] = {{f->fail[0], POLLIN, 0}, {pidfd, POLLIN, 0}};
+	int r;
+	do
+		r = poll(p, 2, SETUP_WAIT_MS);
+	while (r < 0 && errno == EINTR);
+	if (r <= 0)
+		fail(ff, ST_FORK, r == 0 ? ETIMEDOUT : errno, 2);
+	if (!(p[0].revents & POLLIN))
+		fail(ff, ST_FORK, ECHILD, 3);
+	ssize_t n;
+	do
+		n = read(f->fail[0], m, sizeof(*m));
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(*m))
+		fail(ff, ST_FORK, EPIPE, 1);
+	if (m->stage != ST_READY) {
+		ssize_t w = write(ff, m, sizeof(*m));
+		(void)w;
+		_exit(126);
+	}
+	if (m->op != op)
+		fail(ff, ST_FORK, EPROTO, 4);
+}
+
+static void wake_mapped(_Atomic int *mapped, int v)
+{
+	atomic_store(mapped, v);
+	syscall(SYS_futex, mapped, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static int run_init_vm(void *arg)
+{
+	const struct init_vm_args *a = arg;
+	const al_sb_launch *l = a->l;
+	const struct fds *f = a->f;
+	int ff = f->fail[1];
+	init_setup(l, f, true);
+	_Atomic int mapped = 0;
+	struct program_args pa = {l, f, true, &mapped};
+	int pidfd = -1;
+	pid_t prog = clone(program_main, a->program_stack_top,
+			   CLONE_VM | CLONE_PIDFD | SIGCHLD, &pa, &pidfd);
+	if (prog < 0)
+		fail(ff, ST_FORK, errno, 0);
+	struct fail_msg m;
+	init_wait_program(f, pidfd, READY_MAP_ME, &m);
+	int rc = al_sb_write_idmaps(prog, l->host_uid, l->host_gid);
+	if (rc < 0) {
+		wake_mapped(&mapped, -1);
+		fail(ff, ST_USERNS, -rc, 1);
+	}
+	wake_mapped(&mapped, 1);
+	/* The init is the run's host uid as well, in no user namespace: no
+	 * capability anywhere, and not dumpable (the change of credentials
+	 * makes it so; said again below).  It clears the parent-death
+	 * signal: set again. */
+	rc = become_host_ids(l);
+	if (rc < 0)
+		fail(ff, ST_USERNS, -rc, 2);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	init_wait_program(f, pidfd, READY_GO, &m);
+	close(pidfd);
+	close(f->in[0]);
+	close(f->out[1]);
+	close(f->err[1]);
+	close(f->fail[0]);
+	close(f->sync[0]);
+	int keep[3] = {f->status[1], a->image_fd, ff};
+	al_close_fds_from(3, keep, 3);
+	rc = drop_caps(false);
+	if (rc < 0)
+		fail(ff, ST_CAPS, -rc, 2);
+	if (fcntl(f->status[1], F_SETFD, 0) < 0)
+		fail(ff, ST_INIT_EXEC, errno, 1);
+	char env[64];
+	init_env(env, sizeof(env), f->status[1], prog);
+	char *const argv[] = {"airlock-init", NULL};
+	char *const envp[] = {env, NULL};
+	syscall(SYS_execveat, a->image_fd, "", argv, envp, AT_EMPTY_PATH);
+	fail(ff, ST_INIT_EXEC, errno, 0);
 }
 
 /* ---- parent ---------------------------------------------------------- */
@@ -676,7 +908,9 @@ static void close_pair(int p[2])
 		}
 }
 
-static pid_t do_clone(const al_sb_launch *l, int *pidfd, bool *in_v2)
+/* The init's namespaces and pidfd, either way it is started. */
+static void init_clone_args(const al_sb_launch *l, int *pidfd,
+			    struct clone_args *ca)
 {
 	uint64_t flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET |
 			 CLONE_NEWIPC | CLONE_NEWUTS | CLONE_PIDFD;
@@ -684,13 +918,120 @@ static pid_t do_clone(const al_sb_launch *l, int *pidfd, bool *in_v2)
 		flags |= CLONE_NEWUSER;
 	if (l->network == AL_NETWORK_HOST || joins_netns_ahead(l))
 		flags &= ~(uint64_t)CLONE_NEWNET;
+	memset(ca, 0, sizeof(*ca));
+	ca->flags = flags;
+	ca->pidfd = (uint64_t)(uintptr_t)pidfd;
+	ca->exit_signal = SIGCHLD;
+}
+
+static pid_t do_clone(const al_sb_launch *l, int *pidfd, bool *in_v2)
+{
 	struct clone_args ca;
-	memset(&ca, 0, sizeof(ca));
-	ca.flags = flags;
-	ca.pidfd = (uint64_t)(uintptr_t)pidfd;
-	ca.exit_signal = SIGCHLD;
+	init_clone_args(l, pidfd, &ca);
 	/* a cgroup that refuses direct placement is attached later */
 	return al_cg_clone3(&ca, l->cgroups ? l->cgroups->v2_fd : -1, in_v2);
+}
+
+/* Stacks for run_init_vm and its program, each below a guard page:
+ * reused, since a fresh mapping's pages would fault in on every run.  A
+ * set is taken per start and given back once nothing runs on it (the
+ * program executed, or the init and its pid namespace are gone); they
+ * live as long as the process. */
+#define VM_STACK_BYTES (256 * 1024)
+#define VM_GUARD_BYTES 4096
+struct vm_stacks {
+	struct vm_stacks *next;
+	char *base;
+};
+
+static pthread_mutex_t vm_stacks_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct vm_stacks *vm_stacks_free;
+
+static char *vm_stack_top(const struct vm_stacks *s, int which)
+{
+	return s->base + (size_t)(which + 1) * (VM_GUARD_BYTES + VM_STACK_BYTES);
+}
+
+static struct vm_stacks *vm_stacks_get(void)
+{
+	pthread_mutex_lock(&vm_stacks_lock);
+	struct vm_stacks *s = vm_stacks_free;
+	if (s != NULL)
+		vm_stacks_free = s->next;
+	pthread_mutex_unlock(&vm_stacks_lock);
+	if (s != NULL)
+		return s;
+	s = malloc(sizeof(*s));
+	if (s == NULL)
+		return NULL;
+	size_t len = 2 * (VM_GUARD_BYTES + VM_STACK_BYTES);
+	s->next = NULL;
+	s->base = mmap(NULL, len, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (s->base == MAP_FAILED) {
+		free(s);
+		return NULL;
+	}
+	for (int i = 0; i < 2; i++)
+		if (mprotect(vm_stack_top(s, i) - VM_STACK_BYTES,
+			     VM_STACK_BYTES, PROT_READ | PROT_WRITE) < 0) {
+			munmap(s->base, len);
+			free(s);
+			return NULL;
+		}
+	return s;
+}
+
+static void vm_stacks_put(struct vm_stacks *s)
+{
+	if (s == NULL)
+		return;
+	pthread_mutex_lock(&vm_stacks_lock);
+	s->next = vm_stacks_free;
+	vm_stacks_free = s;
+	pthread_mutex_unlock(&vm_stacks_lock);
+}
+
+/* The init started in this process's memory (run_init_vm), placed into
+ * the run's v2 cgroup by clone3 itself.  Returns its pid once it has
+ * executed airlock-init or ended, with *stacks set; 0 when that way is
+ * not open here and the caller copies itself instead (do_clone): an
+ * unprivileged run (the caller writes its id maps after the clone), a
+ * warm member (its program waits in the init's memory for its request),
+ * a sanitizer's build, no executable memfd, clone3 vfork-style missing
+ * (core/clone_vm.h) or the v2 cgroup refusing the placement; -1 with
+ * errno when the clone failed for want of memory or processes. */
+static pid_t clone_init_vm(const al_sb_launch *l, struct fds *f, int *pidfd,
+			   struct vm_stacks **stacks, struct init_vm_args *a)
+{
+	if (SANITIZED_BUILD || !l->privileged || l->wait_go ||
+	    (l->cgroups && l->cgroups->v2_dir && l->cgroups->v2_fd < 0))
+		return 0;
+	int image = al_sb_init_image_fd();
+	if (image < 0)
+		return 0;
+	struct vm_stacks *s = vm_stacks_get();
+	if (s == NULL)
+		return 0;
+	*a = (struct init_vm_args){l, f, vm_stack_top(s, 0), image};
+	struct clone_args ca;
+	init_clone_args(l, pidfd, &ca);
+	int cg = l->cgroups ? l->cgroups->v2_fd : -1;
+	if (cg >= 0) {
+		ca.flags |= CLONE_INTO_CGROUP;
+		ca.cgroup = (uint64_t)cg;
+	}
+	pid_t pid = al_clone3_vm(&ca, run_init_vm, a,
+				 vm_stack_top(s, 1) - VM_STACK_BYTES,
+				 VM_STACK_BYTES);
+	if (pid > 0) {
+		*stacks = s;
+		return pid;
+	}
+	int e = errno;
+	vm_stacks_put(s);
+	errno = e;
+	return e == ENOMEM || e == EAGAIN ? -1 : 0;
 }
 
 /* In the parent: takes the descriptors from the init (hand_over), has a
@@ -698,7 +1039,7 @@ static pid_t do_clone(const al_sb_launch *l, int *pidfd, bool *in_v2)
  * workspace is handed over) and *afd (the acks) set, 1 when the init
  * failed first (its report is on the fail pipe), or a negative errno. */
 static int receive_areas(const al_sb_launch *l, int sock, int fail_fd,
-			 int *wfd, int *afd)
+			 bool answer, int *wfd, int *afd)
 {
 	*wfd = *afd = -1;
 	int want = (l->ws_fill || l->ws_hand) + (l->acks_fd_out != NULL);
@@ -756,14 +1097,21 @@ static int receive_areas(const al_sb_launch *l, int sock, int fail_fd,
 	if (!l->ws_fill)
 		return 0;
 	int ok = l->ws_check ? l->ws_check(l->ws_check_ctx, *wfd) : 0;
+	/* !answer: the init is gone already (run_init_vm); a refusal is
+	 * ours to report, and the program is never let go */
+	if (!answer)
+		return ok == 0 ? 0 : -EBADMSG;
 	char verdict = ok == 0 ? 'g' : 'x';
 	if (write(sock, &verdict, 1) != 1 && ok == 0)
 		return -errno;
 	return 0;
 }
 
-/* Waits for the program's exec (the fail pipe closes) or a failure. */
-static int wait_started(int fd, struct fail_msg *m)
+/* Waits for the program's exec (the fail pipe closes) or a failure.
+ * ready_ok: a warm member's ready counts as started; a held program's
+ * ready is its init's to read, and reaches us only if the init died
+ * before it could. */
+static int wait_started(int fd, struct fail_msg *m, bool ready_ok)
 {
 	struct pollfd p = {fd, POLLIN, 0};
 	int r;
@@ -778,7 +1126,7 @@ static int wait_started(int fd, struct fail_msg *m)
 	while (n < 0 && errno == EINTR);
 	if (n == 0)
 		return 0;
-	if (n != (ssize_t)sizeof(*m))
+	if (n != (ssize_t)sizeof(*m) || (m->stage == ST_READY && !ready_ok))
 		return -EPROTO;
 	return m->stage == ST_READY ? 0 : 1;
 }
@@ -786,7 +1134,7 @@ static int wait_started(int fd, struct fail_msg *m)
 int al_sb_go_failed(int fail_fd, const char **reason)
 {
 	struct fail_msg m;
-	int rc = wait_started(fail_fd, &m);
+	int rc = wait_started(fail_fd, &m, true);
 	if (rc == 1)
 		*reason = m.stage != ST_EXEC ? "sandbox_unavailable"
 			  : m.err == ENOEXEC ? "exec_format"
@@ -805,6 +1153,7 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 	bool hand = l->ws_fill || l->ws_hand || l->acks_fd_out != NULL;
 	pid_t pid = -1;
 	struct sigctx *ctx = NULL;
+	struct vm_stacks *stacks = NULL;
 	int rc = 0;
 	const char *reason = "sandbox_unavailable";
 	const char *what = "creating pipes";
@@ -813,7 +1162,8 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 	     (f.in[0] = fcntl(l->stdin_src, F_DUPFD_CLOEXEC, 3)) < 0) ||
 	    (l->stdin_pipe && l->stdin_src < 0 && pipe2(f.in, O_CLOEXEC) < 0) ||
 	    pipe2(f.out, O_CLOEXEC) < 0 || pipe2(f.err, O_CLOEXEC) < 0 ||
-	    pipe2(f.status, O_CLOEXEC) < 0 || pipe2(f.sync, O_CLOEXEC) < 0 ||
+	    pipe2(f.status, O_CLOEXEC) < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, f.sync) < 0 ||
 	    pipe2(f.fail, O_CLOEXEC) < 0 ||
 	    (hand &&
 	     socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f.ws) < 0)) {
@@ -827,7 +1177,6 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 	}
 	ctx->pidfd = -1;
 	ctx->cg = l->cgroups;
-	pthread_once(&args_once, find_args);
 	what = "opening the run's cgroups";
 	if (l->cgroups) {
 		rc = al_sb_cgrun_open_tasks(l->cgroups, f.cg_tasks);
@@ -835,15 +1184,20 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 			goto fail;
 	}
 
-	bool in_v2;
+	bool in_v2 = true;
 	what = "clone3 into namespaces";
-	pid = do_clone(l, &pidfd, &in_v2);
+	struct init_vm_args vm_args;
+	pid = clone_init_vm(l, &f, &pidfd, &stacks, &vm_args);
+	if (pid == 0) {
+		pthread_once(&args_once, find_args);
+		pid = do_clone(l, &pidfd, &in_v2);
+		if (pid == 0)
+			run_init(l, &f);
+	}
 	if (pid < 0) {
 		rc = -errno;
 		goto fail;
 	}
-	if (pid == 0)
-		run_init(l, &f);
 
 	if (f.in[0] >= 0)
 		close(f.in[0]);
@@ -873,24 +1227,39 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 		if (rc < 0)
 			goto fail_child;
 	}
+	/* The init is released now; run_init_vm's is airlock-init already
+	 * and its program waits for the same byte once the workspace is
+	 * judged.  A send, not a write: a reader gone is EPIPE, and its
+	 * report is on the fail pipe. */
 	what = "releasing the init";
-	if (write(f.sync[1], "g", 1) != 1) {
+	if (stacks == NULL && send(f.sync[1], "g", 1, MSG_NOSIGNAL) != 1) {
+		rc = -errno;
+		goto fail_child;
+	}
+
+	if (hand) {
+		what = "receiving the workspace";
+		rc = receive_areas(l, f.ws[0], f.fail[0], stacks == NULL, &wfd,
+				   &afd);
+		if (rc == -EBADMSG && stacks != NULL) {
+			reason = "bundle_mismatch";
+			what = al_sb_stage_name(ST_VERIFY);
+		}
+		if (rc < 0)
+			goto fail_child;
+		close_pair(f.ws);
+	}
+	what = "releasing the program";
+	if (stacks != NULL && send(f.sync[1], "g", 1, MSG_NOSIGNAL) != 1 &&
+	    errno != EPIPE) {
 		rc = -errno;
 		goto fail_child;
 	}
 	close(f.sync[1]);
 	f.sync[1] = -1;
-
-	if (hand) {
-		what = "receiving the workspace";
-		rc = receive_areas(l, f.ws[0], f.fail[0], &wfd, &afd);
-		if (rc < 0)
-			goto fail_child;
-		close_pair(f.ws);
-	}
 	struct fail_msg m;
 	what = "waiting for the sandbox setup";
-	rc = wait_started(f.fail[0], &m);
+	rc = wait_started(f.fail[0], &m, stacks == NULL);
 	if (rc != 0) {
 		if (rc == 1) {
 			rc = -(m.err ? m.err : EIO);
@@ -911,6 +1280,9 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 		}
 		goto fail_child;
 	}
+	/* the program has executed: nothing runs on the stacks any more */
+	vm_stacks_put(stacks);
+	stacks = NULL;
 	if (l->wait_go && l->go_fail_fd != NULL)
 		*l->go_fail_fd = f.fail[0];
 	else
@@ -951,6 +1323,10 @@ fail_child:
 	while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
 		;
 	ctx->pidfd = -1;
+	/* the init reaped: its pid namespace, the held program with it, is
+	 * gone, and the stacks are free */
+	vm_stacks_put(stacks);
+	stacks = NULL;
 fail:
 	if (pidfd >= 0)
 		close(pidfd);
