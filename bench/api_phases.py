@@ -33,7 +33,10 @@ rules = [
 rules = [(n, re.compile(p)) for n, p in rules]
 roles = {"MHD-connection": "daemon: HTTP connection threads (host pipeline)", "MHD-listen": "daemon: listener",
          "airlock": "daemon: other threads (idle-pool spawn, watchers)", "exe": "supervisor (exec'd per run) + sandbox launcher",
-         "airlock-init": "sandbox init (pid 1 in the run)", "dash": "the program (sh true)"}
+         "airlock-init": "sandbox init (pid 1 in the run)", "dash": "the program (sh true)",
+         # the init started in its caller's memory is "exe" until it
+         # executes airlock-init from its memfd (docs/sandbox.md)
+         "memfd:airlock-i": "sandbox init once airlock-init (pid 1 in the run)"}
 tot = collections.Counter(); ph = collections.defaultdict(collections.Counter)
 comm = per = None; frames = []
 def flush():

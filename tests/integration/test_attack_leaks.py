@@ -35,8 +35,9 @@ def test_init_command_line_is_clean(tmp_path):
 
 
 def test_daemon_run_init_shows_no_supervisor_argv(tmp_path):
-    """A daemon's run: its init is a copy of the run's supervisor, whose
-    argv names the state directory and the identity nonce."""
+    """A daemon's run: its init starts in the run's supervisor's memory
+    (or as a copy of it), whose argv names the state directory and the
+    identity nonce."""
     need(language="sh")
     cfg = {"providers": [{"provider": "sandbox"}],
            "tenants": {"default": {"languages": ["sh"],
@@ -53,6 +54,29 @@ def test_daemon_run_init_shows_no_supervisor_argv(tmp_path):
     finally:
         d.stop()
         cleanup_state(d)
+
+
+def test_init_memory_is_not_the_runs_to_read(tmp_path):
+    """pid 1 runs as the run's own host uid: were it dumpable, the program
+    could read its memory and environment through /proc/1 (or ptrace it
+    and forge the exit report).  Its mem, environ and exe stay closed, and
+    it holds no capability."""
+    need(language="sh")
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    code = ("for f in environ mem; do "
+            "cat /proc/1/$f >/dev/null 2>&1 && echo open:$f; done; "
+            "readlink /proc/1/exe >/dev/null 2>&1 && echo open:exe; "
+            "ls /proc/1/fd/ >/dev/null 2>&1 && echo open:fd; "
+            "grep -E '^Cap(Inh|Prm|Eff|Amb):' /proc/1/status | "
+            "grep -v '0000000000000000$'; echo done")
+    p = subprocess.run(
+        [BIN, "--state-dir", str(state), "--config", session_config(),
+         "run", "-p", "sandbox", "--json", "-l", "sh", "-e", code],
+        capture_output=True, text=True, timeout=60)
+    r = json.loads(p.stdout)
+    assert r["outcome"] == "completed", r
+    assert r["stdout"] == "done\n", r["stdout"]
 
 
 def mounts_of(res):
