@@ -347,6 +347,9 @@ static void program_enter_userns(const al_sb_launch *l, int ff,
 				 _Atomic int *mapped)
 {
 	int rc = become_host_ids(l);
+	/* the change of credentials left the memory as fs.suid_dumpable
+	 * says, which an administrator may have set to 1 */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (rc < 0 || unshare(CLONE_NEWUSER) < 0)
 		fail(ff, ST_USERNS, rc < 0 ? -rc : errno, 0);
 	struct fail_msg ask = {ST_READY, 0, READY_MAP_ME};
@@ -429,7 +432,7 @@ static _Noreturn void run_program(const al_sb_launch *l, const struct fds *f,
 		 * only execve's failure left to report. */
 		if (syscall(SYS_read, go_fd, &go, 1) != 1 || go != 'g')
 			_exit(126);
-		close(go_fd);
+		syscall(SYS_close, go_fd);
 	}
 	execve(l->argv[0], l->argv, l->envp);
 	fail(ff, ST_EXEC, errno, 0);
@@ -732,9 +735,8 @@ struct init_vm_args {
 static void init_env(char *buf, size_t len, int status_fd, pid_t prog)
 {
 	static const char key[] = "AL_SANDBOX_INIT=";
-	size_t n = 0;
 	memcpy(buf, key, sizeof(key) - 1);
-	n = sizeof(key) - 1;
+	size_t n = sizeof(key) - 1;
 	long v[2] = {status_fd, prog};
 	for (int i = 0; i < 2; i++) {
 		char digits[24];
@@ -750,13 +752,6 @@ static void init_env(char *buf, size_t len, int status_fd, pid_t prog)
 	buf[n] = '\0';
 }
 
-/* The init started in its caller's memory (al_cg_clone3_vm): the setup,
- * then the program — in the same memory, not waited for, held before its
- * execve —, then airlock-init executed in the init's place, which frees
- * the caller.  Nothing of the caller is copied or write-protected, and
- * the program runs no code of its own before the init is airlock-init:
- * /proc/1 never shows the caller's memory to it.  The caller judges the
- * workspace and lets the program go (al_sb_launch_start). */
 /* The held program's next message on the fail pipe (the init holds a
  * write end too: the program's death is seen on its pidfd).  A failure
  * is passed on as it came and ends the init. */
@@ -794,6 +789,13 @@ static void wake_mapped(_Atomic int *mapped, int v)
 	syscall(SYS_futex, mapped, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+/* The init started in its caller's memory (clone_init_vm): the setup,
+ * then the program — in the same memory, not waited for, held before its
+ * execve —, then airlock-init executed in the init's place, which frees
+ * the caller.  Nothing of the caller is copied or write-protected, and
+ * the program runs no code of its own before the init is airlock-init:
+ * /proc/1 never shows the caller's memory to it.  The caller judges the
+ * workspace and lets the program go (al_sb_launch_start). */
 static int run_init_vm(void *arg)
 {
 	const struct init_vm_args *a = arg;
@@ -821,10 +823,10 @@ static int run_init_vm(void *arg)
 	 * makes it so; said again below).  It clears the parent-death
 	 * signal: set again. */
 	rc = become_host_ids(l);
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (rc < 0)
 		fail(ff, ST_USERNS, -rc, 2);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	init_wait_program(f, pidfd, READY_GO, &m);
 	close(pidfd);
 	close(f->in[0]);
