@@ -934,6 +934,12 @@ static pid_t do_clone(const al_sb_launch *l, int *pidfd, bool *in_v2)
 	return al_cg_clone3(&ca, l->cgroups ? l->cgroups->v2_fd : -1, in_v2);
 }
 
+void al_sb_launch_prepare(bool privileged)
+{
+	if (!SANITIZED_BUILD && privileged)
+		(void)al_sb_init_image_fd();
+}
+
 /* Stacks for run_init_vm and its program, each below a guard page:
  * reused, since a fresh mapping's pages would fault in on every run.  A
  * set is taken per start and given back once nothing runs on it (the

@@ -106,6 +106,13 @@ int al_sb_go_failed(int fail_fd, const char **reason);
 /* Where a start failed, for the error reason. */
 const char *al_sb_stage_name(int stage);
 
+/* Makes now what a root caller's starts will need (the memfd of
+ * airlock-init, init_image.h) rather than in its first run, so that an
+ * idle supervisor lists it among the descriptors its runs must leave as
+ * they found them (supervisor/reuse.h).  Nothing where runs start as a
+ * copy of their caller (unprivileged, sanitizer builds). */
+void al_sb_launch_prepare(bool privileged);
+
 /* Starts the sandbox; on success fills child for al_supervise (signal_tree
  * kills through the cgroup and the pid namespace; signal_ctx must be freed
  * with al_sb_signal_ctx_free after the run).  Returns 0 or a negative

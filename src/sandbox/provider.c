@@ -33,7 +33,7 @@
 #include "sandbox/build.h"
 #include "cgroup/cgroup.h"
 #include "sandbox/context.h"
-#include "sandbox/init_image.h"
+#include "sandbox/launch.h"
 #include "sandbox/mounts.h"
 #include "sandbox/netns_ahead.h"
 #include "sandbox/cgroups_ahead.h"
@@ -273,12 +273,8 @@ static int sb_ensure(const char *config_json, al_provider_handle **out,
 		return rc;
 	}
 	al_run_registry_init(&h->runs);
-	/* airlock-init's memfd (launch.c) made now rather than in the first
-	 * run, and before an idle supervisor lists the descriptors its next
-	 * runs must leave as they found them (supervisor/reuse.h); a kernel
-	 * that refuses it gets the older start, run after run. */
-	if (h->facts->available && h->ctx.privileged)
-		(void)al_sb_init_image_fd();
+	if (h->facts->available)
+		al_sb_launch_prepare(h->ctx.privileged);
 	h->one_run = atomic_load(&one_run);
 	bool ahead = h->facts->available &&
 		     (h->one_run || !atomic_load(&pools_off));
