@@ -30,12 +30,36 @@ static const char schema[] =
 	" created_ms INTEGER NOT NULL,"
 	" PRIMARY KEY (tenant, key));";
 
-/* WAL pages before SQLite checkpoints (default 1000): about five CLI
- * runs.  Each process that opens the database first reads every WAL
+/* WAL pages before a commit checkpoints (SQLite's default 1000): about
+ * five CLI runs.  Each process that opens the database first reads every WAL
  * frame since the last checkpoint to rebuild the WAL index, so a
  * one-shot `airlock run` pays for the WAL's length at its start
  * (docs/performance.md, "SQLite's WAL, shorter"). */
-#define AL_DB_WAL_PAGES "16"
+#define AL_DB_WAL_PAGES 16
+
+/* After each commit (SQLite's wal_autocheckpoint, plus one thing): once
+ * the WAL holds AL_DB_WAL_PAGES frames, checkpoint what no reader needs,
+ * and remember whether that was all of it.  A process's WAL-index
+ * recovery forgets how far earlier checkpoints got, so a WAL that is
+ * never restarted is copied again, whole, by every process that commits
+ * once (a refused `airlock run`): it grew by a run's frames per process
+ * until a process committed twice.  al_db_close empties a WAL that is
+ * all in the database. */
+static int wal_committed(void *arg, sqlite3 *db, const char *name, int frames)
+{
+	al_db *d = arg;
+	d->wal_backfilled = false;
+	if (frames < AL_DB_WAL_PAGES)
+		return SQLITE_OK;
+	int in_log = 0, copied = 0;
+	if (sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE,
+				      &in_log, &copied) == SQLITE_OK &&
+	    in_log > 0 && copied == in_log)
+		d->wal_backfilled = true;
+	/* As SQLite's own hook: a checkpoint that could not finish (a
+	 * reader elsewhere) is retried after a later commit. */
+	return SQLITE_OK;
+}
 
 /* The schema is already there (every object of it): parsing and running
  * its DDL again costs more than this lookup. */
@@ -107,9 +131,10 @@ int al_db_open(const char *state_dir, uint64_t busy_ms, al_db **out,
 	 * database and delete it: three more fsyncs, an unlink and, for the
 	 * next process, a new WAL file (its header synced, the directory
 	 * synced).  Commits are durable once in the WAL, so a CLI process
-	 * leaves it in place; SQLite checkpoints once the WAL passes
-	 * wal_autocheckpoint pages (kept small so that the next opener's
-	 * WAL-index recovery reads little). */
+	 * leaves it in place; a commit checkpoints once the WAL passes
+	 * AL_DB_WAL_PAGES (kept small so that the next opener's WAL-index
+	 * recovery reads little), and the close empties a WAL whose last
+	 * checkpoint copied all of it (wal_committed). */
 	sqlite3_db_config(d->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 	/* Switching to WAL and creating the schema can meet SQLITE_BUSY
 	 * without the busy handler being called (another process is doing
@@ -119,16 +144,17 @@ int al_db_open(const char *state_dir, uint64_t busy_ms, al_db **out,
 		sqlite3_free(msg);
 		msg = NULL;
 		int r = sqlite3_exec(d->db,
-				     "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
-				     " PRAGMA wal_autocheckpoint=" AL_DB_WAL_PAGES ";",
+				     "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
 				     NULL, NULL, &msg);
 		int ready = 0;
 		if (r == SQLITE_OK)
 			r = schema_ready(d->db, &ready);
 		if (r == SQLITE_OK && !ready)
 			r = sqlite3_exec(d->db, schema, NULL, NULL, &msg);
-		if (r == SQLITE_OK)
+		if (r == SQLITE_OK) {
+			sqlite3_wal_hook(d->db, wal_committed, d);
 			break;
+		}
 		if ((r != SQLITE_BUSY && r != SQLITE_LOCKED) || waited >= busy_ms)
 			break;
 		struct timespec ts = {0, 10 * 1000 * 1000};
@@ -152,6 +178,15 @@ void al_db_close(al_db *d)
 {
 	if (!d)
 		return;
+	/* Everything in the WAL is in the database, synced: truncate the
+	 * WAL so that the next process recovers nothing from it.  Never
+	 * waits: another process reading or writing keeps it as it is. */
+	if (d->db && d->wal_backfilled) {
+		sqlite3_busy_timeout(d->db, 0);
+		(void)sqlite3_wal_checkpoint_v2(d->db, NULL,
+						SQLITE_CHECKPOINT_TRUNCATE,
+						NULL, NULL);
+	}
 	sqlite3_close(d->db);
 	pthread_mutex_destroy(&d->lock);
 	pthread_mutex_destroy(&d->queue_lock);
@@ -174,7 +209,7 @@ int al_db_open_readonly(const char *state_dir, sqlite3 **out, al_error **err)
 	sqlite3 *db = NULL;
 	if (sqlite3_open_v2(path, &db,
 			    SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW,
-			    NULL) != SQLITE_OK) {
+			    al_db_vfs()) != SQLITE_OK) {
 		sqlite3_close(db);
 		return al_error_set(err, AL_ERR_NOT_FOUND, ENOENT, "state_dir",
 				    "no airlock database in the state "

@@ -25,6 +25,8 @@ typedef struct al_db {
 	pthread_cond_t queue_done;
 	struct al_audit_waiter *queue;
 	bool committing;
+	/* The last commit's checkpoint copied the whole WAL (db.c). */
+	bool wal_backfilled;
 	/* Transactions and records committed by appends (for measuring). */
 	uint64_t audit_commits, audit_records;
 } al_db;

@@ -138,6 +138,14 @@ static int shim_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f,
 
 static void register_shim(void)
 {
+	/* Before SQLite initialises (sqlite3_vfs_find does): no page-cache
+	 * bulk.  By default each cache's first page allocates 20 slots and
+	 * writes a header into every one, ~36 pages of memory touched in
+	 * every process that opens the database, most of which a CLI run
+	 * never uses (docs/performance.md, "Pages a CLI process touches").
+	 * Refused (SQLITE_MISUSE) where the embedding program has already
+	 * initialised SQLite: then its settings stand. */
+	(void)sqlite3_config(SQLITE_CONFIG_PAGECACHE, (void *)NULL, 0, 0);
 	base = sqlite3_vfs_find("unix");
 	if (base == NULL)
 		return;

@@ -157,6 +157,35 @@ static void test_replaced_wal_not_trusted(void **state)
 	assert_int_equal(count_rows(f->dir), 5);
 }
 
+/* Processes that commit once each (a refused `airlock run`) keep the
+ * WAL short: a checkpoint that copied all of it lets the close empty it,
+ * so no process recovers (and copies again) every earlier process's
+ * frames.  Before, the WAL grew by each process's frames without end. */
+static void test_wal_bounded_one_commit_per_open(void **state)
+{
+	fx *f = *state;
+	off_t largest = 0;
+	for (int i = 0; i < 120; i++) {
+		al_db *d = NULL;
+		assert_int_equal(al_db_open(f->dir, 1000, &d, NULL), 0);
+		char sql[400];
+		snprintf(sql, sizeof(sql),
+			 "INSERT INTO idempotency VALUES('t', 'once-%d', 'h',"
+			 " '%0200d', 0)",
+			 i, i);
+		assert_int_equal(sqlite3_exec(d->db, sql, NULL, NULL, NULL),
+				 SQLITE_OK);
+		al_db_close(d);
+		struct stat st;
+		assert_int_equal(stat(f->wal, &st), 0);
+		if (st.st_size > largest)
+			largest = st.st_size;
+	}
+	/* 16 pages and the frames of the commit that crossed the mark. */
+	assert_true(largest <= (off_t)(32 + 24 * (4096 + 24)));
+	assert_int_equal(count_rows(f->dir), 120);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -166,6 +195,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_replaced_wal_not_trusted,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_wal_bounded_one_commit_per_open, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
