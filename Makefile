@@ -178,7 +178,7 @@ $(BUILD)/obj-init/%.o: %.c
 $(CTINIT): $(CTINIT_OBJ)
 	@echo "  LD      $@"
 	@$(CC) -static -o $@ $^
-SBINIT_OBJ = $(addprefix $(BUILD)/obj-sbinit/,src/sbinit/main.o src/child/shepherd.o src/core/error.o src/core/util.o)
+SBINIT_OBJ = $(addprefix $(BUILD)/obj-sbinit/,src/sbinit/main.o src/sandbox/member_go.o src/child/shepherd.o src/core/error.o src/core/util.o)
 $(BUILD)/obj-sbinit/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< (airlock-sandbox-init)"

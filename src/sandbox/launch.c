@@ -37,6 +37,8 @@
 #include "core/clone_vm.h"
 #include "core/util.h"
 #include "sandbox/init_image.h"
+#include "sandbox/launch_proto.h"
+#include "sandbox/member_go.h"
 #include "sandbox/netns.h"
 #include "sandbox/userns.h"
 
@@ -65,33 +67,6 @@
  * its setup calls need a few KiB; sanitizer builds need more. */
 #define PROGRAM_STACK_BYTES (256 * 1024)
 
-enum stage {
-	ST_SYNC = 1,
-	ST_CGROUP,
-	ST_CGROUPNS,
-	ST_MOUNTS,
-	ST_WORKSPACE,
-	ST_VERIFY,
-	ST_NET,
-	ST_UTS,
-	ST_USERNS,
-	ST_FORK,
-	ST_STDIO,
-	ST_SETSID,
-	ST_RLIMIT,
-	ST_CHDIR,
-	ST_NNP,
-	ST_CAPS,
-	ST_LANDLOCK,
-	ST_SECCOMP,
-	ST_EXEC,
-	ST_GO,	  /* a member's header could not be read or applied */
-	ST_READY, /* not a failure: a member waits for its header, or a
-		   * held program for its go (run_init_vm) */
-	ST_INIT_EXEC, /* the init could not execute airlock-init */
-	ST__N
-};
-
 static const char *const stage_names[ST__N] = {
 	[ST_SYNC] = "sync",	     [ST_CGROUP] = "cgroup",
 	[ST_CGROUPNS] = "cgroup_namespace",
@@ -113,12 +88,6 @@ const char *al_sb_stage_name(int stage)
 	return stage > 0 && stage < ST__N ? stage_names[stage] : "unknown";
 }
 
-struct fail_msg {
-	int32_t stage;
-	int32_t err;
-	int32_t op;
-};
-
 /* Only ints: al_sb_launch_start sets every one to -1 at once. */
 struct fds {
 	int in[2], out[2], err[2], status[2], sync[2], fail[2];
@@ -128,7 +97,7 @@ struct fds {
 
 static _Noreturn void fail(int fd, int stage, int err, int op)
 {
-	struct fail_msg m = {stage, err, op};
+	struct al_sb_fail_msg m = {stage, err, op};
 	ssize_t w = write(fd, &m, sizeof(m));
 	(void)w;
 	_exit(126);
@@ -240,91 +209,6 @@ static void reset_signals(void)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-static int read_full(int fd, char *buf, size_t len)
-{
-	size_t off = 0;
-	while (off < len) {
-		ssize_t n = read(fd, buf + off, len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		off += (size_t)n;
-	}
-	return 0;
-}
-
-static unsigned long long parse_u(const char *s)
-{
-	unsigned long long v = 0;
-	for (; *s >= '0' && *s <= '9'; s++)
-		v = v * 10 + (unsigned long long)(*s - '0');
-	return v;
-}
-
-/* The header's next field, or a report and exit when there is none. */
-static const char *next_field(const char **p, const char *end, int ff)
-{
-	*p += strlen(*p) + 1;
-	if (*p >= end)
-		fail(ff, ST_GO, EPROTO, 1);
-	return *p;
-}
-
-/* A warm member's program: ready, then its header (launch.h), then exec.
- * Everything after the seccomp filter: only reads, setrlimit, open of
- * /dev/null and execve — and no allocation (the buffers are the parent's
- * pages, copied). */
-static _Noreturn void wait_and_exec(const al_sb_launch *l, int ff)
-{
-	struct fail_msg ready = {ST_READY, 0, 0};
-	if (write(ff, &ready, sizeof(ready)) != (ssize_t)sizeof(ready))
-		_exit(126);
-	char head[AL_SB_GO_LEN_DIGITS + 1] = {0};
-	if (read_full(0, head, AL_SB_GO_LEN_DIGITS) < 0)
-		_exit(126); /* never told to go: nothing ran */
-	size_t n = (size_t)parse_u(head);
-	if (n == 0 || n >= l->go_cap || read_full(0, l->go_buf, n) < 0)
-		fail(ff, ST_GO, EPROTO, 0);
-	l->go_buf[n] = '\0';
-	const char *p = l->go_buf, *end = l->go_buf + n;
-	bool keep_stdin = p[0] == '1';
-	size_t nrl = (size_t)parse_u(next_field(&p, end, ff));
-	for (size_t i = 0; i < nrl; i++) {
-		int res = (int)parse_u(next_field(&p, end, ff));
-		rlim_t v = (rlim_t)parse_u(next_field(&p, end, ff));
-		struct rlimit rl = {v, res == RLIMIT_CPU ? v + 1 : v};
-		if (setrlimit(res, &rl) < 0)
-			fail(ff, ST_RLIMIT, errno, (int)i);
-	}
-	size_t argc = (size_t)parse_u(next_field(&p, end, ff));
-	size_t k = 0;
-	for (size_t i = 0; i < argc && k + 2 < l->go_nptrs; i++)
-		l->go_ptrs[k++] = (char *)next_field(&p, end, ff);
-	if (argc == 0 || k != argc)
-		fail(ff, ST_GO, EPROTO, 2);
-	l->go_ptrs[k++] = NULL;
-	char **envp = &l->go_ptrs[k];
-	for (p += strlen(p) + 1; p < end && k + 1 < l->go_nptrs;
-	     p += strlen(p) + 1)
-		l->go_ptrs[k++] = (char *)p;
-	if (p < end)
-		fail(ff, ST_GO, E2BIG, 3);
-	l->go_ptrs[k] = NULL;
-	if (!keep_stdin) {
-		int z = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (z < 0 || dup2(z, 0) < 0)
-			fail(ff, ST_STDIO, errno, 1);
-		close(z);
-	}
-	execve(l->go_ptrs[0], l->go_ptrs, envp);
-	fail(ff, ST_EXEC, errno, 0);
-}
-
-/* The messages of run_init_vm's program to its init (struct fail_msg's
- * op with stage ST_READY). */
-enum { READY_GO = 0, READY_MAP_ME = 1 };
-
 /* The run's host uid and gid, for good (the raw calls: glibc's would
  * wait for the caller's other threads, absent in a copy). */
 static int become_host_ids(const al_sb_launch *l)
@@ -352,7 +236,7 @@ static void program_enter_userns(const al_sb_launch *l, int ff,
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (rc < 0 || unshare(CLONE_NEWUSER) < 0)
 		fail(ff, ST_USERNS, rc < 0 ? -rc : errno, 0);
-	struct fail_msg ask = {ST_READY, 0, READY_MAP_ME};
+	struct al_sb_fail_msg ask = {ST_READY, 0, READY_MAP_ME};
 	if (write(ff, &ask, sizeof(ask)) != (ssize_t)sizeof(ask))
 		_exit(126);
 	int v;
@@ -366,12 +250,55 @@ static void program_enter_userns(const al_sb_launch *l, int ff,
 		fail(ff, ST_CAPS, -rc, 1);
 }
 
+/* "KEY=A" or "KEY=A:B" (b >= 0) into buf, with no allocation and no
+ * locale: the environment of airlock-sandbox-init (src/sbinit/main.c). */
+static void env_numbers(char *buf, size_t len, const char *key, long a, long b)
+{
+	size_t n = strlen(key);
+	if (n + 2 >= len) {
+		buf[0] = '\0';
+		return;
+	}
+	memcpy(buf, key, n);
+	buf[n++] = '=';
+	long v[2] = {a, b};
+	for (int i = 0; i < 2 && v[i] >= 0; i++) {
+		char digits[24];
+		int k = 0;
+		if (i == 1 && n + 2 < len)
+			buf[n++] = ':';
+		do
+			digits[k++] = (char)('0' + v[i] % 10);
+		while ((v[i] /= 10) > 0 && k < (int)sizeof(digits));
+		while (k > 0 && n + 2 < len)
+			buf[n++] = digits[--k];
+	}
+	buf[n] = '\0';
+}
+
+/* A held member's program, once let go: airlock-sandbox-init's waiter
+ * takes its place (member_go.h), so that the wait for the request is
+ * not spent in the caller's memory.  The fail pipe stays open across the
+ * execve for the waiter's reports; the image's descriptor does not. */
+static _Noreturn void exec_member_waiter(int ff, int image_fd)
+{
+	if (syscall(SYS_fcntl, ff, F_SETFD, 0) < 0)
+		fail(ff, ST_EXEC, errno, 2);
+	char env[64];
+	env_numbers(env, sizeof(env), AL_SB_GO_ENV, ff, -1);
+	char *const argv[] = {"airlock-go", NULL};
+	char *const envp[] = {env, NULL};
+	syscall(SYS_execveat, image_fd, "", argv, envp, AT_EMPTY_PATH);
+	fail(ff, ST_EXEC, errno, 1);
+}
+
 /* The program's last steps.  held: started by run_init_vm in the caller's
  * memory, it reports itself ready on the fail pipe once everything but
  * the execve is done and waits for the caller's go on the sync pipe;
- * mapped: it makes the run's user namespace first. */
+ * mapped: it makes the run's user namespace first; image_fd: a held
+ * member's waiter (exec_member_waiter). */
 static _Noreturn void run_program(const al_sb_launch *l, const struct fds *f,
-				  bool held, _Atomic int *mapped)
+				  bool held, _Atomic int *mapped, int image_fd)
 {
 	int ff = f->fail[1];
 	/* Held, it goes on after its caller has resumed and reused the
@@ -387,8 +314,8 @@ static _Noreturn void run_program(const al_sb_launch *l, const struct fds *f,
 	if (setsid() < 0)
 		fail(ff, ST_SETSID, errno, 0);
 	if (held) {
-		int keep[2] = {ff, go_fd};
-		al_close_fds_from(3, keep, 2);
+		int keep[3] = {ff, go_fd, image_fd};
+		al_close_fds_from(3, keep, image_fd >= 0 ? 3 : 2);
 	} else {
 		close_range_except(3, ff);
 	}
@@ -418,10 +345,11 @@ static _Noreturn void run_program(const al_sb_launch *l, const struct fds *f,
 		if (rc < 0)
 			fail(ff, ST_SECCOMP, -rc, 0);
 	}
-	if (l->wait_go)
-		wait_and_exec(l, ff);
+	if (l->wait_go && !held)
+		al_sb_member_go(ff, l->go_buf, l->go_cap, l->go_ptrs,
+				l->go_nptrs);
 	if (held) {
-		struct fail_msg ready = {ST_READY, 0, READY_GO};
+		struct al_sb_fail_msg ready = {ST_READY, 0, READY_GO};
 		char go = 0;
 		if (write(ff, &ready, sizeof(ready)) != (ssize_t)sizeof(ready))
 			_exit(126);
@@ -433,6 +361,8 @@ static _Noreturn void run_program(const al_sb_launch *l, const struct fds *f,
 		if (syscall(SYS_read, go_fd, &go, 1) != 1 || go != 'g')
 			_exit(126);
 		syscall(SYS_close, go_fd);
+		if (l->wait_go)
+			exec_member_waiter(ff, image_fd);
 	}
 	execve(l->argv[0], l->argv, l->envp);
 	fail(ff, ST_EXEC, errno, 0);
@@ -512,12 +442,13 @@ struct program_args {
 	const struct fds *f;
 	bool held;
 	_Atomic int *mapped; /* run_init_vm's: see program_enter_userns */
+	int image_fd;	     /* run_init_vm's: see exec_member_waiter */
 };
 
 static int program_main(void *arg)
 {
 	const struct program_args *a = arg;
-	run_program(a->l, a->f, a->held, a->mapped);
+	run_program(a->l, a->f, a->held, a->mapped, a->image_fd);
 }
 
 /* The program as vfork does it: it borrows the init's memory until its
@@ -535,7 +466,7 @@ static pid_t spawn_program(const al_sb_launch *l, const struct fds *f)
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (stack == MAP_FAILED)
 		return -1;
-	struct program_args a = {l, f, false, NULL};
+	struct program_args a = {l, f, false, NULL, -1};
 	pid_t pid = clone(program_main, stack + size,
 			  CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
 	int e = errno;
@@ -711,7 +642,7 @@ static _Noreturn void run_init(const al_sb_launch *l, const struct fds *f)
 	if (prog < 0)
 		fail(ff, ST_FORK, errno, 0);
 	if (prog == 0)
-		run_program(l, f, false, NULL);
+		run_program(l, f, false, NULL, -1);
 	close(f->in[0]);
 	close(f->out[1]);
 	close(f->err[1]);
@@ -730,33 +661,11 @@ struct init_vm_args {
 	int image_fd;
 };
 
-/* "AL_SANDBOX_INIT=STATUS:PID" into buf (src/sbinit/main.c), with no
- * allocation and no locale. */
-static void init_env(char *buf, size_t len, int status_fd, pid_t prog)
-{
-	static const char key[] = "AL_SANDBOX_INIT=";
-	memcpy(buf, key, sizeof(key) - 1);
-	size_t n = sizeof(key) - 1;
-	long v[2] = {status_fd, prog};
-	for (int i = 0; i < 2; i++) {
-		char digits[24];
-		int k = 0;
-		do
-			digits[k++] = (char)('0' + v[i] % 10);
-		while ((v[i] /= 10) > 0 && k < (int)sizeof(digits));
-		while (k > 0 && n + 2 < len)
-			buf[n++] = digits[--k];
-		if (i == 0)
-			buf[n++] = ':';
-	}
-	buf[n] = '\0';
-}
-
 /* The held program's next message on the fail pipe (the init holds a
  * write end too: the program's death is seen on its pidfd).  A failure
  * is passed on as it came and ends the init. */
 static void init_wait_program(const struct fds *f, int pidfd, int op,
-			      struct fail_msg *m)
+			      struct al_sb_fail_msg *m)
 {
 	int ff = f->fail[1];
 	struct pollfd p[2] = {{f->fail[0], POLLIN, 0}, {pidfd, POLLIN, 0}};
@@ -804,13 +713,14 @@ static int run_init_vm(void *arg)
 	int ff = f->fail[1];
 	init_setup(l, f, true);
 	_Atomic int mapped = 0;
-	struct program_args pa = {l, f, true, &mapped};
+	struct program_args pa = {l, f, true, &mapped,
+				  l->wait_go ? a->image_fd : -1};
 	int pidfd = -1;
 	pid_t prog = clone(program_main, a->program_stack_top,
 			   CLONE_VM | CLONE_PIDFD | SIGCHLD, &pa, &pidfd);
 	if (prog < 0)
 		fail(ff, ST_FORK, errno, 0);
-	struct fail_msg m;
+	struct al_sb_fail_msg m;
 	init_wait_program(f, pidfd, READY_MAP_ME, &m);
 	int rc = al_sb_write_idmaps(prog, l->host_uid, l->host_gid);
 	if (rc < 0) {
@@ -842,7 +752,7 @@ static int run_init_vm(void *arg)
 	if (fcntl(f->status[1], F_SETFD, 0) < 0)
 		fail(ff, ST_INIT_EXEC, errno, 1);
 	char env[64];
-	init_env(env, sizeof(env), f->status[1], prog);
+	env_numbers(env, sizeof(env), "AL_SANDBOX_INIT", f->status[1], prog);
 	char *const argv[] = {"airlock-init", NULL};
 	char *const envp[] = {env, NULL};
 	syscall(SYS_execveat, a->image_fd, "", argv, envp, AT_EMPTY_PATH);
@@ -1005,14 +915,13 @@ static void vm_stacks_put(struct vm_stacks *s)
  * executed airlock-init or ended, with *stacks set; 0 when that way is
  * not open here and the caller copies itself instead (do_clone): an
  * unprivileged run (the caller writes its id maps after the clone), a
- * warm member (its program waits in the init's memory for its request),
- * a sanitizer's build, no executable memfd, clone3 vfork-style missing
+ * sanitizer's build, no executable memfd, clone3 vfork-style missing
  * (core/clone_vm.h) or the v2 cgroup refusing the placement; -1 with
  * errno when the clone failed for want of memory or processes. */
 static pid_t clone_init_vm(const al_sb_launch *l, struct fds *f, int *pidfd,
 			   struct vm_stacks **stacks, struct init_vm_args *a)
 {
-	if (SANITIZED_BUILD || !l->privileged || l->wait_go ||
+	if (SANITIZED_BUILD || !l->privileged ||
 	    (l->cgroups && l->cgroups->v2_dir && l->cgroups->v2_fd < 0))
 		return 0;
 	int image = al_sb_init_image_fd();
@@ -1116,10 +1025,10 @@ static int receive_areas(const al_sb_launch *l, int sock, int fail_fd,
 }
 
 /* Waits for the program's exec (the fail pipe closes) or a failure.
- * ready_ok: a warm member's ready counts as started; a held program's
- * ready is its init's to read, and reaches us only if the init died
- * before it could. */
-static int wait_started(int fd, struct fail_msg *m, bool ready_ok)
+ * member: a warm member's READY_MEMBER counts as started.  A held
+ * program's other readies are its init's to read, and reach us only if
+ * the init died before it could. */
+static int wait_started(int fd, struct al_sb_fail_msg *m, bool member)
 {
 	struct pollfd p = {fd, POLLIN, 0};
 	int r;
@@ -1134,14 +1043,15 @@ static int wait_started(int fd, struct fail_msg *m, bool ready_ok)
 	while (n < 0 && errno == EINTR);
 	if (n == 0)
 		return 0;
-	if (n != (ssize_t)sizeof(*m) || (m->stage == ST_READY && !ready_ok))
+	if (n != (ssize_t)sizeof(*m) ||
+	    (m->stage == ST_READY && (!member || m->op != READY_MEMBER)))
 		return -EPROTO;
 	return m->stage == ST_READY ? 0 : 1;
 }
 
 int al_sb_go_failed(int fail_fd, const char **reason)
 {
-	struct fail_msg m;
+	struct al_sb_fail_msg m;
 	int rc = wait_started(fail_fd, &m, true);
 	if (rc == 1)
 		*reason = m.stage != ST_EXEC ? "sandbox_unavailable"
@@ -1265,9 +1175,9 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 	}
 	close(f.sync[1]);
 	f.sync[1] = -1;
-	struct fail_msg m;
+	struct al_sb_fail_msg m;
 	what = "waiting for the sandbox setup";
-	rc = wait_started(f.fail[0], &m, stacks == NULL);
+	rc = wait_started(f.fail[0], &m, l->wait_go);
 	if (rc != 0) {
 		if (rc == 1) {
 			rc = -(m.err ? m.err : EIO);

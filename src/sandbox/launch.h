@@ -21,6 +21,7 @@
 #include "child/supervise.h"
 #include "cgroup/cgroup.h"
 #include "sandbox/landlock.h"
+#include "sandbox/launch_proto.h"
 #include "sandbox/mounts.h"
 #include "sandbox/seccomp_policy.h"
 
@@ -78,7 +79,9 @@ typedef struct al_sb_launch {
 	 * with go_ptrs for argv and envp (the parent's buffers: the copy
 	 * fills its own pages, nothing is allocated), sets the rlimits it
 	 * names, puts /dev/null on fd 0 when it says so, and execs the argv
-	 * and environment it carries (argv/envp above are unused).  The fail
+	 * and environment it carries (argv/envp above are unused).  Started
+	 * in its caller's memory, it executes airlock-sandbox-init's waiter
+	 * first, which does the same in its own (member_go.h).  The fail
 	 * pipe's read end goes to *go_fail_fd: an exec failure after go is
 	 * reported there. */
 	bool wait_go;
@@ -89,14 +92,8 @@ typedef struct al_sb_launch {
 	int *go_fail_fd;
 } al_sb_launch;
 
-/* The header a waiting member reads from fd 0: 10 decimal digits (the
- * length of the rest), then NUL-terminated fields: stdin mode ("1": keep
- * the pipe, else /dev/null), the number of rlimits, each as resource and
- * value (RLIMIT_CPU: soft = value, hard = value + 1, as a cold run), argc,
- * the argv, the environment. */
-#define AL_SB_GO_LEN_DIGITS 10
-#define AL_SB_GO_BUF (256u * 1024u)
-#define AL_SB_GO_PTRS 4096u
+/* The header a waiting member reads from fd 0 and its buffers' sizes:
+ * launch_proto.h. */
 
 /* After a member's go: 1 and *reason when the fail pipe reports that the
  * exec failed ("start_failed"), 0 when the exec happened, -errno on

@@ -14,13 +14,24 @@
  * It is embedded in libairlock and executed from a sealed memfd
  * (src/sandbox/init_image.c), never from a path.  Its only input is
  * AL_SANDBOX_INIT=STATUS_FD:PROGRAM_PID in its environment: its argv is
- * just "airlock-init", which is all /proc/1/cmdline shows the run. */
+ * just "airlock-init", which is all /proc/1/cmdline shows the run.
+ *
+ * With AL_SANDBOX_GO=FAIL_FD instead it is a warm member's waiter: the
+ * member's program, started in its caller's memory, executes it once its
+ * setup is done, and it waits for the member's request in its own
+ * (src/sandbox/member_go.c). */
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include "child/shepherd.h"
+#include "sandbox/launch_proto.h"
+#include "sandbox/member_go.h"
+
+/* The waiter's buffers: pages are touched only as far as a header goes. */
+static char go_buf[AL_SB_GO_BUF];
+static char *go_ptrs[AL_SB_GO_PTRS];
 
 /* A decimal number up to `stop`; -1 when there is none or it overflows. */
 static long parse_num(const char **p, char stop)
@@ -42,6 +53,14 @@ static long parse_num(const char **p, char stop)
 
 int main(void)
 {
+	const char *go = getenv(AL_SB_GO_ENV);
+	if (go != NULL) {
+		long fail_fd = parse_num(&go, '\0');
+		if (fail_fd < 3)
+			return 126;
+		al_sb_member_go((int)fail_fd, go_buf, sizeof(go_buf), go_ptrs,
+				AL_SB_GO_PTRS);
+	}
 	/* Only ever pid 1 of a run's pid namespace: the loop's tree kill is
 	 * kill(-1), which anywhere else reaches every process it may. */
 	if (getpid() != 1)
