@@ -392,13 +392,15 @@ int al_server_run(const al_server_options *opts, al_error **err)
 					  "cannot start the HTTP server");
 			goto out;
 		}
+	/* The token's file before "listening on": whoever waits for that
+	 * line (a supervisor, a test) has read where the token is too. */
+	if (token_path != NULL)
+		log_token_path(token_path);
 	if (o.listen_addr != NULL)
 		al_logf(AL_LOG_INFO | AL_LOG_ALWAYS, NULL, "listening on %s", shown);
 	if (o.unix_socket != NULL)
 		al_logf(AL_LOG_INFO | AL_LOG_ALWAYS, NULL, "listening on unix:%s",
 			o.unix_socket);
-	if (token_path != NULL)
-		log_token_path(token_path);
 
 	int64_t next_sweep = al_mono_ms() + sweep_artifacts(svc);
 	for (;;) {
