@@ -1027,9 +1027,10 @@ static int receive_areas(const al_sb_launch *l, int sock, int fail_fd,
 /* Waits for the program's exec (the fail pipe closes) or a failure.
  * member: a warm member's READY_MEMBER counts as started.  A held
  * program's other readies are its init's to read, and reach us only if
- * the init died before it could. */
+ * the init died before it could.  m->stage is 0 after the pipe closed. */
 static int wait_started(int fd, struct al_sb_fail_msg *m, bool member)
 {
+	m->stage = 0;
 	struct pollfd p = {fd, POLLIN, 0};
 	int r;
 	do
@@ -1178,6 +1179,11 @@ int al_sb_launch_start(const al_sb_launch *l, al_child *child,
 	struct al_sb_fail_msg m;
 	what = "waiting for the sandbox setup";
 	rc = wait_started(f.fail[0], &m, l->wait_go);
+	/* A member reports its ready before anything else, in a copy or as
+	 * the waiter (whose fail pipe stays open across its execve): the
+	 * pipe closing first means it died. */
+	if (rc == 0 && l->wait_go && m.stage != ST_READY)
+		rc = -ECHILD;
 	if (rc != 0) {
 		if (rc == 1) {
 			rc = -(m.err ? m.err : EIO);
