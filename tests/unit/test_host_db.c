@@ -60,16 +60,22 @@ static int teardown(void **state)
 	return 0;
 }
 
+static void insert_row(al_db *d, const char *key, const char *result)
+{
+	char sql[400];
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO idempotency VALUES('t', '%s', 'h', '%s', 0)",
+		 key, result);
+	assert_int_equal(sqlite3_exec(d->db, sql, NULL, NULL, NULL),
+			 SQLITE_OK);
+}
+
 static void insert_rows(al_db *d, int n)
 {
 	for (int i = 0; i < n; i++) {
-		char sql[160];
-		snprintf(sql, sizeof(sql),
-			 "INSERT INTO idempotency VALUES('t', 'k%d-%d', 'h',"
-			 " 'r', 0)",
-			 n, i);
-		assert_int_equal(sqlite3_exec(d->db, sql, NULL, NULL, NULL),
-				 SQLITE_OK);
+		char key[32];
+		snprintf(key, sizeof(key), "k%d-%d", n, i);
+		insert_row(d, key, "r");
 	}
 }
 
@@ -168,13 +174,10 @@ static void test_wal_bounded_one_commit_per_open(void **state)
 	for (int i = 0; i < 120; i++) {
 		al_db *d = NULL;
 		assert_int_equal(al_db_open(f->dir, 1000, &d, NULL), 0);
-		char sql[400];
-		snprintf(sql, sizeof(sql),
-			 "INSERT INTO idempotency VALUES('t', 'once-%d', 'h',"
-			 " '%0200d', 0)",
-			 i, i);
-		assert_int_equal(sqlite3_exec(d->db, sql, NULL, NULL, NULL),
-				 SQLITE_OK);
+		char key[32], result[208];
+		snprintf(key, sizeof(key), "once-%d", i);
+		snprintf(result, sizeof(result), "%0200d", i);
+		insert_row(d, key, result);
 		al_db_close(d);
 		struct stat st;
 		assert_int_equal(stat(f->wal, &st), 0);
