@@ -417,8 +417,10 @@ FLOOR_VARIANT = "+lsm"  # bench/floor's airlock's whole per-run floor
 # run.started and run.finished; the API's run.started, the run's record
 # and its directory before the launch, and the result's file.
 SYNCS = {"cli": 2, "api": 4}
+REFUSED_EXIT = 125  # the CLI's exit status when no process ran (README)
 C_FLOOR = "floor: airlock's mechanisms"
 C_START = "a process start: `airlock --version`"
+C_REFUSED = "a refused CLI run: `airlock run -p disabled`"
 C_HTTP = "an HTTP round trip: `GET /v1/health`"
 C_SYNC = "a durable sync: 4 KiB written, `fdatasync`"
 
@@ -460,6 +462,35 @@ class ProcStart(Variant):
 
     def argv(self, w):
         return [self.airlock, "--version"]
+
+
+class RefusedRun(Variant):
+    """A CLI run refused by its provider: the process start, the
+    configuration, the state directory's checks, the audit database's
+    first open in a process and one durable audit commit (the refusal).
+    Every CLI run does all of it before its sandbox starts, with
+    `run.started` as its commit."""
+
+    def __init__(self, airlock, state_dir):
+        super().__init__(C_REFUSED, "spawn", "")
+        self.airlock, self.state_dir = airlock, state_dir
+
+    def argv(self, w):
+        return [self.airlock, "--state-dir", self.state_dir, "run",
+                "-p", "disabled", "-l", w.lang, "-e", w.code]
+
+    def once(self, w):
+        t0 = time.perf_counter_ns()
+        p = subprocess.run(self.argv(w), stdin=DEVNULL, stdout=DEVNULL,
+                           stderr=subprocess.PIPE, text=True, check=False)
+        t1 = time.perf_counter_ns()
+        return (t1 - t0) / 1e6, (p.returncode == REFUSED_EXIT and
+                                 "provider_disabled" in p.stderr)
+
+    def smoke(self, w):
+        return None if self.once(w)[1] else (
+            "`airlock run -p disabled` did not end refused "
+            f"(exit {REFUSED_EXIT}, provider_disabled)")
 
 
 class Health(Variant):
@@ -980,6 +1011,11 @@ def run(args, work, quick, warmup, tp_times, started, helpers, daemons):
     if components[C_START] is None:
         entries.append((C_START, spawn_how,
                         lambda s: spawn_throughput(start_v, tw, 2, s)))
+    refused_v = RefusedRun(airlock, state)
+    components[C_REFUSED] = refused_v.smoke(tw)
+    if components[C_REFUSED] is None:
+        entries.append((C_REFUSED, spawn_how,
+                        lambda s: spawn_throughput(refused_v, tw, 2, s)))
     if daemon is not None and by_name["airlock API"].skip is None:
         health_v = Health(daemon)
         components[C_HTTP] = health_v.smoke(tw)
@@ -1151,6 +1187,12 @@ def render_floor(L, parts, tp_cpu, ncpu):
              f"process start and {SYNCS['cli']} syncs to the mechanisms, "
              "an API run an HTTP round trip and "
              f"{SYNCS['api']} syncs (docs/performance.md, \"Syncs\").  "
+             "A refused CLI run (`-p disabled`) is what every CLI run does "
+             "before its sandbox: the process start, the configuration, "
+             "the audit database's first open in the process and one "
+             "durable audit commit; with the mechanisms and the second "
+             "commit's sync it is the floor of a CLI run that keeps its "
+             "audit trail in SQLite.  "
              "On two cores near 100 % busy, runs/s go as the inverse of "
              "CPU per run: bwrap's CPU / a floor is the throughput ratio "
              "that floor would allow, the best a run keeping those "
@@ -1160,7 +1202,7 @@ def render_floor(L, parts, tp_cpu, ncpu):
              "not completed |")
     L.append("|---|---|---|---|---|---|")
     cpu = {}
-    for name in (C_FLOOR, C_START, C_HTTP, C_SYNC):
+    for name in (C_FLOOR, C_START, C_REFUSED, C_HTTP, C_SYNC):
         row = parts.get(name)
         if row is None:
             continue
@@ -1200,6 +1242,14 @@ def render_floor(L, parts, tp_cpu, ncpu):
         line("`airlock run`",
              f"the mechanisms + a process start + {SYNCS['cli']} syncs",
              cpu[C_FLOOR] + cpu[C_START] + SYNCS["cli"] * cpu[C_SYNC],
+             tp_cpu.get(("airlock run",
+                         "2 driver threads, a process per run")))
+    if C_REFUSED in cpu:
+        line("`airlock run` with its audit database",
+             f"the mechanisms + a refused CLI run + "
+             f"{SYNCS['cli'] - 1} sync",
+             cpu[C_FLOOR] + cpu[C_REFUSED] +
+             (SYNCS["cli"] - 1) * cpu[C_SYNC],
              tp_cpu.get(("airlock run",
                          "2 driver threads, a process per run")))
     if C_HTTP in cpu:
@@ -1306,7 +1356,7 @@ def render(facts, variants, works, lat, warmup, tp, tw, dmem, daemon_info,
     ncpu = os.cpu_count() or 1
     parts = {}    # the floor's components: name -> row, rendered below
     for name, how, n, el, bad, why, cpu, ref in tp:
-        if name in (C_FLOOR, C_START, C_HTTP, C_SYNC):
+        if name in (C_FLOOR, C_START, C_REFUSED, C_HTTP, C_SYNC):
             parts[name] = (how, n, el, bad, why, cpu)
             continue
         if n is None:
