@@ -120,6 +120,16 @@ def run_dir(d, run_id):
     return d.state / "runs" / run_id
 
 
+def files_holding(directory, needle):
+    """Files under `directory` whose bytes contain `needle`.  Call it once
+    the daemon has stopped: records are rewritten through a temporary
+    file renamed over them (recovery.json right after the run's answer),
+    so while the daemon runs a file listed here can vanish before it is
+    read."""
+    return [p for p in sorted(directory.rglob("*"))
+            if p.is_file() and needle in p.read_bytes()]
+
+
 def identity(d, run_id):
     return json.loads((run_dir(d, run_id) / "identity.json").read_text())
 

@@ -23,7 +23,8 @@ import pytest
 from test_durable_faults import POINTS, fault_bin  # noqa: F401 (fixture)
 from test_durable_support import (AIRLOCK_BIN, DurableDaemon, alive,
                                   assert_no_sanitizer_reports, audit_events,
-                                  cleanup_state, idle_cgroups, identity,
+                                  cleanup_state, files_holding,
+                                  idle_cgroups, identity,
                                   local_config, read_lines, run_cgroup,
                                   run_dir, sh, supervisor_log, wait_until)
 
@@ -222,9 +223,9 @@ def test_secrets_go_to_a_handed_over_run_in_memory_only(tmp_path):
         st, _, res = d.run(req)
         assert st == 200 and res["stdout"] == "len=%d\n" % len(value), res
         assert identity(d, res["run_id"])["pid"] in before
-        for p in run_dir(d, res["run_id"]).rglob("*"):
-            if p.is_file():
-                assert value.encode() not in p.read_bytes(), p
+        d.stop()
+        assert files_holding(run_dir(d, res["run_id"]),
+                             value.encode()) == []
     finally:
         d.stop()
         cleanup_state(d)
