@@ -340,14 +340,26 @@ static _Noreturn void run_program(const al_sb_launch *l, const struct fds *f,
 	rc = al_sb_landlock_apply(&l->landlock);
 	if (rc < 0)
 		fail(ff, ST_LANDLOCK, -rc, 0);
+	/* A member copied from its caller reads its header into pages of
+	 * its own, mapped here: malloc is not for a copy of a threaded
+	 * caller, and a mapping is touched only as far as the header goes. */
+	const size_t go_ptrs_bytes = AL_SB_GO_PTRS * sizeof(char *);
+	char *go_mem = NULL;
+	if (l->wait_go && !held) {
+		go_mem = mmap(NULL, go_ptrs_bytes + AL_SB_GO_BUF,
+			      PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (go_mem == MAP_FAILED)
+			fail(ff, ST_GO, errno, 0);
+	}
 	if (l->filter) {
 		rc = al_sb_filter_load(l->filter);
 		if (rc < 0)
 			fail(ff, ST_SECCOMP, -rc, 0);
 	}
-	if (l->wait_go && !held)
-		al_sb_member_go(ff, l->go_buf, l->go_cap, l->go_ptrs,
-				l->go_nptrs);
+	if (go_mem != NULL)
+		al_sb_member_go(ff, go_mem + go_ptrs_bytes, AL_SB_GO_BUF,
+				(char **)(void *)go_mem, AL_SB_GO_PTRS);
 	if (held) {
 		struct al_sb_fail_msg ready = {ST_READY, 0, READY_GO};
 		char go = 0;

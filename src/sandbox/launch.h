@@ -75,20 +75,15 @@ typedef struct al_sb_launch {
 	int *acks_fd_out;
 	/* A warm pool member that execs later (warm.h): the program stops
 	 * after the seccomp filter, reports itself ready on the fail pipe
-	 * and reads a header from its stdin (AL_SB_GO_* below) into go_buf,
-	 * with go_ptrs for argv and envp (the parent's buffers: the copy
-	 * fills its own pages, nothing is allocated), sets the rlimits it
-	 * names, puts /dev/null on fd 0 when it says so, and execs the argv
-	 * and environment it carries (argv/envp above are unused).  Started
+	 * and reads a header from its stdin (AL_SB_GO_* in launch_proto.h)
+	 * into pages it maps for it, sets the rlimits it names, puts
+	 * /dev/null on fd 0 when it says so, and execs the argv and
+	 * environment it carries (argv/envp above are unused).  Started
 	 * in its caller's memory, it executes airlock-sandbox-init's waiter
 	 * first, which does the same in its own (member_go.h).  The fail
 	 * pipe's read end goes to *go_fail_fd: an exec failure after go is
 	 * reported there. */
 	bool wait_go;
-	char *go_buf;
-	size_t go_cap;
-	char **go_ptrs;
-	size_t go_nptrs;
 	int *go_fail_fd;
 } al_sb_launch;
 

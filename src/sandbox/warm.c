@@ -183,8 +183,6 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 	al_toolchain *tc = NULL;
 	al_sb_mount_plan plan = {0};
 	char *path_env = NULL;
-	char *go_buf = NULL;
-	char **go_ptrs = NULL;
 	al_error *e = NULL;
 	int rc;
 
@@ -318,13 +316,9 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 		argv[3] = NULL;
 		nrl = al_child_rlimits(&m->cls.rlimits, rl);
 	}
-	if (!m->interp) {
-		/* prepared up to its execve, which the header names */
-		go_buf = malloc(AL_SB_GO_BUF);
-		go_ptrs = calloc(AL_SB_GO_PTRS, sizeof(*go_ptrs));
-		argv[1] = NULL;
-	}
-	if (er < 0 || (!m->interp && (go_buf == NULL || go_ptrs == NULL))) {
+	if (!m->interp)
+		argv[1] = NULL; /* prepared up to its execve: the header names it */
+	if (er < 0) {
 		al_env_free(envp);
 		rc = -ENOMEM;
 		goto fail;
@@ -351,10 +345,6 @@ int al_sb_member_prepare(const al_sb_context *ctx, const char *language,
 			     .deny_tcp = network == AL_NETWORK_NONE},
 		.cgroups = &m->cg,
 		.wait_go = !m->interp,
-		.go_buf = go_buf,
-		.go_cap = AL_SB_GO_BUF,
-		.go_ptrs = go_ptrs,
-		.go_nptrs = AL_SB_GO_PTRS,
 		.go_fail_fd = &m->fail_fd,
 		.ws_hand = workspace == AL_WORKSPACE_RW,
 		.ws_fd_out = &m->ws_fd,
@@ -375,8 +365,6 @@ fail:
 out:
 	al_sb_mount_plan_clear(&plan);
 	free(path_env);
-	free(go_buf);
-	free(go_ptrs);
 	al_toolchain_free(tc);
 	*out = m;
 	return rc < 0 ? rc : 0;
