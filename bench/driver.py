@@ -472,8 +472,15 @@ class RefusedRun(Variant):
     `run.started` as its commit."""
 
     def __init__(self, airlock, state_dir):
-        super().__init__(C_REFUSED, "spawn", "")
+        super().__init__(C_REFUSED, "spawn",
+                         "`airlock --state-dir TMP run -p disabled -l LANG "
+                         "-e CODE` (the CLI variant's state directory): "
+                         "refused by its provider, no process runs; sh -c "
+                         "true only, a part of the floor by components")
         self.airlock, self.state_dir = airlock, state_dir
+
+    def supports(self, w):
+        return w.key == "sh-true"
 
     def argv(self, w):
         return [self.airlock, "--state-dir", self.state_dir, "run",
@@ -898,6 +905,10 @@ def run(args, work, quick, warmup, tp_times, started, helpers, daemons):
                 v.skip = v.prepare(works)
         variants.append(v)
     variants.append(AirlockCli(airlock, state))
+    refused_v = RefusedRun(airlock, state)
+    refused_v.skip = refused_v.smoke(
+        next(w for w in works if w.key == "sh-true"))
+    variants.append(refused_v)
 
     inproc_state = os.path.join(work, "inproc-state")
     os.makedirs(inproc_state, mode=0o700)
@@ -1011,8 +1022,7 @@ def run(args, work, quick, warmup, tp_times, started, helpers, daemons):
     if components[C_START] is None:
         entries.append((C_START, spawn_how,
                         lambda s: spawn_throughput(start_v, tw, 2, s)))
-    refused_v = RefusedRun(airlock, state)
-    components[C_REFUSED] = refused_v.smoke(tw)
+    components[C_REFUSED] = refused_v.skip
     if components[C_REFUSED] is None:
         entries.append((C_REFUSED, spawn_how,
                         lambda s: spawn_throughput(refused_v, tw, 2, s)))
@@ -1161,12 +1171,43 @@ def short_cmd(v, w):
     if isinstance(v, AirlockCli):
         return (f"`airlock run -p sandbox -l {w.lang} "
                 f"-e {shlex.quote(w.code)}`")
+    if isinstance(v, RefusedRun):
+        return (f"`airlock run -p disabled -l {w.lang} "
+                f"-e {shlex.quote(w.code)}`")
     cmd = shlex.join(w.cmd)
     if isinstance(v, Bwrap):
         return f"`bwrap --unshare-all … {cmd}`"
     if isinstance(v, OciRuntime):
         return f"`{v.tool} run`, process `{cmd}`"
     return f"`{shlex.join(v.argv(w))}`"
+
+
+def render_latency_floor(L, lat_sh):
+    """A CLI run's latency against the wall time of what it cannot do
+    without: a refused CLI run and the library's provider path, medians
+    of the same interleaved rounds (sh -c true)."""
+    need = ("bwrap", "airlock run", C_REFUSED, "airlock lib: provider")
+    if any(not lat_sh.get(k) or not lat_sh[k].ms for k in need):
+        return
+    bw, cli, ref, lib = (median(lat_sh[k].ms) for k in need)
+    floor = ref + lib
+    L.append("Latency, from the sh -c true rounds (medians): a CLI run's "
+             "floor is a refused CLI run (its process start, "
+             "configuration, the audit database's first open and "
+             "`run.started`'s commit) followed by the library's provider "
+             "path (the sandbox's own work on an ensured handle).  It "
+             "leaves out the selection's probe of the host, the second "
+             "commit and the process's exit.")
+    L.append("")
+    L.append("| run | floor: its parts | floor median ms | floor / bwrap | "
+             "measured median ms | measured / floor |")
+    L.append("|---|---|---|---|---|---|")
+    L.append(f"| bwrap `--unshare-all … sh -c true` | itself | {bw:.2f} | "
+             f"1.00× | — | — |")
+    L.append(f"| `airlock run` | a refused CLI run ({ref:.2f}) + the "
+             f"library's provider path ({lib:.2f}) | {floor:.2f} | "
+             f"{floor / bw:.2f}× | {cli:.2f} | {cli / floor:.2f}× |")
+    L.append("")
 
 
 def render_floor(L, parts, tp_cpu, ncpu):
@@ -1382,6 +1423,7 @@ def render(facts, variants, works, lat, warmup, tp, tw, dmem, daemon_info,
                  f"{vs} | {per_run} | {busy_pct} | {bad} |")
     L.append("")
     render_floor(L, parts, tp_cpu, ncpu)
+    render_latency_floor(L, lat.get("sh-true", {}))
 
     L.append("## airlockd")
     L.append("")
