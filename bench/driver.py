@@ -417,6 +417,10 @@ FLOOR_VARIANT = "+lsm"  # bench/floor's airlock's whole per-run floor
 # run.started and run.finished; the API's run.started, the run's record
 # and its directory before the launch, and the result's file.
 SYNCS = {"cli": 2, "api": 4}
+# The variants run alone take turns with bwrap this many times (their
+# reference is bwrap's slices between theirs): bwrap's own runs/s moved
+# by a quarter between two single slices of one bench.
+ALONE_TURNS = 2
 REFUSED_EXIT = 125  # the CLI's exit status when no process ran (README)
 C_FLOOR = "floor: airlock's mechanisms"
 C_START = "a process start: `airlock --version`"
@@ -1062,19 +1066,28 @@ def run(args, work, quick, warmup, tp_times, started, helpers, daemons):
             tp.append((name, "—", None, 0, 0, why, None, None))
     # Runs on two threads of one process (the daemon, a threaded
     # embedder) go alone and last: a stalled run there must not distort
-    # the others' slices.  Each is compared with a bwrap slice of its own
-    # length run just before it: the machine drifts over the bench, and
-    # these come last.
+    # the others' slices.  Each takes turns with bwrap slices of its own
+    # length and is compared with them: the machine drifts over the
+    # bench, and these come last.
     bw = by_name.get("bwrap")
 
     def alone(name, how, fn):
-        ref = None
-        if bw is not None and bw.skip is None:
-            rn, rel, _, _, _ = with_cpu(
-                lambda s: spawn_throughput(bw, tw, 2, s), tp_short)
-            ref = rn / rel if rn and rel > 0 else None
-        log(f"throughput: {name}, {how} ({tp_short:g} s)")
-        n, el, bad, busy, wall = with_cpu(fn, tp_short)
+        """ALONE_TURNS turns of a bwrap slice then the variant's, each
+        half as long: the reference is bwrap's runs/s over its slices."""
+        log(f"throughput: {name}, {how} ({tp_short:g} s, alternated with "
+            "bwrap)")
+        rn, rel = 0, 0.0
+        n, el, bad, busy, wall = 0, 0.0, 0, 0.0, 0.0
+        for _ in range(ALONE_TURNS):
+            if bw is not None and bw.skip is None:
+                got = with_cpu(lambda s: spawn_throughput(bw, tw, 2, s),
+                               tp_short / ALONE_TURNS)
+                rn, rel = rn + got[0], rel + got[1]
+            vn, vel, vbad, vbusy, vwall = with_cpu(fn,
+                                                   tp_short / ALONE_TURNS)
+            n, el, bad, wall = n + vn, el + vel, bad + vbad, wall + vwall
+            busy = None if busy is None or vbusy is None else busy + vbusy
+        ref = rn / rel if rn and rel > 0 else None
         tp.append((name, how, n, el, bad, "",
                    None if busy is None else (busy, wall), ref))
 
@@ -1371,9 +1384,10 @@ def render(facts, variants, works, lat, warmup, tp, tw, dmem, daemon_info,
              "The variants take turns in slices of a few seconds (the "
              "first rotating), like the latency rounds.  The variants "
              "whose runs share one process's threads (the API, the "
-             "2-thread library) run alone, last, for a shorter time, each "
-             "right after a bwrap slice as long: their \"vs bwrap\" is "
-             "against that slice (in brackets: against the interleaved "
+             "2-thread library) run alone, last, for a shorter time, "
+             f"each in {ALONE_TURNS} turns with a bwrap slice as long "
+             "before each of its own: their \"vs bwrap\" is against "
+             "those bwrap slices (in brackets: against the interleaved "
              "bwrap above), as the machine drifts over the bench.  "
              "CPU ms per run is the busy CPU time of the whole machine "
              "(/proc/stat, read just before and after each slice: every "
@@ -1392,7 +1406,7 @@ def render(facts, variants, works, lat, warmup, tp, tw, dmem, daemon_info,
         if name == "bwrap" and n:
             bw_rate = n / el
     tp_rates = {}
-    tp_refs = {}  # the bwrap slice run just before a variant run alone
+    tp_refs = {}  # the bwrap slices a variant run alone took turns with
     tp_cpu = {}   # (name, how) -> CPU ms per run, system-wide
     ncpu = os.cpu_count() or 1
     parts = {}    # the floor's components: name -> row, rendered below
