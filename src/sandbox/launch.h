@@ -87,9 +87,6 @@ typedef struct al_sb_launch {
 	int *go_fail_fd;
 } al_sb_launch;
 
-/* The header a waiting member reads from fd 0 and its buffers' sizes:
- * launch_proto.h. */
-
 /* After a member's go: 1 and *reason when the fail pipe reports that the
  * exec failed ("start_failed"), 0 when the exec happened, -errno on
  * error.  Closes nothing. */
