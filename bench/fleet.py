@@ -27,9 +27,11 @@ WAL) over the row, divided by the runs.
 usage: fleet.py --airlock ABS_PATH [--runs N] [--backends pg,sqlite]
                 [--out FILE]"""
 import argparse
+import contextlib
 import os
 import pathlib
 import re
+import shutil
 import sqlite3
 import sys
 import tempfile
@@ -83,6 +85,20 @@ def main():
         pathlib.Path(args.out).write_text(text)
 
 
+@contextlib.contextmanager
+def scratch(prefix):
+    """A temporary directory for a row's nodes: removed once the row is
+    measured, kept (and named) when it failed, for the nodes' logs."""
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield tmp
+    except BaseException:
+        print("fleet: kept %s for its nodes' logs" % tmp, file=sys.stderr,
+              flush=True)
+        raise
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
 def stat(pg):
     commits = int(pg.psql("SELECT sum(xact_commit) FROM pg_stat_database")
                   [0][0])
@@ -91,7 +107,11 @@ def stat(pg):
 
 
 def one_row(fs, pg, workload, n, runs):
-    tmp = pathlib.Path(tempfile.mkdtemp(prefix="airlock-fleet-bench-"))
+    with scratch("airlock-fleet-bench-") as tmp:
+        return measure_row(fs, pg, tmp, workload, n, runs)
+
+
+def measure_row(fs, pg, tmp, workload, n, runs):
     nodes = []
     for i in range(n):
         cfg = fs.fleet_config(pg.url, node_id="bench%d" % i)
@@ -184,7 +204,11 @@ def db_bytes(path):
 
 
 def one_row_sqlite(fs, workload, n, runs):
-    tmp = pathlib.Path(tempfile.mkdtemp(prefix="airlock-fleet-sqbench-"))
+    with scratch("airlock-fleet-sqbench-") as tmp:
+        return measure_row_sqlite(fs, tmp, workload, n, runs)
+
+
+def measure_row_sqlite(fs, tmp, workload, n, runs):
     path = tmp / "fleetdb" / "fleet.db"
     nodes = []
     for i in range(n):
@@ -286,20 +310,20 @@ def audit_rate(fs, pg):
     pg.psql("CREATE TABLE bench_plain (seq bigserial PRIMARY KEY, record "
             "text)")
     serial, plain = pgbench(fs, pg, CHAINED), pgbench(fs, pg, UNCHAINED)
-    tmp = pathlib.Path(tempfile.mkdtemp(prefix="airlock-fleet-chain-"))
-    node = fs.Node(tmp, fs.fleet_config(pg.url, node_id="chain0"),
-                   name="chain0")
-    node.start(timeout=30)
-    try:
-        t0 = time.monotonic()
-        pg.psql("INSERT INTO audit_pending (record) SELECT "
-                "'{\"event\":\"bench\",\"n\":' || g || '}' FROM "
-                "generate_series(1, 20000) g")
-        while pg.psql("SELECT count(*) FROM audit_pending")[0][0] != "0":
-            time.sleep(0.05)
-        batched = 20000 / (time.monotonic() - t0)
-    finally:
-        node.stop()
+    with scratch("airlock-fleet-chain-") as tmp:
+        node = fs.Node(tmp, fs.fleet_config(pg.url, node_id="chain0"),
+                       name="chain0")
+        node.start(timeout=30)
+        try:
+            t0 = time.monotonic()
+            pg.psql("INSERT INTO audit_pending (record) SELECT "
+                    "'{\"event\":\"bench\",\"n\":' || g || '}' FROM "
+                    "generate_series(1, 20000) g")
+            while pg.psql("SELECT count(*) FROM audit_pending")[0][0] != "0":
+                time.sleep(0.05)
+            batched = 20000 / (time.monotonic() - t0)
+        finally:
+            node.stop()
     return serial, plain, batched
 
 
