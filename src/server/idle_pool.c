@@ -22,6 +22,11 @@
 #define RETRY_MS 1000
 #define RETRY_MAX_MS 60000
 #define POLL_MS 500
+/* A generic target grown above its configured number (a run found all
+ * of its supervisors lent) gives one back after this long without such
+ * a run: the pool follows the concurrency the runs arrive with over
+ * minutes, not per burst. */
+#define SHRINK_AFTER_MS 60000
 
 typedef struct target {
 	char *lang;	     /* NULL: generic */
@@ -29,6 +34,8 @@ typedef struct target {
 	char *base_config;   /* the candidate's, as runs carry it (or NULL) */
 	char *ensure_config; /* what the supervisor ensures (or NULL) */
 	unsigned want;
+	unsigned floor;	     /* want as configured; a generic one grows */
+	int64_t missed_at;   /* when a run last found all of it lent */
 	unsigned have;	     /* ready + being started + lent to a run */
 	unsigned lent;	     /* of which lent: counted as runs in flight */
 	/* Runs one supervisor serves (docs/durability.md, "A supervisor
@@ -54,6 +61,7 @@ struct al_idle_pool {
 	target *targets;
 	size_t n_targets;
 	unsigned concurrency, total;
+	int64_t shrink_after_ms;
 	entry *ready;
 	al_idle_stats st;
 };
@@ -108,6 +116,62 @@ static entry *reap_locked(al_idle_pool *p)
 	return dead;
 }
 
+/* A run found no idle supervisor for it.  When the generic target that
+ * could serve it has every one lent to a run, the runs in flight need
+ * more than configured: one more is kept, up to `concurrency` (lock
+ * held). */
+static void grow_locked(al_idle_pool *p, const char *provider,
+			const char *config_json)
+{
+	for (size_t i = 0; i < p->n_targets; i++) {
+		target *t = &p->targets[i];
+		if (t->lang != NULL || strcmp(t->provider, provider) != 0 ||
+		    !same_str(t->base_config, config_json) ||
+		    t->lent < t->want)
+			continue;
+		t->missed_at = al_mono_ms();
+		if (t->want < p->concurrency) {
+			t->want++;
+			p->total++;
+		}
+	}
+}
+
+/* Targets grown and missed by no run for SHRINK_AFTER_MS keep one
+ * fewer: a ready one above the new number is taken out here, for the
+ * caller to end; a lent one above it ends when it comes back (lock
+ * held). */
+static entry *shrink_locked(al_idle_pool *p)
+{
+	entry *out = NULL;
+	int64_t now = al_mono_ms();
+	for (size_t i = 0; i < p->n_targets; i++) {
+		target *t = &p->targets[i];
+		if (t->want <= t->floor ||
+		    now - t->missed_at < p->shrink_after_ms)
+			continue;
+		t->want--;
+		p->total--;
+		t->missed_at = now;
+		if (t->have <= t->want)
+			continue;
+		for (entry **pp = &p->ready; *pp != NULL; pp = &(*pp)->next) {
+			if ((*pp)->target != i)
+				continue;
+			entry *e = *pp;
+			*pp = e->next;
+			t->have--;
+			p->st.ready--;
+			if (t->lang != NULL)
+				p->st.ready_warm--;
+			e->next = out;
+			out = e;
+			break;
+		}
+	}
+	return out;
+}
+
 /* The target short of supervisors, within the budget, or -1. */
 static long pick_locked(al_idle_pool *p, unsigned busy)
 {
@@ -131,6 +195,8 @@ static void *pool_main(void *arg)
 	pthread_mutex_lock(&p->lock);
 	while (!p->stop) {
 		entry *dead = reap_locked(p);
+		if (dead == NULL)
+			dead = shrink_locked(p);
 		if (dead != NULL) {
 			pthread_mutex_unlock(&p->lock);
 			discard_list(dead);
@@ -216,6 +282,13 @@ int al_idle_pool_new(al_durable *d, unsigned (*busy)(void *ctx), void *ctx,
 		return -ENOMEM;
 	p->d = d;
 	p->busy = busy;
+	p->shrink_after_ms = SHRINK_AFTER_MS;
+#ifdef AL_TEST_BUILD
+	/* The tests' minute (tests/integration/test_idle_grow.py). */
+	const char *shrink = getenv("AIRLOCK_TEST_IDLE_SHRINK_MS");
+	if (shrink != NULL && *shrink != '\0')
+		p->shrink_after_ms = strtoll(shrink, NULL, 10);
+#endif
 	p->ctx = ctx;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
@@ -262,7 +335,7 @@ static int add_target(target **v, size_t *n, const char *lang,
 	target *t = &nv[*n];
 	memset(t, 0, sizeof(*t));
 	(*n)++;
-	t->want = want;
+	t->want = t->floor = want;
 	/* The sandbox's serve several, a warm one making its member again
 	 * between runs (docs/durability.md). */
 	t->runs = strcmp(provider, "sandbox") == 0 ? AL_SUP_RUNS_MAX : 1;
@@ -377,6 +450,8 @@ al_idle_sup *al_idle_pool_take(al_idle_pool *p, const char *provider,
 			break;
 		}
 	}
+	if (found == NULL)
+		grow_locked(p, provider, config_json);
 	/* The refill starts once the run is handed over (al_idle_pool_count):
 	 * a new supervisor's start-up beside the run's persisting slows its
 	 * fsyncs and competes for the CPU. */
@@ -401,9 +476,14 @@ void al_idle_pool_return(al_idle_pool *p, al_idle_lend *lend,
 		e = calloc(1, sizeof(*e));
 	pthread_mutex_lock(&p->lock);
 	bool current = lend->gen == p->gen && !p->stop;
-	if (current)
-		p->targets[lend->target].lent--;
-	if (e != NULL && current) {
+	bool surplus = false;
+	if (current) {
+		target *t = &p->targets[lend->target];
+		t->lent--;
+		/* the target shrank while it served */
+		surplus = t->have > t->want;
+	}
+	if (e != NULL && current && !surplus) {
 		e->sup = sup;
 		e->target = lend->target;
 		e->next = p->ready;
@@ -414,7 +494,8 @@ void al_idle_pool_return(al_idle_pool *p, al_idle_lend *lend,
 			p->st.ready_warm++;
 		sup = NULL;
 	} else if (current) {
-		/* Not coming back: a replacement may start. */
+		/* Not coming back (or not wanted): a replacement may
+		 * start. */
 		p->targets[lend->target].have--;
 	}
 	pthread_cond_broadcast(&p->cond);
@@ -443,5 +524,9 @@ void al_idle_pool_stats(al_idle_pool *p, al_idle_stats *st)
 {
 	pthread_mutex_lock(&p->lock);
 	*st = p->st;
+	st->wanted_generic = 0;
+	for (size_t i = 0; i < p->n_targets; i++)
+		if (p->targets[i].lang == NULL)
+			st->wanted_generic += p->targets[i].want;
 	pthread_mutex_unlock(&p->lock);
 }

@@ -11,7 +11,9 @@
  * narrowed to that language (its settings kept), size 1 and "refill": false
  * (so it holds one warm sandbox).
  * Refilling stops while runs in flight + idle supervisors reach
- * concurrency + the number configured. */
+ * concurrency + the number kept.  The generic number grows by one when a
+ * run finds all of them lent (up to concurrency) and shrinks back to the
+ * configured one a minute after runs stop missing. */
 #ifndef AL_SERVER_IDLE_POOL_H
 #define AL_SERVER_IDLE_POOL_H
 
@@ -64,6 +66,7 @@ typedef struct al_idle_stats {
 	uint64_t cold;	     /* runs that started their own */
 	uint64_t spawned;    /* idle supervisors started */
 	uint64_t failed;     /* that did not become ready */
+	unsigned wanted_generic; /* generic ones kept now (grown or not) */
 } al_idle_stats;
 void al_idle_pool_stats(al_idle_pool *p, al_idle_stats *st);
 

@@ -1,0 +1,95 @@
+"""How many generic idle supervisors the daemon keeps follows the runs in
+flight (docs/durability.md, "Idle supervisors"): a run that finds every
+generic supervisor of the sandbox serving a run makes the daemon keep one
+more, up to `concurrency`, so later runs at that concurrency are handed
+over instead of each starting a supervisor; once no run has missed for a
+minute (two seconds in the test build) it keeps one fewer, down to the
+configured number, and ends the one above it."""
+import re
+import threading
+
+import pytest
+
+from test_durable_faults import fault_bin  # noqa: F401 (fixture)
+from test_durable_support import (DurableDaemon, assert_no_sanitizer_reports,
+                                  cleanup_state, wait_until)
+from test_idle_reuse import sandbox_config
+from test_idle_supervisors import idle_pids
+
+GENERIC = 'airlock_idle_supervisors{kind="generic"}'
+WANTED = "airlock_idle_supervisors_wanted"
+COLD = 'airlock_supervisor_launches_total{how="cold"}'
+HANDOFF = 'airlock_supervisor_launches_total{how="handoff"}'
+
+
+def metric(d, name):
+    st, _, text = d.request("GET", "/metrics")
+    assert st == 200, text
+    m = re.search(r"^%s (\d+)$" % re.escape(name), text, re.M)
+    assert m, name
+    return int(m.group(1))
+
+
+def burst(d, n):
+    """n runs at once, each long enough to overlap the others."""
+    results = [None] * n
+
+    def one(i):
+        results[i] = d.run({"language": "sh", "code": "sleep 0.4; echo ok",
+                            "limits": {"wall_ms": 20000}}, timeout=60)
+
+    ts = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(90)
+    for st, _, res in results:
+        assert st == 200 and res["stdout"] == "ok\n", res
+
+
+def test_the_generic_number_grows_with_the_runs_and_shrinks_back(
+        tmp_path, fault_bin):
+    cfg = sandbox_config(idle=1)
+    cfg["concurrency"] = 3
+    d = DurableDaemon(tmp_path, cfg, binary=fault_bin)
+    d.start(env={"AIRLOCK_TEST_IDLE_SHRINK_MS": "2000"})
+    try:
+        st, _, caps = d.request("GET", "/v1/capabilities")
+        if not caps["providers"][0]["available"]:
+            pytest.skip("the sandbox is unavailable here (probe: %s)" %
+                        caps["providers"][0]["unavailable_reason"])
+        wait_until(lambda: metric(d, GENERIC) == 1, timeout=30,
+                   what="the configured idle supervisor")
+        assert metric(d, WANTED) == 1
+        # One run at a time never finds the one idle supervisor busy.
+        for _ in range(3):
+            st, _, res = d.run({"language": "sh", "code": "echo one"})
+            assert st == 200 and res["stdout"] == "one\n", res
+        assert metric(d, WANTED) == 1 and metric(d, COLD) == 0
+        # Three at a time: each burst whose runs find all of them
+        # serving adds one, up to concurrency (3) and never past it.
+        for _ in range(8):
+            burst(d, 3)
+            assert metric(d, WANTED) <= 3
+            if metric(d, WANTED) == 3:
+                break
+        assert metric(d, WANTED) == 3, "did not grow to concurrency"
+        wait_until(lambda: metric(d, GENERIC) == 3, timeout=30,
+                   what="three idle supervisors")
+        # Now a burst of three is handed over whole.
+        cold, handoff = metric(d, COLD), metric(d, HANDOFF)
+        burst(d, 3)
+        assert metric(d, COLD) == cold
+        assert metric(d, HANDOFF) == handoff + 3
+        # No run misses: back to the configured one, the others ended.
+        wait_until(lambda: metric(d, WANTED) == 1, timeout=30,
+                   what="the number back to the configured one")
+        wait_until(lambda: metric(d, GENERIC) == 1 and
+                   len(idle_pids(d)) == 1, timeout=30,
+                   what="the idle supervisors above it ended")
+        st, _, res = d.run({"language": "sh", "code": "echo after"})
+        assert st == 200 and res["stdout"] == "after\n", res
+    finally:
+        d.stop() if d.proc is not None else None
+        cleanup_state(d)
+    assert_no_sanitizer_reports(d)
