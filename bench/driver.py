@@ -658,6 +658,7 @@ def have_serve(airlock):
 
 
 POOL_API = "airlock API, warm pool"
+API_WIDE = "4 client threads (bwrap: 4 workers)"
 POOL_CONFIG = {"python": {"size": 2}, "javascript": {"size": 2},
                "sh": {"size": 2}}
 
@@ -1071,17 +1072,19 @@ def run(args, work, quick, warmup, tp_times, started, helpers, daemons):
     # bench, and these come last.
     bw = by_name.get("bwrap")
 
-    def alone(name, how, fn):
-        """ALONE_TURNS turns of a bwrap slice then the variant's, each
-        half as long: the reference is bwrap's runs/s over its slices."""
+    def alone(name, how, fn, workers=2):
+        """ALONE_TURNS turns of a bwrap slice (of `workers` workers) then
+        the variant's, each half as long: the reference is bwrap's runs/s
+        over its slices."""
         log(f"throughput: {name}, {how} ({tp_short:g} s, alternated with "
             "bwrap)")
         rn, rel = 0, 0.0
         n, el, bad, busy, wall = 0, 0.0, 0, 0.0, 0.0
         for _ in range(ALONE_TURNS):
             if bw is not None and bw.skip is None:
-                got = with_cpu(lambda s: spawn_throughput(bw, tw, 2, s),
-                               tp_short / ALONE_TURNS)
+                got = with_cpu(
+                    lambda s: spawn_throughput(bw, tw, workers, s),
+                    tp_short / ALONE_TURNS)
                 rn, rel = rn + got[0], rel + got[1]
             vn, vel, vbad, vbusy, vwall = with_cpu(fn,
                                                    tp_short / ALONE_TURNS)
@@ -1095,6 +1098,11 @@ def run(args, work, quick, warmup, tp_times, started, helpers, daemons):
     if api is not None and api.skip is None:
         alone("airlock API", "2 client threads",
               lambda s: spawn_throughput(api, tw, 2, s))
+        # Two synchronous clients leave the cores idle while each waits
+        # for its answer; four show the service's cost per run when the
+        # cores are kept busy (bwrap's slices then have four workers).
+        alone("airlock API", API_WIDE,
+              lambda s: spawn_throughput(api, tw, 4, s), workers=4)
     if pool_variant.skip is None:
         alone(POOL_API, "2 client threads",
               lambda s: spawn_throughput(pool_variant, tw, 2, s))
@@ -1389,6 +1397,9 @@ def render(facts, variants, works, lat, warmup, tp, tw, dmem, daemon_info,
              "before each of its own: their \"vs bwrap\" is against "
              "those bwrap slices (in brackets: against the interleaved "
              "bwrap above), as the machine drifts over the bench.  "
+             "The API also runs with 4 clients against bwrap slices of 4 "
+             "workers: 2 synchronous clients leave the cores idle while "
+             "each waits for its answer.  "
              "CPU ms per run is the busy CPU time of the whole machine "
              "(/proc/stat, read just before and after each slice: every "
              "process, the driver's own client threads and kernel workers "
@@ -1549,11 +1560,13 @@ def render(facts, variants, works, lat, warmup, tp, tw, dmem, daemon_info,
                       ("airlock lib: provider", "2 processes × 1 thread"),
                       ("airlock lib: provider", "1 process × 2 threads"),
                       ("airlock API", "2 client threads"),
-                      (POOL_API, "2 client threads")):
+                      (POOL_API, "2 client threads"),
+                      ("airlock API", API_WIDE)):
         ref = tp_refs.get((name, how), bw_rate)
         if (name, how) in tp_rates and ref:
             # issue 21's aims: the CLI's and the service's throughput
-            aim = "—" if name == "airlock lib: provider" else "≥ 1.0×"
+            aim = ("—" if name == "airlock lib: provider" or
+                   how == API_WIDE else "≥ 1.0×")
             L.append(f"| throughput {name} ({how}) / bwrap | "
                      f"{fmt_ratio(tp_rates[(name, how)], ref)} | "
                      f"{aim} |")
