@@ -11,7 +11,7 @@
  *   W <request json>          provider execute on a second handle ensured
  *                             with the warm-pool config given as the
  *                             optional second argument  -> "<ns> <outcome>"
- *   T <P|H> <threads> <ms> <request json>
+ *   T <P|H|W> <threads> <ms> <request json>
  *                             throughput: each thread loops the request
  *                             until the deadline      -> "<runs> <ns> <bad>"
  *   M                         this process's VmRSS    -> "<kB>"
@@ -220,7 +220,8 @@ static int command(const struct bench *b, char *line)
 	unsigned threads = 0, ms = 0;
 	int used = 0;
 	if (sscanf(line, "T %c %u %u %n", &mode, &threads, &ms, &used) == 3 &&
-	    used > 0 && (mode == 'P' || mode == 'H') && threads >= 1 &&
+	    used > 0 && (mode == 'P' || mode == 'H' || mode == 'W') &&
+	    threads >= 1 &&
 	    threads <= MAX_THREADS && ms >= 1) {
 		al_request *req = parse_request(line + used);
 		if (req == NULL) {

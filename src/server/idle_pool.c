@@ -22,7 +22,7 @@
 #define RETRY_MS 1000
 #define RETRY_MAX_MS 60000
 #define POLL_MS 500
-/* A generic target grown above its configured number (a run found all
+/* A target grown above its configured number (a run found all
  * of its supervisors lent) gives one back after this long without such
  * a run: the pool follows the concurrency the runs arrive with over
  * minutes, not per burst. */
@@ -116,16 +116,17 @@ static entry *reap_locked(al_idle_pool *p)
 	return dead;
 }
 
-/* A run found no idle supervisor for it.  When the generic target that
- * could serve it has every one lent to a run, the runs in flight need
- * more than configured: one more is kept, up to `concurrency` (lock
- * held). */
+/* A run found no idle supervisor of the kind it wanted: the warm ones of
+ * its language (language set) or the generic ones (NULL).  When every
+ * one of that target is lent to a run, the runs in flight need more
+ * than configured: one more is kept, up to `concurrency` (lock held). */
 static void grow_locked(al_idle_pool *p, const char *provider,
-			const char *config_json)
+			const char *config_json, const char *language)
 {
 	for (size_t i = 0; i < p->n_targets; i++) {
 		target *t = &p->targets[i];
-		if (t->lang != NULL || strcmp(t->provider, provider) != 0 ||
+		if (!same_str(t->lang, language) ||
+		    strcmp(t->provider, provider) != 0 ||
 		    !same_str(t->base_config, config_json) ||
 		    t->lent < t->want)
 			continue;
@@ -450,8 +451,12 @@ al_idle_sup *al_idle_pool_take(al_idle_pool *p, const char *provider,
 			break;
 		}
 	}
+	/* A run of a pooled language that got no warm one counts for its
+	 * language's warm target, whatever it got instead. */
+	if (language != NULL && !*warm)
+		grow_locked(p, provider, config_json, language);
 	if (found == NULL)
-		grow_locked(p, provider, config_json);
+		grow_locked(p, provider, config_json, NULL);
 	/* The refill starts once the run is handed over (al_idle_pool_count):
 	 * a new supervisor's start-up beside the run's persisting slows its
 	 * fsyncs and competes for the CPU. */
@@ -524,9 +529,12 @@ void al_idle_pool_stats(al_idle_pool *p, al_idle_stats *st)
 {
 	pthread_mutex_lock(&p->lock);
 	*st = p->st;
-	st->wanted_generic = 0;
-	for (size_t i = 0; i < p->n_targets; i++)
+	st->wanted_generic = st->wanted_warm = 0;
+	for (size_t i = 0; i < p->n_targets; i++) {
 		if (p->targets[i].lang == NULL)
 			st->wanted_generic += p->targets[i].want;
+		else
+			st->wanted_warm += p->targets[i].want;
+	}
 	pthread_mutex_unlock(&p->lock);
 }

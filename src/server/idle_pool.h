@@ -67,6 +67,7 @@ typedef struct al_idle_stats {
 	uint64_t spawned;    /* idle supervisors started */
 	uint64_t failed;     /* that did not become ready */
 	unsigned wanted_generic; /* generic ones kept now (grown or not) */
+	unsigned wanted_warm;	 /* warm ones kept now, every language */
 } al_idle_stats;
 void al_idle_pool_stats(al_idle_pool *p, al_idle_stats *st);
 

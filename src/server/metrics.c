@@ -278,11 +278,14 @@ char *al_srv_metrics_text(al_srv_metrics *m, unsigned runs_active,
 			  "# TYPE airlock_idle_supervisors gauge\n"
 			  "airlock_idle_supervisors{kind=\"generic\"} %u\n"
 			  "airlock_idle_supervisors{kind=\"warm\"} %u\n"
-			  "# HELP airlock_idle_supervisors_wanted Generic "
-			  "idle supervisors kept now: the configured number, "
-			  "grown while runs found every one in use.\n"
+			  "# HELP airlock_idle_supervisors_wanted Idle "
+			  "supervisors kept now (warm: every language's): the "
+			  "configured number, grown while runs found every one "
+			  "in use.\n"
 			  "# TYPE airlock_idle_supervisors_wanted gauge\n"
-			  "airlock_idle_supervisors_wanted %u\n"
+			  "airlock_idle_supervisors_wanted{kind=\"generic\"} "
+			  "%u\n"
+			  "airlock_idle_supervisors_wanted{kind=\"warm\"} %u\n"
 			  "# HELP airlock_supervisor_launches_total Runs by how "
 			  "their supervisor started.\n"
 			  "# TYPE airlock_supervisor_launches_total counter\n"
@@ -309,7 +312,7 @@ char *al_srv_metrics_text(al_srv_metrics *m, unsigned runs_active,
 			  "counter\n"
 			  "airlock_idle_supervisors_reused_total %llu\n",
 			  idle->ready - idle->ready_warm, idle->ready_warm,
-			  idle->wanted_generic,
+			  idle->wanted_generic, idle->wanted_warm,
 			  (unsigned long long)(idle->handoffs -
 					       idle->handoffs_warm),
 			  (unsigned long long)idle->handoffs_warm,

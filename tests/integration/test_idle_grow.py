@@ -1,10 +1,14 @@
-"""How many generic idle supervisors the daemon keeps follows the runs in
-flight (docs/durability.md, "Idle supervisors"): a run that finds every
-generic supervisor of the sandbox serving a run makes the daemon keep one
-more, up to `concurrency`, so later runs at that concurrency are handed
-over instead of each starting a supervisor; once no run has missed for a
-minute (five seconds in the test build) it keeps one fewer, down to the
-configured number, and ends the one above it."""
+"""How many idle supervisors the daemon keeps follows the runs in flight
+(docs/durability.md, "Idle supervisors"): a run that finds every generic
+supervisor of the sandbox serving a run makes the daemon keep one more, up
+to `concurrency`, so later runs at that concurrency are handed over
+instead of each starting a supervisor; a run of a pooled language that
+finds every warm supervisor of its language serving a run does the same
+for that language's warm ones, so later runs at that concurrency are warm.
+Once no run has missed for a minute (five seconds in the test build) the
+daemon keeps one fewer, down to the configured number, and ends the one
+above it."""
+import contextlib
 import re
 import threading
 
@@ -17,9 +21,12 @@ from test_idle_reuse import sandbox_config
 from test_idle_supervisors import idle_pids
 
 GENERIC = 'airlock_idle_supervisors{kind="generic"}'
-WANTED = "airlock_idle_supervisors_wanted"
+WANTED = 'airlock_idle_supervisors_wanted{kind="generic"}'
+WARM = 'airlock_idle_supervisors{kind="warm"}'
+WANTED_WARM = 'airlock_idle_supervisors_wanted{kind="warm"}'
 COLD = 'airlock_supervisor_launches_total{how="cold"}'
 HANDOFF = 'airlock_supervisor_launches_total{how="handoff"}'
+HANDOFF_WARM = 'airlock_supervisor_launches_total{how="handoff_warm"}'
 
 
 def metric(d, name):
@@ -30,12 +37,13 @@ def metric(d, name):
     return int(m.group(1))
 
 
-def burst(d, n):
+def burst(d, n, language="sh"):
     """n runs at once, each long enough to overlap the others."""
     results = [None] * n
 
     def one(i):
-        results[i] = d.run({"language": "sh", "code": "sleep 0.4; echo ok",
+        results[i] = d.run({"language": language,
+                            "code": "sleep 0.4; echo ok",
                             "limits": {"wall_ms": 20000}}, timeout=60)
 
     ts = [threading.Thread(target=one, args=(i,)) for i in range(n)]
@@ -47,11 +55,26 @@ def burst(d, n):
         assert st == 200 and res["stdout"] == "ok\n", res
 
 
-def test_the_generic_number_grows_with_the_runs_and_shrinks_back(
-        tmp_path, fault_bin):
+def grow_to_concurrency(d, wanted):
+    """Bursts of three sh runs until `wanted` reaches concurrency (3),
+    never past it."""
+    for _ in range(8):
+        burst(d, 3)
+        assert metric(d, wanted) <= 3
+        if metric(d, wanted) == 3:
+            return
+    assert metric(d, wanted) == 3, "did not grow to concurrency"
+
+
+@contextlib.contextmanager
+def daemon(tmp_path, binary, pool=None):
+    """One generic idle supervisor (and `pool`'s warm ones), concurrency
+    3, the test build's shrink delay."""
     cfg = sandbox_config(idle=1)
     cfg["concurrency"] = 3
-    d = DurableDaemon(tmp_path, cfg, binary=fault_bin)
+    if pool is not None:
+        cfg["providers"][0]["config"] = {"pool": pool}
+    d = DurableDaemon(tmp_path, cfg, binary=binary)
     # Long enough for a new supervisor to start before the pool gives
     # one back, even under the sanitizers.
     d.start(env={"AIRLOCK_TEST_IDLE_SHRINK_MS": "5000"})
@@ -60,6 +83,16 @@ def test_the_generic_number_grows_with_the_runs_and_shrinks_back(
         if not caps["providers"][0]["available"]:
             pytest.skip("the sandbox is unavailable here (probe: %s)" %
                         caps["providers"][0]["unavailable_reason"])
+        yield d
+    finally:
+        d.stop() if d.proc is not None else None
+        cleanup_state(d)
+    assert_no_sanitizer_reports(d)
+
+
+def test_the_generic_number_grows_with_the_runs_and_shrinks_back(
+        tmp_path, fault_bin):
+    with daemon(tmp_path, fault_bin) as d:
         wait_until(lambda: metric(d, GENERIC) == 1, timeout=30,
                    what="the configured idle supervisor")
         assert metric(d, WANTED) == 1
@@ -69,13 +102,8 @@ def test_the_generic_number_grows_with_the_runs_and_shrinks_back(
             assert st == 200 and res["stdout"] == "one\n", res
         assert metric(d, WANTED) == 1 and metric(d, COLD) == 0
         # Three at a time: each burst whose runs find all of them
-        # serving adds one, up to concurrency (3) and never past it.
-        for _ in range(8):
-            burst(d, 3)
-            assert metric(d, WANTED) <= 3
-            if metric(d, WANTED) == 3:
-                break
-        assert metric(d, WANTED) == 3, "did not grow to concurrency"
+        # serving adds one, up to concurrency (3).
+        grow_to_concurrency(d, WANTED)
         wait_until(lambda: metric(d, GENERIC) == 3, timeout=30,
                    what="three idle supervisors")
         # Now a burst of three is handed over whole.
@@ -91,7 +119,31 @@ def test_the_generic_number_grows_with_the_runs_and_shrinks_back(
                    what="the idle supervisors above it ended")
         st, _, res = d.run({"language": "sh", "code": "echo after"})
         assert st == 200 and res["stdout"] == "after\n", res
-    finally:
-        d.stop() if d.proc is not None else None
-        cleanup_state(d)
-    assert_no_sanitizer_reports(d)
+
+
+def test_a_languages_warm_number_grows_with_its_runs_and_shrinks_back(
+        tmp_path, fault_bin):
+    with daemon(tmp_path, fault_bin, pool={"sh": {"size": 1}}) as d:
+        wait_until(lambda: metric(d, WARM) == 1 and
+                   metric(d, GENERIC) == 1, timeout=30,
+                   what="the configured warm and generic supervisors")
+        assert metric(d, WANTED_WARM) == 1
+        # Runs of a language without a pool never grow the warm ones.
+        burst(d, 3, language="bash")
+        assert metric(d, WANTED_WARM) == 1
+        # Three sh runs at a time: a run that finds every warm one
+        # serving adds one, up to concurrency (3).
+        grow_to_concurrency(d, WANTED_WARM)
+        wait_until(lambda: metric(d, WARM) == 3, timeout=30,
+                   what="three warm supervisors")
+        # Now a burst of three is warm whole.
+        warm = metric(d, HANDOFF_WARM)
+        burst(d, 3)
+        assert metric(d, HANDOFF_WARM) == warm + 3
+        # No run misses: back to the configured one, the others ended.
+        wait_until(lambda: metric(d, WANTED_WARM) == 1, timeout=60,
+                   what="the warm number back to the configured one")
+        wait_until(lambda: metric(d, WARM) == 1, timeout=60,
+                   what="the warm supervisors above it ended")
+        st, _, res = d.run({"language": "sh", "code": "echo after"})
+        assert st == 200 and res["stdout"] == "after\n", res
