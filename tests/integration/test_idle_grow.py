@@ -8,7 +8,6 @@ for that language's warm ones, so later runs at that concurrency are warm.
 Once no run has missed for a minute (five seconds in the test build) the
 daemon keeps one fewer, down to the configured number, and ends the one
 above it."""
-import contextlib
 import re
 import threading
 
@@ -37,7 +36,7 @@ def metric(d, name):
     return int(m.group(1))
 
 
-def burst(d, n, language="sh"):
+def burst(d, n, language):
     """n runs at once, each long enough to overlap the others."""
     results = [None] * n
 
@@ -55,26 +54,23 @@ def burst(d, n, language="sh"):
         assert st == 200 and res["stdout"] == "ok\n", res
 
 
-def grow_to_concurrency(d, wanted):
-    """Bursts of three sh runs until `wanted` reaches concurrency (3),
-    never past it."""
+def grow_to_concurrency(d, wanted, language):
+    """Bursts of three runs of `language` until `wanted` reaches
+    concurrency (3), never past it."""
     for _ in range(8):
-        burst(d, 3)
+        burst(d, 3, language)
         assert metric(d, wanted) <= 3
         if metric(d, wanted) == 3:
             return
     assert metric(d, wanted) == 3, "did not grow to concurrency"
 
 
-@contextlib.contextmanager
-def daemon(tmp_path, binary, pool=None):
-    """One generic idle supervisor (and `pool`'s warm ones), concurrency
-    3, the test build's shrink delay."""
+def test_the_numbers_grow_with_the_runs_and_shrink_back(tmp_path, fault_bin):
+    # One generic idle supervisor and one warm one of sh, concurrency 3.
     cfg = sandbox_config(idle=1)
     cfg["concurrency"] = 3
-    if pool is not None:
-        cfg["providers"][0]["config"] = {"pool": pool}
-    d = DurableDaemon(tmp_path, cfg, binary=binary)
+    cfg["providers"][0]["config"] = {"pool": {"sh": {"size": 1}}}
+    d = DurableDaemon(tmp_path, cfg, binary=fault_bin)
     # Long enough for a new supervisor to start before the pool gives
     # one back, even under the sanitizers.
     d.start(env={"AIRLOCK_TEST_IDLE_SHRINK_MS": "5000"})
@@ -83,67 +79,45 @@ def daemon(tmp_path, binary, pool=None):
         if not caps["providers"][0]["available"]:
             pytest.skip("the sandbox is unavailable here (probe: %s)" %
                         caps["providers"][0]["unavailable_reason"])
-        yield d
+        wait_until(lambda: metric(d, GENERIC) == 1 and
+                   metric(d, WARM) == 1, timeout=30,
+                   what="the configured generic and warm supervisors")
+        assert metric(d, WANTED) == 1 and metric(d, WANTED_WARM) == 1
+        # One run at a time never finds the one it needs busy.
+        for language in ("bash", "sh"):
+            st, _, res = d.run({"language": language, "code": "echo one"})
+            assert st == 200 and res["stdout"] == "one\n", res
+        assert metric(d, WANTED) == 1 and metric(d, WANTED_WARM) == 1
+        assert metric(d, COLD) == 0
+        # Three bash runs at a time (no pool): each burst whose runs find
+        # every generic one serving adds one; the warm number stays.
+        grow_to_concurrency(d, WANTED, "bash")
+        assert metric(d, WANTED_WARM) == 1
+        # Three sh runs at a time: a run that finds every warm one of sh
+        # serving adds one (and runs on a generic one meanwhile).
+        grow_to_concurrency(d, WANTED_WARM, "sh")
+        wait_until(lambda: metric(d, GENERIC) == 3 and
+                   metric(d, WARM) == 3, timeout=30,
+                   what="three idle supervisors of each kind")
+        # Now a burst of three is handed over whole, and one of sh is
+        # warm whole.
+        cold, handoff = metric(d, COLD), metric(d, HANDOFF)
+        burst(d, 3, "bash")
+        assert metric(d, COLD) == cold
+        assert metric(d, HANDOFF) == handoff + 3
+        warm = metric(d, HANDOFF_WARM)
+        burst(d, 3, "sh")
+        assert metric(d, HANDOFF_WARM) == warm + 3
+        # No run misses: back to the configured ones, the others ended.
+        wait_until(lambda: metric(d, WANTED) == 1 and
+                   metric(d, WANTED_WARM) == 1, timeout=60,
+                   what="the numbers back to the configured ones")
+        wait_until(lambda: metric(d, GENERIC) == 1 and
+                   metric(d, WARM) == 1 and len(idle_pids(d)) == 2,
+                   timeout=60, what="the idle supervisors above them ended")
+        st, _, res = d.run({"language": "sh", "code": "echo after"})
+        assert st == 200 and res["stdout"] == "after\n", res
     finally:
         d.stop() if d.proc is not None else None
         cleanup_state(d)
     assert_no_sanitizer_reports(d)
-
-
-def test_the_generic_number_grows_with_the_runs_and_shrinks_back(
-        tmp_path, fault_bin):
-    with daemon(tmp_path, fault_bin) as d:
-        wait_until(lambda: metric(d, GENERIC) == 1, timeout=30,
-                   what="the configured idle supervisor")
-        assert metric(d, WANTED) == 1
-        # One run at a time never finds the one idle supervisor busy.
-        for _ in range(3):
-            st, _, res = d.run({"language": "sh", "code": "echo one"})
-            assert st == 200 and res["stdout"] == "one\n", res
-        assert metric(d, WANTED) == 1 and metric(d, COLD) == 0
-        # Three at a time: each burst whose runs find all of them
-        # serving adds one, up to concurrency (3).
-        grow_to_concurrency(d, WANTED)
-        wait_until(lambda: metric(d, GENERIC) == 3, timeout=30,
-                   what="three idle supervisors")
-        # Now a burst of three is handed over whole.
-        cold, handoff = metric(d, COLD), metric(d, HANDOFF)
-        burst(d, 3)
-        assert metric(d, COLD) == cold
-        assert metric(d, HANDOFF) == handoff + 3
-        # No run misses: back to the configured one, the others ended.
-        wait_until(lambda: metric(d, WANTED) == 1, timeout=60,
-                   what="the number back to the configured one")
-        wait_until(lambda: metric(d, GENERIC) == 1 and
-                   len(idle_pids(d)) == 1, timeout=60,
-                   what="the idle supervisors above it ended")
-        st, _, res = d.run({"language": "sh", "code": "echo after"})
-        assert st == 200 and res["stdout"] == "after\n", res
-
-
-def test_a_languages_warm_number_grows_with_its_runs_and_shrinks_back(
-        tmp_path, fault_bin):
-    with daemon(tmp_path, fault_bin, pool={"sh": {"size": 1}}) as d:
-        wait_until(lambda: metric(d, WARM) == 1 and
-                   metric(d, GENERIC) == 1, timeout=30,
-                   what="the configured warm and generic supervisors")
-        assert metric(d, WANTED_WARM) == 1
-        # Runs of a language without a pool never grow the warm ones.
-        burst(d, 3, language="bash")
-        assert metric(d, WANTED_WARM) == 1
-        # Three sh runs at a time: a run that finds every warm one
-        # serving adds one, up to concurrency (3).
-        grow_to_concurrency(d, WANTED_WARM)
-        wait_until(lambda: metric(d, WARM) == 3, timeout=30,
-                   what="three warm supervisors")
-        # Now a burst of three is warm whole.
-        warm = metric(d, HANDOFF_WARM)
-        burst(d, 3)
-        assert metric(d, HANDOFF_WARM) == warm + 3
-        # No run misses: back to the configured one, the others ended.
-        wait_until(lambda: metric(d, WANTED_WARM) == 1, timeout=60,
-                   what="the warm number back to the configured one")
-        wait_until(lambda: metric(d, WARM) == 1, timeout=60,
-                   what="the warm supervisors above it ended")
-        st, _, res = d.run({"language": "sh", "code": "echo after"})
-        assert st == 200 and res["stdout"] == "after\n", res
