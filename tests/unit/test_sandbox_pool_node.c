@@ -412,7 +412,10 @@ static void test_pooled_limits(void **state)
 	res = run_on(warm, req, id);
 	assert_int_equal(res->outcome, AL_OUTCOME_KILLED);
 	assert_string_equal(res->reason, "cpu_limit");
-	assert_true(res->usage.cpu_user_ms + res->usage.cpu_sys_ms >= 700);
+	/* The limit counts node's start in the member, the run's usage
+	 * starts at the claim: the start's CPU, a few hundred ms on a
+	 * loaded machine, is the difference. */
+	assert_true(res->usage.cpu_user_ms + res->usage.cpu_sys_ms >= 400);
 	assert_true(res->usage.cpu_user_ms + res->usage.cpu_sys_ms < 2500);
 	al_result_free(res);
 	al_request_free(req);
