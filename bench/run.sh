@@ -1,7 +1,8 @@
 #!/bin/sh
 # `make bench`: installs the peers from Debian, builds bench/inproc against
 # build/libairlock.a, then runs bench/driver.py, which prints the table and
-# writes bench/results/latest.md.  Method: bench/README.md.
+# writes bench/results/latest.md (quick.md with --quick).  Method:
+# bench/README.md.
 #
 # usage: bench/run.sh ABS_PATH_OF_build/airlock [--quick]
 set -eu
@@ -54,17 +55,20 @@ ${CC:-cc} -std=c17 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Wshadow \
 	-Wformat=2 -o "$build/bench/floor" bench/floor.c bench/floor_layers.c \
 	$(pkg-config --cflags --libs libseccomp)
 
+# A --quick smoke run writes beside the committed results, not over them.
+name=latest
+case " $* " in *" --quick "*) name=quick ;; esac
 /usr/bin/python3 bench/driver.py --airlock "$airlock" \
 	--inproc "$build/bench/inproc" --floor "$build/bench/floor" \
-	--out bench/results/latest.md "$@"
+	--out "bench/results/$name.md" "$@"
 # The compiled-language row (needs gcc; bench/README.md).
 if command -v gcc >/dev/null 2>&1; then
 	/usr/bin/python3 bench/compiled.py --airlock "$airlock" \
-		--out bench/results/compiled-latest.md
+		--out "bench/results/compiled-$name.md"
 fi
 # The fleet rows (docs/scale-out.md): nodes on one PostgreSQL 15.
 /usr/bin/python3 bench/fleet.py --airlock "$airlock" \
-	--out bench/results/fleet-latest.md
+	--out "bench/results/fleet-$name.md"
 
 # The kernel's floor beside bwrap (bench/README.md, "The floor").
 echo
