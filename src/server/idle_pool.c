@@ -116,10 +116,23 @@ static entry *reap_locked(al_idle_pool *p)
 	return dead;
 }
 
+/* Supervisors kept above the configured numbers, every target's (lock
+ * held). */
+static unsigned grown_locked(const al_idle_pool *p)
+{
+	unsigned grown = 0;
+	for (size_t i = 0; i < p->n_targets; i++)
+		grown += p->targets[i].want - p->targets[i].floor;
+	return grown;
+}
+
 /* A run found no idle supervisor of the kind it wanted: the warm ones of
  * its language (language set) or the generic ones (NULL).  When every
  * one of that target is lent to a run, the runs in flight need more
- * than configured: one more is kept, up to `concurrency` (lock held). */
+ * than configured: one more is kept, up to `concurrency`, and no more
+ * than `concurrency` above the configured numbers in all, so the memory
+ * the grown ones hold stays bounded whatever the mix of languages (lock
+ * held). */
 static void grow_locked(al_idle_pool *p, const char *provider,
 			const char *config_json, const char *language)
 {
@@ -131,7 +144,8 @@ static void grow_locked(al_idle_pool *p, const char *provider,
 		    t->lent < t->want)
 			continue;
 		t->missed_at = al_mono_ms();
-		if (t->want < p->concurrency) {
+		if (t->want < p->concurrency &&
+		    grown_locked(p) < p->concurrency) {
 			t->want++;
 			p->total++;
 		}
